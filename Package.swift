@@ -1,0 +1,40 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Coffer: a password-vault core (crypto, vault format, store, unlock, policy) and the `coffer` CLI.
+/// Benchmarks live in `Benchmarks/` as a separate package so `swift test` never builds them.
+let package = Package(
+    name: "Coffer",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "Coffer", targets: ["Coffer"]),
+        .executable(name: "coffer", targets: ["coffer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSodium", pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(
+            name: "CZxcvbn",
+            providers: [.apt(["libzxcvbn-dev"])]),
+        .target(
+            name: "Coffer",
+            dependencies: ["CSodium", "CZxcvbn"]),
+        .executableTarget(
+            name: "coffer",
+            dependencies: [
+                "Coffer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        .testTarget(
+            name: "CofferTests",
+            dependencies: [
+                "Coffer",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]),
+    ]
+)

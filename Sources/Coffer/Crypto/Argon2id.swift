@@ -1,0 +1,96 @@
+import CSodium
+
+/// Argon2id cost parameters as they appear in a keyslot (spec/crypto.md §3).
+///
+/// libsodium runs Argon2id with parallelism 1; `memoryKiB` is the memory cost in KiB (m),
+/// `iterations` the number of passes (t, libsodium's "opslimit").
+public struct KDFParameters: Hashable, Sendable, CustomStringConvertible {
+    public var iterations: UInt32
+    public var memoryKiB: UInt32
+
+    public init(iterations: UInt32, memoryKiB: UInt32) {
+        self.iterations = iterations
+        self.memoryKiB = memoryKiB
+    }
+
+    /// libsodium's INTERACTIVE: 2 passes, 64 MiB.
+    public static let interactive = KDFParameters(iterations: 2, memoryKiB: 64 * 1024)
+    /// libsodium's MODERATE: 3 passes, 256 MiB. Coffer's default for the master password.
+    public static let moderate = KDFParameters(iterations: 3, memoryKiB: 256 * 1024)
+    /// libsodium's SENSITIVE: 4 passes, 1 GiB.
+    public static let sensitive = KDFParameters(iterations: 4, memoryKiB: 1024 * 1024)
+    /// The cheapest setting the bounds allow. For tests, fuzzing and benchmarks that measure
+    /// everything but the KDF; never offered to users.
+    public static let minimal = KDFParameters(iterations: 1, memoryKiB: 8)
+
+    /// Accepted passes: libsodium's minimum for Argon2id is 1; more than 16 would make an unlock
+    /// take tens of seconds even at 1 GiB, so a file asking for more is refused.
+    public static let iterationBounds: ClosedRange<UInt32> = 1...16
+    /// Accepted memory: 8 KiB (libsodium's minimum) to 1 GiB (SENSITIVE), so a file cannot make
+    /// the reader allocate more than the strongest preset.
+    public static let memoryKiBBounds: ClosedRange<UInt32> = 8...(1024 * 1024)
+
+    /// The named presets, for the CLI and the spec.
+    public static let presets: [(name: String, parameters: KDFParameters)] = [
+        ("interactive", .interactive), ("moderate", .moderate), ("sensitive", .sensitive),
+    ]
+
+    /// Throws `.kdfParametersRefused` unless both costs are within bounds. Called before any
+    /// memory is allocated for a derivation.
+    public func validate() throws {
+        guard Self.iterationBounds.contains(iterations) else {
+            throw CofferError(.kdfParametersRefused,
+                "Argon2id passes \(iterations) outside the accepted \(Self.iterationBounds.lowerBound)...\(Self.iterationBounds.upperBound)")
+        }
+        guard Self.memoryKiBBounds.contains(memoryKiB) else {
+            throw CofferError(.kdfParametersRefused,
+                "Argon2id memory \(memoryKiB) KiB outside the accepted \(Self.memoryKiBBounds.lowerBound)...\(Self.memoryKiBBounds.upperBound) KiB")
+        }
+    }
+
+    public var description: String {
+        let mib = Double(memoryKiB) / 1024
+        let memory = memoryKiB % 1024 == 0 ? "\(memoryKiB / 1024) MiB" : (mib >= 1 ? "\(mib) MiB" : "\(memoryKiB) KiB")
+        return "Argon2id t=\(iterations) m=\(memory) p=1"
+    }
+}
+
+/// Argon2id (version 1.3) through libsodium's `crypto_pwhash`.
+public enum Argon2id {
+    public static let saltCount = Int(crypto_pwhash_argon2id_SALTBYTES)  // 16
+    public static let outputCount = 32
+
+    /// Derives an `outputCount`-byte key from `password`. Parameters are validated first, so
+    /// out-of-bounds costs from a file never reach the allocator.
+    public static func deriveKey(
+        password: SecureBytes, salt: [UInt8], parameters: KDFParameters, outputCount: Int = outputCount
+    ) throws -> SecureBytes {
+        try parameters.validate()
+        guard salt.count == saltCount else {
+            throw CofferError(.invalidArgument, "Argon2id salt must be \(saltCount) bytes, got \(salt.count)")
+        }
+        guard outputCount >= Int(crypto_pwhash_argon2id_BYTES_MIN), outputCount <= 1024 else {
+            throw CofferError(.invalidArgument, "Argon2id output size \(outputCount) not supported")
+        }
+        try Sodium.ensureInitialized()
+        var status: Int32 = -1
+        let key = try SecureBytes(count: outputCount) { out in
+            status = password.withUnsafeBytes { pw in
+                salt.withUnsafeBufferPointer { s in
+                    // SecureBytes always has a valid base address, even for an empty password.
+                    let pwPointer = pw.baseAddress!.assumingMemoryBound(to: CChar.self)
+                    return crypto_pwhash(
+                        out.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(outputCount),
+                        pwPointer, UInt64(pw.count),
+                        s.baseAddress!,
+                        UInt64(parameters.iterations), Int(parameters.memoryKiB) * 1024,
+                        crypto_pwhash_ALG_ARGON2ID13)
+                }
+            }
+        }
+        guard status == 0 else {
+            throw CofferError(.kdfFailed, "Argon2id failed (\(parameters)): not enough memory?")
+        }
+        return key
+    }
+}

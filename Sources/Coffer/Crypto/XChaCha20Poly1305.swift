@@ -1,0 +1,117 @@
+import CSodium
+
+/// A 256-bit symmetric key in guarded memory.
+public struct SymmetricKey: Sendable, Equatable {
+    public static let count = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)  // 32
+    public let bytes: SecureBytes
+
+    /// Wraps existing key bytes; throws unless exactly 32 bytes.
+    public init(_ bytes: SecureBytes) throws {
+        guard bytes.count == Self.count else {
+            throw CofferError(.invalidArgument, "a key must be \(Self.count) bytes, got \(bytes.count)")
+        }
+        self.bytes = bytes
+    }
+
+    /// A fresh random key.
+    public static func random(using source: some RandomSource = SystemRandom()) throws -> SymmetricKey {
+        try SymmetricKey(SecureBytes.random(count: count, using: source))
+    }
+}
+
+/// XChaCha20-Poly1305 (IETF construction) through libsodium's `crypto_aead_xchacha20poly1305_ietf_*`.
+///
+/// The sealed form used throughout Coffer is `nonce (24) ‖ ciphertext ‖ tag (16)`. Nonces are
+/// random: 192 bits make collisions negligible for any number of messages a vault will see.
+public enum XChaCha20Poly1305 {
+    public static let nonceCount = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)  // 24
+    public static let tagCount = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)  // 16
+    /// Bytes a sealed box adds to its plaintext.
+    public static let overhead = nonceCount + tagCount
+
+    /// Encrypts `plaintext` bound to `associatedData` under `key` with a random nonce.
+    /// Returns `nonce ‖ ciphertext ‖ tag`.
+    public static func seal(
+        _ plaintext: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer = .init(start: nil, count: 0),
+        key: SymmetricKey, using source: some RandomSource = SystemRandom()
+    ) -> [UInt8] {
+        let total = nonceCount + plaintext.count + tagCount
+        return [UInt8](unsafeUninitializedCapacity: total) { out, initialized in
+            let nonce = UnsafeMutableRawBufferPointer(start: out.baseAddress!, count: nonceCount)
+            source.fill(nonce)
+            sealDetachedNonce(plaintext, associatedData: associatedData, key: key,
+                              nonce: UnsafeRawBufferPointer(nonce), into: out.baseAddress! + nonceCount)
+            initialized = total
+        }
+    }
+
+    public static func seal(_ plaintext: [UInt8], associatedData: [UInt8] = [], key: SymmetricKey,
+                            using source: some RandomSource = SystemRandom()) -> [UInt8] {
+        plaintext.withUnsafeBytes { p in associatedData.withUnsafeBytes { a in seal(p, associatedData: a, key: key, using: source) } }
+    }
+
+    /// Encrypts with a caller-chosen nonce into `out` (room for `plaintext.count + tagCount`).
+    /// Only for known-answer tests and for sealing into preallocated buffers; a nonce must never repeat under one key.
+    public static func sealDetachedNonce(
+        _ plaintext: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
+        key: SymmetricKey, nonce: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>
+    ) {
+        precondition(nonce.count == nonceCount, "XChaCha20 nonce must be 24 bytes")
+        _ = try? Sodium.ensureInitialized()
+        var written: UInt64 = 0
+        key.bytes.withUnsafeBytes { k in
+            _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+                out, &written,
+                plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
+                associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),
+                nil,
+                nonce.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+    }
+
+    /// Length of the plaintext inside a sealed box of `sealedCount` bytes, or nil if too short.
+    public static func plaintextCount(sealedCount: Int) -> Int? {
+        sealedCount >= overhead ? sealedCount - overhead : nil
+    }
+
+    /// Authenticates and decrypts `nonce ‖ ciphertext ‖ tag` into `out`, which must hold
+    /// `plaintextCount(sealedCount:)` bytes. On failure `out` is zeroed and
+    /// `.authenticationFailed` is thrown: unauthenticated bytes are never returned.
+    public static func open(
+        _ sealed: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer = .init(start: nil, count: 0),
+        key: SymmetricKey, into out: UnsafeMutableRawBufferPointer
+    ) throws {
+        guard let count = plaintextCount(sealedCount: sealed.count) else {
+            throw CofferError(.authenticationFailed, "sealed box shorter than nonce and tag")
+        }
+        guard out.count >= count else { throw CofferError(.invalidArgument, "output buffer too small") }
+        try Sodium.ensureInitialized()
+        let base = sealed.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        var written: UInt64 = 0
+        let status = key.bytes.withUnsafeBytes { k in
+            crypto_aead_xchacha20poly1305_ietf_decrypt(
+                out.baseAddress?.assumingMemoryBound(to: UInt8.self), &written, nil,
+                base + nonceCount, UInt64(sealed.count - nonceCount),
+                associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),
+                base, k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        }
+        guard status == 0 else {
+            secureZero(UnsafeMutableRawBufferPointer(rebasing: out[0..<count]))
+            throw CofferError(.authenticationFailed, "authentication failed: wrong key or modified data")
+        }
+    }
+
+    /// Opens into a fresh `SecureBytes`.
+    public static func open(_ sealed: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer = .init(start: nil, count: 0),
+                            key: SymmetricKey) throws -> SecureBytes {
+        guard let count = plaintextCount(sealedCount: sealed.count) else {
+            throw CofferError(.authenticationFailed, "sealed box shorter than nonce and tag")
+        }
+        return try SecureBytes(count: count) { try open(sealed, associatedData: associatedData, key: key, into: $0) }
+    }
+
+    public static func open(_ sealed: [UInt8], associatedData: [UInt8] = [], key: SymmetricKey) throws -> SecureBytes {
+        try sealed.withUnsafeBytes { s in try associatedData.withUnsafeBytes { a in try open(s, associatedData: a, key: key) } }
+    }
+}
