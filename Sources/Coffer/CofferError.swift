@@ -54,6 +54,8 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let invalidRules = Code(rawValue: "policy.invalid-rules")
         public static let unsatisfiablePolicy = Code(rawValue: "policy.unsatisfiable")
         public static let policyViolation = Code(rawValue: "policy.violation")
+        /// A generator option is out of range (length, word count, PIN digits).
+        public static let invalidOption = Code(rawValue: "policy.invalid-option")
     }
 
     public let code: Code
