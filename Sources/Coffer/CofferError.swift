@@ -41,6 +41,8 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let itemNotFound = Code(rawValue: "store.item-not-found")
         public static let ambiguousItem = Code(rawValue: "store.ambiguous-item")
         public static let locked = Code(rawValue: "store.locked")
+        public static let readOnly = Code(rawValue: "store.read-only")
+        public static let duplicateItem = Code(rawValue: "store.duplicate-item")
 
         // Unlock (spec/unlock.md)
         public static let wrongPIN = Code(rawValue: "unlock.wrong-pin")

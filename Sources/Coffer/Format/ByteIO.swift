@@ -1,0 +1,83 @@
+/// Reads little-endian fields from untrusted bytes. Every read is bounds-checked and throws
+/// instead of trapping, so a parser built on it never crashes on input.
+struct ByteReader {
+    private let bytes: UnsafeRawBufferPointer
+    private(set) var offset: Int
+    /// The error code to throw when input runs out (context decides: header, item, …).
+    let shortInputCode: CofferError.Code
+    let context: String
+
+    init(_ bytes: UnsafeRawBufferPointer, offset: Int = 0, shortInputCode: CofferError.Code, context: String) {
+        self.bytes = bytes
+        self.offset = offset
+        self.shortInputCode = shortInputCode
+        self.context = context
+    }
+
+    var remaining: Int { bytes.count - offset }
+    var isAtEnd: Bool { offset == bytes.count }
+
+    private mutating func take(_ count: Int) throws -> UnsafeRawBufferPointer {
+        guard count >= 0, count <= remaining else {
+            throw CofferError(shortInputCode, "\(context): needs \(count) more bytes at offset \(offset), has \(remaining)")
+        }
+        defer { offset += count }
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
+    }
+
+    mutating func uint8() throws -> UInt8 { try take(1)[0] }
+
+    mutating func uint16() throws -> UInt16 {
+        let b = try take(2)
+        return UInt16(b[0]) | UInt16(b[1]) << 8
+    }
+
+    mutating func uint32() throws -> UInt32 {
+        let b = try take(4)
+        return (0..<4).reduce(UInt32(0)) { $0 | UInt32(b[$1]) << (8 * UInt32($1)) }
+    }
+
+    mutating func uint64() throws -> UInt64 {
+        let b = try take(8)
+        return (0..<8).reduce(UInt64(0)) { $0 | UInt64(b[$1]) << (8 * UInt64($1)) }
+    }
+
+    mutating func int64() throws -> Int64 { Int64(bitPattern: try uint64()) }
+
+    mutating func bytes(_ count: Int) throws -> [UInt8] { Array(try take(count)) }
+
+    /// A view of the next `count` bytes, valid as long as the underlying buffer.
+    mutating func slice(_ count: Int) throws -> UnsafeRawBufferPointer { try take(count) }
+}
+
+/// Appends little-endian fields to a byte array.
+struct ByteWriter {
+    var bytes: [UInt8] = []
+
+    init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+
+    mutating func uint8(_ value: UInt8) { bytes.append(value) }
+    mutating func uint16(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func uint32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func uint64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+    mutating func int64(_ value: Int64) { uint64(UInt64(bitPattern: value)) }
+    mutating func append(_ data: [UInt8]) { bytes.append(contentsOf: data) }
+    mutating func append(_ data: UnsafeRawBufferPointer) { bytes.append(contentsOf: data) }
+    mutating func append(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Lowercase hex, for ids and diagnostics (never for secrets).
+    var lowercaseHex: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(count * 2)
+        for byte in self {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

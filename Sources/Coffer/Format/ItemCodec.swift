@@ -1,0 +1,227 @@
+/// The item encoding of spec/format.md §6: a fixed prefix, then tagged fields in ascending tag order.
+public enum ItemCodec {
+    static let encodingVersion: UInt8 = 1
+    public static let maximumFields = 512
+    public static let maximumFieldLength = 65_536
+    static let fixedPrefix = 1 + 1 + 16 + 8 + 8 + 2
+
+    enum Tag: UInt8 {
+        case title = 1, username, password, url, notes, tag, customField, history, noteValue
+
+        /// How often the tag may occur in one item.
+        var maximumCount: Int {
+            switch self {
+            case .title, .username, .password, .notes, .noteValue: return 1
+            case .url, .tag, .customField, .history: return Int.max
+            }
+        }
+    }
+
+    // MARK: Encoding
+
+    /// The encoded item. The array holds secrets: the caller seals it and wipes it with
+    /// `secureZero`. Its capacity is reserved exactly, so it is never reallocated (no stray copies).
+    public static func encode(_ item: Item) throws -> [UInt8] {
+        var fields: [(Tag, FieldValue)] = [(.title, .text(item.title))]
+        if let username = item.username { fields.append((.username, .text(username))) }
+        if let password = item.password { fields.append((.password, .secret(password.bytes))) }
+        fields += item.urls.map { (.url, .text($0)) }
+        if let notes = item.notes { fields.append((.notes, .text(notes))) }
+        fields += item.tags.map { (.tag, .text($0)) }
+        fields += item.customFields.map { (.customField, .custom(name: $0.name, value: $0.value.bytes)) }
+        fields += item.passwordHistory.map { (.history, .history(changed: $0.changed, password: $0.password.bytes)) }
+        if let value = item.noteValue { fields.append((.noteValue, .secret(value.bytes))) }
+
+        guard fields.count <= maximumFields else {
+            throw CofferError(.limitExceeded, "an item may have at most \(maximumFields) fields, this one has \(fields.count)")
+        }
+        for (_, value) in fields where value.count > maximumFieldLength {
+            throw CofferError(.limitExceeded, "a field may hold at most \(maximumFieldLength) bytes, one holds \(value.count)")
+        }
+        let total = fixedPrefix + fields.reduce(0) { $0 + 5 + $1.1.count }
+        var writer = ByteWriter(capacity: total)
+        writer.uint8(encodingVersion)
+        writer.uint8(item.kind.rawValue)
+        writer.append(item.id.bytes)
+        writer.int64(item.created.millisecondsSince1970)
+        writer.int64(item.modified.millisecondsSince1970)
+        writer.uint16(UInt16(fields.count))
+        for (tag, value) in fields {
+            writer.uint8(tag.rawValue)
+            writer.uint32(UInt32(value.count))
+            value.write(into: &writer)
+        }
+        assert(writer.bytes.count == total)
+        return writer.bytes
+    }
+
+    private enum FieldValue {
+        case text(String)
+        case secret(SecureBytes)
+        case custom(name: String, value: SecureBytes)
+        case history(changed: Timestamp, password: SecureBytes)
+
+        var count: Int {
+            switch self {
+            case .text(let s): return s.utf8.count
+            case .secret(let b): return b.count
+            case .custom(let name, let value): return 2 + name.utf8.count + value.count
+            case .history(_, let password): return 8 + password.count
+            }
+        }
+
+        func write(into writer: inout ByteWriter) {
+            switch self {
+            case .text(let s): writer.bytes.append(contentsOf: s.utf8)
+            case .secret(let b): b.withUnsafeBytes { writer.append($0) }
+            case .custom(let name, let value):
+                writer.uint16(UInt16(clamping: name.utf8.count))
+                writer.bytes.append(contentsOf: name.utf8)
+                value.withUnsafeBytes { writer.append($0) }
+            case .history(let changed, let password):
+                writer.int64(changed.millisecondsSince1970)
+                password.withUnsafeBytes { writer.append($0) }
+            }
+        }
+    }
+
+    // MARK: Decoding
+
+    /// Decodes a whole item, secrets included (each secret in its own guarded buffer).
+    public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Item {
+        var item: Item?
+        try walk(bytes) { header in
+            item = Item(id: header.id, kind: header.kind, title: "", created: header.created, modified: header.modified)
+        } field: { tag, value in
+            switch tag {
+            case .title: item!.title = text(value)
+            case .username: item!.username = text(value)
+            case .password: item!.password = Secret(bytes: try SecureBytes(copying: value))
+            case .url: item!.urls.append(text(value))
+            case .notes: item!.notes = text(value)
+            case .tag: item!.tags.append(text(value))
+            case .customField:
+                let (name, secret) = try splitCustom(value)
+                item!.customFields.append(CustomField(name: text(name), value: Secret(bytes: try SecureBytes(copying: secret))))
+            case .history:
+                let (changed, secret) = try splitHistory(value)
+                item!.passwordHistory.append(PasswordHistoryEntry(password: Secret(bytes: try SecureBytes(copying: secret)), changed: changed))
+            case .noteValue: item!.noteValue = Secret(bytes: try SecureBytes(copying: value))
+            }
+        }
+        return item!
+    }
+
+    public static func decode(_ bytes: [UInt8]) throws -> Item {
+        try bytes.withUnsafeBytes { try decode($0) }
+    }
+
+    /// Decodes the non-secret fields and validates the rest without copying any secret out.
+    public static func decodeSummary(_ bytes: UnsafeRawBufferPointer) throws -> ItemSummary {
+        var summary: ItemSummary?
+        try walk(bytes) { header in
+            summary = ItemSummary(id: header.id, kind: header.kind, title: "", username: nil, urls: [], tags: [],
+                                  created: header.created, modified: header.modified, hasPassword: false)
+        } field: { tag, value in
+            switch tag {
+            case .title: summary!.title = text(value)
+            case .username: summary!.username = text(value)
+            case .password: summary!.hasPassword = true
+            case .url: summary!.urls.append(text(value))
+            case .tag: summary!.tags.append(text(value))
+            case .customField: _ = try splitCustom(value)
+            case .history: _ = try splitHistory(value)
+            case .notes, .noteValue: break
+            }
+        }
+        return summary!
+    }
+
+    struct Header {
+        var id: ItemID
+        var kind: ItemKind
+        var created: Timestamp
+        var modified: Timestamp
+    }
+
+    /// Validates the whole structure (order, repeats, lengths, UTF-8) and reports each field.
+    private static func walk(
+        _ bytes: UnsafeRawBufferPointer,
+        header: (Header) throws -> Void,
+        field: (Tag, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        var reader = ByteReader(bytes, shortInputCode: .malformedItem, context: "item")
+        let version = try reader.uint8()
+        guard version == encodingVersion else { throw malformed("unknown item encoding version \(version)") }
+        let kindValue = try reader.uint8()
+        guard let kind = ItemKind(rawValue: kindValue) else { throw malformed("unknown item kind \(kindValue)") }
+        let id = ItemID(bytes: try reader.bytes(16))!
+        let created = Timestamp(millisecondsSince1970: try reader.int64())
+        let modified = Timestamp(millisecondsSince1970: try reader.int64())
+        try header(Header(id: id, kind: kind, created: created, modified: modified))
+        let count = Int(try reader.uint16())
+        guard count <= maximumFields else { throw malformed("\(count) fields exceed the limit of \(maximumFields)") }
+        var previous: UInt8 = 0
+        var repeats = 0
+        for _ in 0..<count {
+            let rawTag = try reader.uint8()
+            guard let tag = Tag(rawValue: rawTag) else { throw malformed("unknown field tag \(rawTag)") }
+            guard rawTag >= previous else { throw malformed("field tag \(rawTag) after \(previous): fields out of order") }
+            repeats = rawTag == previous ? repeats + 1 : 1
+            guard repeats <= tag.maximumCount else { throw malformed("field tag \(rawTag) repeated") }
+            previous = rawTag
+            let length = Int(try reader.uint32())
+            guard length <= maximumFieldLength else { throw malformed("field of \(length) bytes exceeds \(maximumFieldLength)") }
+            let value = try reader.slice(length)
+            try validateUTF8(tag, value)
+            try field(tag, value)
+        }
+        guard reader.isAtEnd else { throw malformed("\(reader.remaining) trailing bytes after the last field") }
+        guard previous >= Tag.title.rawValue, count > 0, bytes[fixedPrefix] == Tag.title.rawValue else {
+            throw malformed("an item needs a title")
+        }
+    }
+
+    private static func validateUTF8(_ tag: Tag, _ value: UnsafeRawBufferPointer) throws {
+        switch tag {
+        case .customField:
+            let (name, secret) = try splitCustom(value)
+            guard isValidUTF8(name), isValidUTF8(secret) else { throw malformed("custom field is not valid UTF-8") }
+        case .history:
+            let (_, secret) = try splitHistory(value)
+            guard isValidUTF8(secret) else { throw malformed("history entry is not valid UTF-8") }
+        default:
+            guard isValidUTF8(value) else { throw malformed("field \(tag.rawValue) is not valid UTF-8") }
+        }
+    }
+
+    private static func splitCustom(_ value: UnsafeRawBufferPointer) throws -> (UnsafeRawBufferPointer, UnsafeRawBufferPointer) {
+        var reader = ByteReader(value, shortInputCode: .malformedItem, context: "custom field")
+        let nameLength = Int(try reader.uint16())
+        let name = try reader.slice(nameLength)
+        return (name, try reader.slice(reader.remaining))
+    }
+
+    private static func splitHistory(_ value: UnsafeRawBufferPointer) throws -> (Timestamp, UnsafeRawBufferPointer) {
+        var reader = ByteReader(value, shortInputCode: .malformedItem, context: "history entry")
+        let changed = Timestamp(millisecondsSince1970: try reader.int64())
+        return (changed, try reader.slice(reader.remaining))
+    }
+
+    /// Validates UTF-8 without building a string (so secrets are not copied).
+    static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
+    }
+
+    private static func text(_ value: UnsafeRawBufferPointer) -> String { String(decoding: value, as: UTF8.self) }
+
+    private static func malformed(_ reason: String) -> CofferError { CofferError(.malformedItem, "malformed item: \(reason)") }
+}

@@ -1,0 +1,176 @@
+/// Record frames and their plaintext (spec/format.md §5).
+enum RecordType: UInt8, Sendable {
+    case put = 1
+    case delete = 2
+}
+
+/// What binds frames to one vault and one log: the AD of every record.
+struct RecordChain {
+    let vaultID: [UInt8]
+    let logID: [UInt8]
+    let recordKey: SymmetricKey
+    /// Sequence number the next frame must carry.
+    var nextSeq: UInt64 = 0
+    /// Tag of the last frame (16 zero bytes before the first).
+    var lastTag: [UInt8] = [UInt8](repeating: 0, count: XChaCha20Poly1305.tagCount)
+
+    init(vaultID: [UInt8], logID: [UInt8], recordKey: SymmetricKey) {
+        self.vaultID = vaultID
+        self.logID = logID
+        self.recordKey = recordKey
+    }
+
+    func associatedData(seq: UInt64) -> [UInt8] {
+        var w = ByteWriter(capacity: 16 + 16 + 16 + 8 + 16)
+        w.append("coffer/record/v1")
+        w.append(vaultID)
+        w.append(logID)
+        w.uint64(seq)
+        w.append(lastTag)
+        return w.bytes
+    }
+}
+
+enum RecordFrame {
+    static let frameHeaderCount = 8
+    static let bodyCheckCount = 8
+    static let minimumPlaintext = 256
+    static let paddingQuantum = 128
+    static let maximumPlaintext = 1_048_576
+    static let bodyOverhead = 8 + XChaCha20Poly1305.overhead  // seq + nonce + tag = 48
+    static let bodyLengthBounds = (minimumPlaintext + bodyOverhead)...(maximumPlaintext + bodyOverhead)
+    /// Frame bytes around the plaintext.
+    static let overhead = frameHeaderCount + bodyOverhead + bodyCheckCount
+
+    static func paddedCount(payloadCount: Int) -> Int {
+        let needed = payloadCount + 5
+        return Swift.max(minimumPlaintext, (needed + paddingQuantum - 1) / paddingQuantum * paddingQuantum)
+    }
+
+    static func lengthCheck(_ bodyLength: UInt32) -> [UInt8] {
+        var w = ByteWriter(capacity: 26)
+        w.append("coffer/frame-length/v1")
+        w.uint32(bodyLength)
+        return Array(BLAKE2b.hash(w.bytes).prefix(4))
+    }
+
+    /// Seals one record and appends the chain. Returns the whole frame.
+    static func seal(type: RecordType, payload: UnsafeRawBufferPointer, chain: inout RecordChain,
+                     scratch: SecureScratch, random: some RandomSource) throws -> [UInt8] {
+        let padded = paddedCount(payloadCount: payload.count)
+        guard padded <= maximumPlaintext else {
+            throw CofferError(.limitExceeded, "an item may be at most \(maximumPlaintext - 5) bytes encoded, this one is \(payload.count)")
+        }
+        let bodyLength = bodyOverhead + padded
+        let seq = chain.nextSeq
+        let ad = chain.associatedData(seq: seq)
+        var frame = [UInt8](repeating: 0, count: frameHeaderCount + bodyLength + bodyCheckCount)
+        try scratch.withBuffer(count: padded) { plaintext in
+            plaintext.initializeMemory(as: UInt8.self, repeating: 0)
+            plaintext[0] = type.rawValue
+            withUnsafeBytes(of: UInt32(payload.count).littleEndian) { plaintext.baseAddress!.advanced(by: 1).copyMemory(from: $0.baseAddress!, byteCount: 4) }
+            if payload.count > 0 { plaintext.baseAddress!.advanced(by: 5).copyMemory(from: payload.baseAddress!, byteCount: payload.count) }
+            frame.withUnsafeMutableBytes { out in
+                withUnsafeBytes(of: UInt32(bodyLength).littleEndian) { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 4) }
+                lengthCheck(UInt32(bodyLength)).withUnsafeBytes { out.baseAddress!.advanced(by: 4).copyMemory(from: $0.baseAddress!, byteCount: 4) }
+                let body = out.baseAddress!.advanced(by: frameHeaderCount)
+                withUnsafeBytes(of: seq.littleEndian) { body.copyMemory(from: $0.baseAddress!, byteCount: 8) }
+                let nonce = UnsafeMutableRawBufferPointer(start: body.advanced(by: 8), count: XChaCha20Poly1305.nonceCount)
+                random.fill(nonce)
+                ad.withUnsafeBytes { adBytes in
+                    XChaCha20Poly1305.sealDetachedNonce(
+                        UnsafeRawBufferPointer(plaintext), associatedData: adBytes, key: chain.recordKey,
+                        nonce: UnsafeRawBufferPointer(nonce),
+                        into: body.advanced(by: 8 + XChaCha20Poly1305.nonceCount).assumingMemoryBound(to: UInt8.self))
+                }
+                let check = BLAKE2b.hash(UnsafeRawBufferPointer(start: body, count: bodyLength)).prefix(bodyCheckCount)
+                Array(check).withUnsafeBytes { body.advanced(by: bodyLength).copyMemory(from: $0.baseAddress!, byteCount: bodyCheckCount) }
+            }
+        }
+        let tagStart = frameHeaderCount + bodyLength - XChaCha20Poly1305.tagCount
+        chain.lastTag = Array(frame[tagStart..<(tagStart + XChaCha20Poly1305.tagCount)])
+        chain.nextSeq = seq + 1
+        return frame
+    }
+
+    /// One frame located in a file, checked for framing but not yet authenticated.
+    struct Located {
+        let offset: Int
+        let totalCount: Int
+        let seq: UInt64
+        /// `nonce ‖ ciphertext ‖ tag`.
+        let sealed: UnsafeRawBufferPointer
+        var tag: [UInt8] { Array(sealed[(sealed.count - XChaCha20Poly1305.tagCount)...]) }
+    }
+
+    enum ScanResult {
+        case frame(Located)
+        case end
+        /// The file ends inside this frame (or in zeros): a crash mid-append.
+        case tornTail(offset: Int, count: Int)
+    }
+
+    /// Locates the frame at `offset` in `file` (spec/format.md §7 step 9, keyless checks).
+    static func scan(_ file: UnsafeRawBufferPointer, at offset: Int, index: Int) throws -> ScanResult {
+        let remaining = file.count - offset
+        if remaining == 0 { return .end }
+        if remaining < frameHeaderCount || isAllZero(UnsafeRawBufferPointer(rebasing: file[offset...])) {
+            return .tornTail(offset: offset, count: remaining)
+        }
+        var r = ByteReader(file, offset: offset, shortInputCode: .truncated, context: "frame")
+        let bodyLength = try r.uint32()
+        let check = try r.bytes(4)
+        guard check == lengthCheck(bodyLength) else {
+            throw CofferError(.recordCorrupted, "record \(index) corrupted: damaged length at offset \(offset)")
+        }
+        guard bodyLengthBounds.contains(Int(bodyLength)) else {
+            throw CofferError(.limitExceeded, "record \(index) at offset \(offset) declares \(bodyLength) bytes, outside \(bodyLengthBounds)")
+        }
+        let total = frameHeaderCount + Int(bodyLength) + bodyCheckCount
+        guard total <= remaining else { return .tornTail(offset: offset, count: remaining) }
+        let body = try r.slice(Int(bodyLength))
+        let storedCheck = try r.slice(bodyCheckCount)
+        guard BLAKE2b.hash(body).prefix(bodyCheckCount).elementsEqual(storedCheck) else {
+            throw CofferError(.recordCorrupted, "record \(index) corrupted: checksum mismatch at offset \(offset) (the file was damaged)")
+        }
+        var bodyReader = ByteReader(body, shortInputCode: .recordCorrupted, context: "record")
+        let seq = try bodyReader.uint64()
+        return .frame(Located(offset: offset, totalCount: total, seq: seq, sealed: try bodyReader.slice(bodyReader.remaining)))
+    }
+
+    private static func isAllZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes.allSatisfy { $0 == 0 }
+    }
+
+    /// Authenticates a located frame against the chain, decrypts it into `scratch` and hands
+    /// the record type and payload to `body`. Advances the chain.
+    static func open<R>(_ frame: Located, index: Int, chain: inout RecordChain, scratch: SecureScratch,
+                        _ body: (RecordType, UnsafeRawBufferPointer) throws -> R) throws -> R {
+        guard frame.seq == chain.nextSeq else {
+            throw CofferError(.tampered, "vault tampered: record \(index) has sequence \(frame.seq), expected \(chain.nextSeq) (records reordered, duplicated or removed)")
+        }
+        let ad = chain.associatedData(seq: frame.seq)
+        let count = frame.sealed.count - XChaCha20Poly1305.overhead
+        let result = try scratch.withBuffer(count: count) { plaintext -> R in
+            do {
+                try ad.withUnsafeBytes { try XChaCha20Poly1305.open(frame.sealed, associatedData: $0, key: chain.recordKey, into: plaintext) }
+            } catch {
+                throw CofferError(.tampered, "vault tampered: record \(index) at offset \(frame.offset) fails authentication")
+            }
+            var r = ByteReader(UnsafeRawBufferPointer(plaintext), shortInputCode: .malformedItem, context: "record \(index)")
+            let rawType = try r.uint8()
+            guard let type = RecordType(rawValue: rawType) else {
+                throw CofferError(.malformedItem, "record \(index): unknown record type \(rawType)")
+            }
+            let payloadLength = Int(try r.uint32())
+            let payload = try r.slice(payloadLength)
+            guard count == paddedCount(payloadCount: payloadLength), isAllZero(try r.slice(r.remaining)) else {
+                throw CofferError(.malformedItem, "record \(index): bad padding")
+            }
+            return try body(type, payload)
+        }
+        chain.lastTag = frame.tag
+        chain.nextSeq += 1
+        return result
+    }
+}

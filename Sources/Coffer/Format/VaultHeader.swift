@@ -1,0 +1,104 @@
+/// The vault header (spec/format.md §2): identity, version and keyslots, authenticated by a
+/// MAC under the vault key and protected against accidental damage by a keyless checksum.
+public struct VaultHeader: Sendable, Equatable {
+    public static let magic: [UInt8] = [0x89, 0x43, 0x4F, 0x46, 0x46, 0x45, 0x52, 0x0A]
+    public static let versionMajor: UInt16 = 1
+    public static let versionMinor: UInt16 = 0
+    public static let lengthBounds = 128...65_536
+    public static let maximumKeyslots = 4
+    static let fixedCount = 57
+    static let trailerCount = 64
+
+    public var versionMinor: UInt16 = VaultHeader.versionMinor
+    public var vaultID: [UInt8]
+    public var logID: [UInt8]
+    public var created: Timestamp
+    public var keyslots: [Keyslot]
+
+    public var passwordSlot: Keyslot? { keyslots.first { $0.kind == .password } }
+    public var pinSlot: Keyslot? { keyslots.first { $0.kind == .pin } }
+
+    public var encodedCount: Int { Self.fixedCount + keyslots.count * Keyslot.encodedCount + Self.trailerCount }
+
+    /// The header bytes, MAC and checksum included.
+    func encode(keys: VaultKeys) throws -> [UInt8] {
+        try validateStructure()
+        var w = ByteWriter(capacity: encodedCount)
+        w.append(Self.magic)
+        w.uint16(Self.versionMajor)
+        w.uint16(versionMinor)
+        w.uint32(UInt32(encodedCount))
+        w.append(vaultID)
+        w.append(logID)
+        w.int64(created.millisecondsSince1970)
+        w.uint8(UInt8(keyslots.count))
+        for slot in keyslots { slot.encode(into: &w) }
+        w.append(try BLAKE2b.keyedHash(w.bytes, key: keys.headerMACKey))
+        w.append(BLAKE2b.hash(w.bytes))
+        return w.bytes
+    }
+
+    /// Checks the header MAC: `.tampered` if someone without the key changed the header.
+    static func verifyMAC(_ headerBytes: UnsafeRawBufferPointer, keys: VaultKeys) throws {
+        let n = headerBytes.count
+        let expected = try BLAKE2b.keyedHash(UnsafeRawBufferPointer(rebasing: headerBytes[0..<(n - 64)]), key: keys.headerMACKey)
+        guard constantTimeEquals(expected, Array(headerBytes[(n - 64)..<(n - 32)])) else {
+            throw CofferError(.tampered, "vault tampered: the header was modified without the key (its checksum was recomputed)")
+        }
+    }
+
+    /// Parses and checks everything that needs no key (spec/format.md §7 steps 1–5).
+    /// Returns the header and its length in bytes.
+    public static func parse(_ file: UnsafeRawBufferPointer) throws -> (header: VaultHeader, length: Int) {
+        guard file.count >= 16, Array(file[0..<8]) == magic else {
+            throw CofferError(.notAVault, "not a Coffer vault (no Coffer signature at the start of the file)")
+        }
+        var r = ByteReader(file, offset: 8, shortInputCode: .truncated, context: "header")
+        let major = try r.uint16()
+        let minor = try r.uint16()
+        guard major == versionMajor else {
+            throw CofferError(.unsupportedVersion, "vault format version \(major).\(minor) is not supported (this Coffer reads \(versionMajor).x)")
+        }
+        let length = Int(try r.uint32())
+        guard lengthBounds.contains(length) else {
+            throw CofferError(.headerCorrupted, "header corrupted: declared length \(length) outside \(lengthBounds)")
+        }
+        guard file.count >= length else {
+            throw CofferError(.truncated, "vault truncated: the file ends inside the header (\(file.count) of \(length) bytes)")
+        }
+        let headerBytes = UnsafeRawBufferPointer(rebasing: file[0..<length])
+        let checksum = BLAKE2b.hash(UnsafeRawBufferPointer(rebasing: headerBytes[0..<(length - 32)]))
+        guard checksum == Array(headerBytes[(length - 32)..<length]) else {
+            throw CofferError(.headerCorrupted, "header corrupted: checksum mismatch (the file was damaged)")
+        }
+        var body = ByteReader(UnsafeRawBufferPointer(rebasing: headerBytes[0..<(length - trailerCount)]), offset: 16,
+                              shortInputCode: .headerCorrupted, context: "header")
+        let vaultID = try body.bytes(16)
+        let logID = try body.bytes(16)
+        let created = Timestamp(millisecondsSince1970: try body.int64())
+        let count = Int(try body.uint8())
+        guard (1...maximumKeyslots).contains(count) else {
+            throw CofferError(.headerCorrupted, "header corrupted: \(count) keyslots (1 to \(maximumKeyslots) allowed)")
+        }
+        var slots: [Keyslot] = []
+        for _ in 0..<count { slots.append(try Keyslot.decode(from: &body)) }
+        guard body.isAtEnd else {
+            throw CofferError(.headerCorrupted, "header corrupted: \(body.remaining) unexpected bytes after the keyslots")
+        }
+        let header = VaultHeader(versionMinor: minor, vaultID: vaultID, logID: logID, created: created, keyslots: slots)
+        try header.validateStructure()
+        return (header, length)
+    }
+
+    func validateStructure() throws {
+        guard (1...Self.maximumKeyslots).contains(keyslots.count) else {
+            throw CofferError(.headerCorrupted, "header corrupted: \(keyslots.count) keyslots")
+        }
+        guard keyslots.filter({ $0.kind == .password }).count == 1 else {
+            throw CofferError(.headerCorrupted, "header corrupted: there must be exactly one password keyslot")
+        }
+        guard keyslots.filter({ $0.kind == .pin }).count <= 1 else {
+            throw CofferError(.headerCorrupted, "header corrupted: more than one PIN keyslot")
+        }
+    }
+}

@@ -1,0 +1,673 @@
+/// An open vault: the durable, incremental item store of spec/format.md.
+///
+/// Opening derives the key, authenticates the header and replays the record log into an
+/// in-memory index of item summaries (no secrets). Secrets are decrypted from the file only
+/// when an item is fetched. Every write appends one frame and returns after `fdatasync`.
+/// All methods are thread-safe; an app may share one `Vault` between tasks.
+public final class Vault: @unchecked Sendable {
+    public enum AccessMode: Sendable {
+        /// No lock; never modifies the file (not even to cut a torn tail).
+        case readOnly
+        /// Holds the vault's writer lock until `close()`.
+        case readWrite
+    }
+
+    /// What opening found, beyond the items.
+    public struct OpenReport: Sendable, Equatable {
+        /// Bytes of an incomplete final frame that were discarded (crash mid-append).
+        public var recoveredTornBytes: Int
+        /// Frames replayed.
+        public var records: Int
+    }
+
+    /// Facts for `coffer info`.
+    public struct Info: Sendable, Equatable {
+        public var formatVersion: String
+        public var vaultID: String
+        public var created: Timestamp
+        public var passwordKDF: KDFParameters
+        public var pinKDF: KDFParameters?
+        public var itemCount: Int
+        public var records: Int
+        public var deadRecords: Int
+        public var fileSize: Int
+    }
+
+    /// What `verify()` checked.
+    public struct VerifyReport: Sendable, Equatable {
+        public var records: Int
+        public var liveItems: Int
+        public var deadRecords: Int
+        public var tornTailBytes: Int
+    }
+
+    /// Where an item's current record lives, and what its AD needs.
+    struct Entry {
+        var summary: ItemSummary
+        var offset: Int
+        var count: Int
+        var seq: UInt64
+        var prevTag: [UInt8]
+    }
+
+    struct State {
+        var header: VaultHeader
+        var headerLength: Int
+        var keys: VaultKeys?
+        var chain: RecordChain
+        var entries: [ItemID: Entry] = [:]
+        var records = 0
+        var end: Int
+        var handle: (any VaultFileHandle)?
+        var lockHandle: (any VaultLockHandle)?
+        /// Set when a failed write could not be undone: the file may end in a partial frame.
+        var poisoned = false
+    }
+
+    public let path: String
+    public let mode: AccessMode
+    public let openReport: OpenReport
+    let fileSystem: any VaultFileSystem
+    let random: any RandomSource
+    private let mutex = Lock()
+    private var state: State
+    private let scratch: SecureScratch
+
+    /// Compaction runs by itself after a write once dead records exceed both this and the live count.
+    public static let autoCompactionThreshold = 1024
+
+    private init(path: String, mode: AccessMode, fileSystem: any VaultFileSystem, random: any RandomSource,
+                 state: State, report: OpenReport, scratch: SecureScratch) {
+        self.path = path
+        self.mode = mode
+        self.fileSystem = fileSystem
+        self.random = random
+        self.state = state
+        self.openReport = report
+        self.scratch = scratch
+    }
+
+    deinit { close() }
+
+    static func lockPath(for path: String) -> String { path + ".lock" }
+
+    // MARK: Creating and opening
+
+    /// Creates a new vault at `path` protected by `password`; `.vaultExists` if one is there.
+    public static func create(
+        at path: String, password: SecureBytes, kdf: KDFParameters = .moderate,
+        fileSystem: any VaultFileSystem = POSIXFileSystem(), random: any RandomSource = SystemRandom()
+    ) throws -> Vault {
+        try kdf.validate()
+        let lock = try fileSystem.lockExclusively(lockPath(for: path))
+        guard !fileSystem.fileExists(path) else {
+            lock.unlock()
+            throw CofferError(.vaultExists, "a vault already exists at \(path); refusing to overwrite it")
+        }
+        do {
+            let keys = try VaultKeys.random(using: random)
+            let vaultID = random.bytes(16)
+            let slot = try passwordSlot(for: password, kdf: kdf, vaultKey: keys.vaultKey, vaultID: vaultID, random: random)
+            let header = VaultHeader(vaultID: vaultID, logID: random.bytes(16), created: .now(), keyslots: [slot])
+            let headerBytes = try header.encode(keys: keys)
+            try writeAtomically(path: path, fileSystem: fileSystem, random: random) { write in try write(headerBytes) }
+            let handle = try fileSystem.open(path, writable: true)
+            let state = State(header: header, headerLength: headerBytes.count, keys: keys,
+                              chain: RecordChain(vaultID: vaultID, logID: header.logID, recordKey: keys.recordKey),
+                              end: headerBytes.count, handle: handle, lockHandle: lock)
+            return Vault(path: path, mode: .readWrite, fileSystem: fileSystem, random: random, state: state,
+                         report: OpenReport(recoveredTornBytes: 0, records: 0), scratch: try SecureScratch())
+        } catch {
+            lock.unlock()
+            throw error
+        }
+    }
+
+    /// Opens the vault at `path` with its master password.
+    public static func open(
+        at path: String, password: SecureBytes, mode: AccessMode = .readWrite,
+        fileSystem: any VaultFileSystem = POSIXFileSystem(), random: any RandomSource = SystemRandom()
+    ) throws -> Vault {
+        try open(at: path, mode: mode, fileSystem: fileSystem, random: random) { header in
+            try passwordVaultKey(header: header, password: password)
+        }
+    }
+
+    /// Opens the vault off the calling thread (Argon2id takes most of a second), for async callers.
+    /// Cancelling the task discards the result once the derivation returns.
+    public static func open(
+        at path: String, password: SecureBytes, mode: AccessMode = .readWrite,
+        fileSystem: any VaultFileSystem = POSIXFileSystem()
+    ) async throws -> Vault {
+        let task = Task.detached { try Vault.open(at: path, password: password, mode: mode, fileSystem: fileSystem) }
+        let vault = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        if Task.isCancelled {
+            vault.close()
+            throw CofferError(.cancelled, "unlock cancelled")
+        }
+        return vault
+    }
+
+    /// Opens with a key found by `unlock` from the (keyless-checked) header: the password slot,
+    /// or a PIN slot (spec/unlock.md).
+    static func open(
+        at path: String, mode: AccessMode, fileSystem: any VaultFileSystem, random: any RandomSource,
+        unlock: (VaultHeader) throws -> SymmetricKey
+    ) throws -> Vault {
+        let lock = mode == .readWrite ? try fileSystem.lockExclusively(lockPath(for: path)) : nil
+        do {
+            let handle = try fileSystem.open(path, writable: mode == .readWrite)
+            let file = try handle.readAll()
+            let scratch = try SecureScratch()
+            var state = try file.withUnsafeBytes { bytes -> State in
+                let (header, headerLength) = try VaultHeader.parse(bytes)
+                if mode == .readWrite && header.versionMinor > VaultHeader.versionMinor {
+                    throw CofferError(.unsupportedVersion,
+                        "vault format 1.\(header.versionMinor) is newer than this Coffer (1.\(VaultHeader.versionMinor)); it can be read but not changed")
+                }
+                let keys = try VaultKeys(vaultKey: try unlock(header))
+                try VaultHeader.verifyMAC(UnsafeRawBufferPointer(rebasing: bytes[0..<headerLength]), keys: keys)
+                var state = State(header: header, headerLength: headerLength, keys: keys,
+                                  chain: RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys.recordKey),
+                                  end: bytes.count, handle: handle, lockHandle: lock)
+                try replay(bytes, from: headerLength, into: &state, scratch: scratch)
+                return state
+            }
+            let torn = file.count - state.end
+            if torn > 0 && mode == .readWrite {
+                try handle.truncate(to: state.end)
+                try handle.sync()
+            }
+            let report = OpenReport(recoveredTornBytes: torn, records: state.records)
+            state.handle = handle
+            return Vault(path: path, mode: mode, fileSystem: fileSystem, random: random, state: state, report: report, scratch: scratch)
+        } catch {
+            lock?.unlock()
+            throw error
+        }
+    }
+
+    static func passwordVaultKey(header: VaultHeader, password: SecureBytes) throws -> SymmetricKey {
+        guard let slot = header.passwordSlot else {
+            throw CofferError(.headerCorrupted, "header corrupted: no password keyslot")
+        }
+        try slot.kdf.validate()
+        let kek = try SymmetricKey(Argon2id.deriveKey(password: password, salt: slot.salt, parameters: slot.kdf))
+        return try slot.unwrap(kek: kek, vaultID: header.vaultID)
+    }
+
+    static func passwordSlot(for password: SecureBytes, kdf: KDFParameters, vaultKey: SymmetricKey, vaultID: [UInt8],
+                             random: any RandomSource) throws -> Keyslot {
+        let salt = random.bytes(Argon2id.saltCount)
+        let kek = try SymmetricKey(Argon2id.deriveKey(password: password, salt: salt, parameters: kdf))
+        return Keyslot.wrap(vaultKey, kind: .password, kdf: kdf, salt: salt, kek: kek, vaultID: vaultID, using: random)
+    }
+
+    /// Replays every frame after the header into the index (spec/format.md §7 step 9).
+    /// Stops at a torn tail, leaving `state.end` at its start.
+    private static func replay(_ bytes: UnsafeRawBufferPointer, from start: Int, into state: inout State, scratch: SecureScratch) throws {
+        var offset = start
+        var index = 0
+        while true {
+            switch try RecordFrame.scan(bytes, at: offset, index: index) {
+            case .end:
+                state.end = offset
+                return
+            case .tornTail:
+                state.end = offset
+                return
+            case .frame(let frame):
+                let seq = state.chain.nextSeq, prevTag = state.chain.lastTag
+                var chain = state.chain
+                try RecordFrame.open(frame, index: index, chain: &chain, scratch: scratch) { type, payload in
+                    try apply(type: type, payload: payload, state: &state,
+                              location: (offset: frame.offset, count: frame.totalCount, seq: seq, prevTag: prevTag))
+                }
+                state.chain = chain
+                state.records += 1
+                offset += frame.totalCount
+                index += 1
+            }
+        }
+    }
+
+    private static func apply(type: RecordType, payload: UnsafeRawBufferPointer, state: inout State,
+                              location: (offset: Int, count: Int, seq: UInt64, prevTag: [UInt8])) throws {
+        switch type {
+        case .put:
+            let summary = try ItemCodec.decodeSummary(payload)
+            state.entries[summary.id] = Entry(summary: summary, offset: location.offset, count: location.count,
+                                              seq: location.seq, prevTag: location.prevTag)
+        case .delete:
+            guard payload.count == 16, let id = ItemID(bytes: Array(payload)) else {
+                throw CofferError(.malformedItem, "malformed tombstone record")
+            }
+            state.entries[id] = nil
+        }
+    }
+
+    // MARK: Reading
+
+    /// Summaries of every item, sorted by title then id. No secrets.
+    public func list() throws -> [ItemSummary] {
+        try withOpenState { state in
+            state.entries.values.map(\.summary).sorted {
+                let order = $0.title.localizedStandardCompare($1.title)
+                return order == .orderedSame ? $0.id < $1.id : order == .orderedAscending
+            }
+        }
+    }
+
+    /// Items whose title, username, URLs or tags contain `query` (case-insensitive), optionally
+    /// restricted to a tag.
+    public func search(_ query: String, tag: String? = nil) throws -> [ItemSummary] {
+        try list().filter { summary in
+            summary.matches(query) && (tag.map { t in summary.tags.contains { $0.caseInsensitiveCompare(t) == .orderedSame } } ?? true)
+        }
+    }
+
+    public var count: Int { (try? withOpenState { $0.entries.count }) ?? 0 }
+
+    /// The whole item, secrets decrypted from its record.
+    public func get(_ id: ItemID) throws -> Item {
+        try withOpenState { state in
+            guard let entry = state.entries[id] else { throw CofferError(.itemNotFound, "no item with id \(id)") }
+            return try readItem(entry, state: state)
+        }
+    }
+
+    /// Finds one item by id, unique id prefix (4+ hex digits) or exact title (case-insensitive).
+    /// `.ambiguousItem` lists the candidates (ids and titles only).
+    public func resolve(_ reference: String) throws -> ItemSummary {
+        let all = try list()
+        if let id = ItemID(hex: reference.lowercased()), let match = all.first(where: { $0.id == id }) { return match }
+        let lowered = reference.lowercased()
+        var matches = all.filter { $0.title.caseInsensitiveCompare(reference) == .orderedSame }
+        if matches.isEmpty, lowered.count >= 4, lowered.allSatisfy(\.isHexDigit) {
+            matches = all.filter { $0.id.hex.hasPrefix(lowered) }
+        }
+        switch matches.count {
+        case 1: return matches[0]
+        case 0: throw CofferError(.itemNotFound, "no item matches '\(reference)'")
+        default:
+            let listing = matches.prefix(10).map { "\($0.id.hex.prefix(8)) \($0.title)" }.joined(separator: ", ")
+            throw CofferError(.ambiguousItem, "'\(reference)' matches \(matches.count) items (\(listing)); use an id prefix")
+        }
+    }
+
+    /// Calls `body` with each item in turn, decrypting one at a time (secrets are released
+    /// after each call), in `list()` order.
+    public func forEachItem(_ body: (Item) throws -> Void) throws {
+        for summary in try list() {
+            try body(try get(summary.id))
+        }
+    }
+
+    /// A lazy sequence over all items: each is decrypted only when reached.
+    public func items() throws -> LazyMapSequence<[ItemSummary], Result<Item, CofferError>> {
+        try list().lazy.map { summary in
+            Result { try self.get(summary.id) }.mapError { $0 as? CofferError ?? CofferError(.io, "\($0)") }
+        }
+    }
+
+    public func info() throws -> Info {
+        try withOpenState { state in
+            Info(formatVersion: "\(VaultHeader.versionMajor).\(state.header.versionMinor)",
+                 vaultID: state.header.vaultID.lowercaseHex, created: state.header.created,
+                 passwordKDF: state.header.passwordSlot!.kdf, pinKDF: state.header.pinSlot?.kdf,
+                 itemCount: state.entries.count, records: state.records,
+                 deadRecords: state.records - state.entries.count, fileSize: state.end)
+        }
+    }
+
+    /// The current header (keyslots included), for the unlock layer.
+    public var header: VaultHeader { mutex.withLock { state.header } }
+
+    /// Re-reads the whole file and checks everything: header checksum and MAC, every frame's
+    /// framing, chain and authentication, and every item's full encoding.
+    public func verify() throws -> VerifyReport {
+        try withOpenState { state in
+            guard let handle = state.handle, let keys = state.keys else { throw closedError }
+            let file = try handle.readAll()
+            return try file.withUnsafeBytes { bytes in
+                let (header, headerLength) = try VaultHeader.parse(bytes)
+                try VaultHeader.verifyMAC(UnsafeRawBufferPointer(rebasing: bytes[0..<headerLength]), keys: keys)
+                var chain = RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys.recordKey)
+                var live = Set<ItemID>()
+                var offset = headerLength, index = 0
+                scan: while true {
+                    switch try RecordFrame.scan(bytes, at: offset, index: index) {
+                    case .end, .tornTail: break scan
+                    case .frame(let frame):
+                        try RecordFrame.open(frame, index: index, chain: &chain, scratch: scratch) { type, payload in
+                            switch type {
+                            case .put: live.insert(try ItemCodec.decode(payload).id)
+                            case .delete:
+                                guard payload.count == 16 else { throw CofferError(.malformedItem, "malformed tombstone") }
+                                live.remove(ItemID(bytes: Array(payload))!)
+                            }
+                        }
+                        offset += frame.totalCount
+                        index += 1
+                    }
+                }
+                return VerifyReport(records: index, liveItems: live.count, deadRecords: index - live.count, tornTailBytes: bytes.count - offset)
+            }
+        }
+    }
+
+    private func readItem(_ entry: Entry, state: State) throws -> Item {
+        guard let handle = state.handle, let keys = state.keys else { throw closedError }
+        let bytes = try handle.read(at: entry.offset, count: entry.count)
+        return try bytes.withUnsafeBytes { buffer in
+            guard case .frame(let frame) = try RecordFrame.scan(buffer, at: 0, index: Int(entry.seq)) else {
+                throw CofferError(.recordCorrupted, "record of item \(entry.summary.id) is no longer complete")
+            }
+            var chain = RecordChain(vaultID: state.header.vaultID, logID: state.header.logID, recordKey: keys.recordKey)
+            chain.nextSeq = entry.seq
+            chain.lastTag = entry.prevTag
+            return try RecordFrame.open(frame, index: Int(entry.seq), chain: &chain, scratch: scratch) { type, payload in
+                guard type == .put else { throw CofferError(.tampered, "vault tampered: an item's record changed under it") }
+                let item = try ItemCodec.decode(payload)
+                guard item.id == entry.summary.id else { throw CofferError(.tampered, "vault tampered: an item's record changed under it") }
+                return item
+            }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Adds a new item durably. Returns its id.
+    @discardableResult
+    public func add(_ item: Item) throws -> ItemID {
+        try withWritableState { state in
+            guard state.entries[item.id] == nil else {
+                throw CofferError(.duplicateItem, "an item with id \(item.id) already exists")
+            }
+            try put(item, state: &state)
+        }
+        return item.id
+    }
+
+    /// Replaces an existing item durably; its `modified` time becomes now (unless later already).
+    public func update(_ item: Item) throws {
+        try withWritableState { state in
+            guard state.entries[item.id] != nil else { throw CofferError(.itemNotFound, "no item with id \(item.id)") }
+            var updated = item
+            updated.modified = Swift.max(item.modified, .now())
+            try put(updated, state: &state)
+        }
+    }
+
+    /// Deletes an item durably (appends a tombstone).
+    public func delete(_ id: ItemID) throws {
+        try withWritableState { state in
+            guard state.entries[id] != nil else { throw CofferError(.itemNotFound, "no item with id \(id)") }
+            try id.bytes.withUnsafeBytes { payload in
+                try append(.delete, payload: payload, state: &state) { state, _ in state.entries[id] = nil }
+            }
+        }
+    }
+
+    /// Adds many items, one durable record each but a single sync at the end (for imports).
+    /// Either all are acknowledged or, on error, none of them is (the file is cut back).
+    public func addAll(_ items: [Item], progress: ((Int) -> Void)? = nil) throws {
+        try withWritableState { state in
+            var seen = Set<ItemID>()
+            for item in items {
+                guard state.entries[item.id] == nil, seen.insert(item.id).inserted else {
+                    throw CofferError(.duplicateItem, "an item with id \(item.id) already exists")
+                }
+            }
+            let saved = state
+            var batch: [UInt8] = []
+            var staged = state
+            do {
+                for (index, item) in items.enumerated() {
+                    var encoded = try ItemCodec.encode(item)
+                    defer { secureZero(&encoded) }
+                    let seq = staged.chain.nextSeq, prevTag = staged.chain.lastTag
+                    let frame = try encoded.withUnsafeBytes {
+                        try RecordFrame.seal(type: .put, payload: $0, chain: &staged.chain, scratch: scratch, random: random)
+                    }
+                    staged.entries[item.id] = Entry(summary: item.summary, offset: staged.end + batch.count, count: frame.count,
+                                                    seq: seq, prevTag: prevTag)
+                    batch += frame
+                    staged.records += 1
+                    if batch.count >= 1 << 20 || index == items.count - 1 {
+                        try batch.withUnsafeBytes { try state.handle!.write($0, at: staged.end) }
+                        staged.end += batch.count
+                        batch.removeAll(keepingCapacity: true)
+                    }
+                    progress?(index + 1)
+                }
+                try state.handle!.sync()
+            } catch {
+                state = saved
+                rollBack(&state)
+                throw error
+            }
+            state = staged
+            try compactIfNeeded(&state)
+        }
+    }
+
+    private func put(_ item: Item, state: inout State) throws {
+        var encoded = try ItemCodec.encode(item)
+        defer { secureZero(&encoded) }
+        let summary = item.summary
+        try encoded.withUnsafeBytes { payload in
+            try append(.put, payload: payload, state: &state) { state, location in
+                state.entries[summary.id] = Entry(summary: summary, offset: location.offset, count: location.count,
+                                                  seq: location.seq, prevTag: location.prevTag)
+            }
+        }
+    }
+
+    /// Appends one frame durably, then lets `commit` update the index (spec/format.md §8).
+    private func append(_ type: RecordType, payload: UnsafeRawBufferPointer, state: inout State,
+                        commit: (inout State, (offset: Int, count: Int, seq: UInt64, prevTag: [UInt8])) -> Void) throws {
+        guard let handle = state.handle else { throw closedError }
+        var chain = state.chain
+        let seq = chain.nextSeq, prevTag = chain.lastTag
+        let frame = try RecordFrame.seal(type: type, payload: payload, chain: &chain, scratch: scratch, random: random)
+        do {
+            try frame.withUnsafeBytes { try handle.write($0, at: state.end) }
+            try handle.sync()
+        } catch {
+            rollBack(&state)
+            throw error
+        }
+        commit(&state, (state.end, frame.count, seq, prevTag))
+        state.chain = chain
+        state.end += frame.count
+        state.records += 1
+        try compactIfNeeded(&state)
+    }
+
+    /// Cuts the file back to the last acknowledged frame after a failed write; if even that
+    /// fails, refuses further writes until the vault is reopened.
+    private func rollBack(_ state: inout State) {
+        do {
+            try state.handle?.truncate(to: state.end)
+            try state.handle?.sync()
+        } catch {
+            state.poisoned = true
+        }
+    }
+
+    private func compactIfNeeded(_ state: inout State) throws {
+        let dead = state.records - state.entries.count
+        if dead > Self.autoCompactionThreshold && dead > state.entries.count {
+            try compact(&state, newKeys: nil)
+        }
+    }
+
+    /// Rewrites the vault with only live items, under a new log id (spec/format.md §8).
+    public func compact() throws {
+        try withWritableState { state in try compact(&state, newKeys: nil) }
+    }
+
+    /// Makes a new vault key and re-seals every item under it; the password slot is rewrapped
+    /// with `password` (which may be the current one) and any PIN slot is removed.
+    public func rekey(password: SecureBytes, kdf: KDFParameters? = nil) throws {
+        try withWritableState { state in
+            let newKeys = try VaultKeys.random(using: random)
+            let slot = try Self.passwordSlot(for: password, kdf: kdf ?? state.header.passwordSlot!.kdf,
+                                             vaultKey: newKeys.vaultKey, vaultID: state.header.vaultID, random: random)
+            state.header.keyslots = [slot]
+            try compact(&state, newKeys: newKeys)
+        }
+    }
+
+    /// Changes the master password: rewraps the vault key in the password slot only; frames
+    /// are copied byte for byte.
+    public func changePassword(to newPassword: SecureBytes, kdf: KDFParameters? = nil) throws {
+        try withWritableState { state in
+            guard let keys = state.keys, let old = state.header.passwordSlot else { throw closedError }
+            let slot = try Self.passwordSlot(for: newPassword, kdf: kdf ?? old.kdf, vaultKey: keys.vaultKey,
+                                             vaultID: state.header.vaultID, random: random)
+            try replaceKeyslots(state.header.keyslots.map { $0.kind == .password ? slot : $0 }, state: &state)
+        }
+    }
+
+    /// Replaces the keyslots (PIN set/removed, password changed) by rewriting the header and
+    /// copying the frames verbatim.
+    func replaceKeyslots(_ slots: [Keyslot]) throws {
+        try withWritableState { state in try replaceKeyslots(slots, state: &state) }
+    }
+
+    private func replaceKeyslots(_ slots: [Keyslot], state: inout State) throws {
+        guard let handle = state.handle, let keys = state.keys else { throw closedError }
+        var header = state.header
+        header.keyslots = slots
+        let headerBytes = try header.encode(keys: keys)
+        let frames = try handle.read(at: state.headerLength, count: state.end - state.headerLength)
+        try rewrite(state: &state) { write in
+            try write(headerBytes)
+            try write(frames)
+        }
+        let shift = headerBytes.count - state.headerLength
+        for id in state.entries.keys { state.entries[id]!.offset += shift }
+        state.header = header
+        state.end += shift
+        state.headerLength = headerBytes.count
+    }
+
+    private func compact(_ state: inout State, newKeys: VaultKeys?) throws {
+        guard let keys = state.keys else { throw closedError }
+        let keys2 = newKeys ?? keys
+        var header = state.header
+        header.logID = random.bytes(16)
+        let headerBytes = try header.encode(keys: keys2)
+        var chain = RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys2.recordKey)
+        var entries: [ItemID: Entry] = [:]
+        var offset = headerBytes.count
+        let live = state.entries.values.sorted { $0.offset < $1.offset }
+        try rewrite(state: &state) { [state] write in
+            try write(headerBytes)
+            var buffer: [UInt8] = []
+            for entry in live {
+                let frameBytes = try state.handle!.read(at: entry.offset, count: entry.count)
+                let seq = chain.nextSeq, prevTag = chain.lastTag
+                let frame = try frameBytes.withUnsafeBytes { bytes -> [UInt8] in
+                    guard case .frame(let located) = try RecordFrame.scan(bytes, at: 0, index: Int(entry.seq)) else {
+                        throw CofferError(.recordCorrupted, "record of item \(entry.summary.id) is incomplete")
+                    }
+                    var oldChain = RecordChain(vaultID: state.header.vaultID, logID: state.header.logID, recordKey: keys.recordKey)
+                    oldChain.nextSeq = entry.seq
+                    oldChain.lastTag = entry.prevTag
+                    return try RecordFrame.open(located, index: Int(entry.seq), chain: &oldChain, scratch: scratch) { type, payload in
+                        try RecordFrame.seal(type: type, payload: payload, chain: &chain, scratch: SecureScratch(capacity: payload.count + 256), random: random)
+                    }
+                }
+                entries[entry.summary.id] = Entry(summary: entry.summary, offset: offset, count: frame.count, seq: seq, prevTag: prevTag)
+                offset += frame.count
+                buffer += frame
+                if buffer.count >= 1 << 20 {
+                    try write(buffer)
+                    buffer.removeAll(keepingCapacity: true)
+                }
+            }
+            try write(buffer)
+        }
+        state.header = header
+        state.headerLength = headerBytes.count
+        state.keys = keys2
+        state.chain = chain
+        state.entries = entries
+        state.records = entries.count
+        state.end = offset
+    }
+
+    /// Writes a complete new file beside the vault and renames it over the vault; then reopens
+    /// the handle on the new file.
+    private func rewrite(state: inout State, _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws {
+        try Self.writeAtomically(path: path, fileSystem: fileSystem, random: random, body)
+        state.handle?.close()
+        state.handle = try fileSystem.open(path, writable: true)
+        state.poisoned = false
+    }
+
+    /// temp file (0600, same directory) → write → fsync → rename → fsync directory.
+    static func writeAtomically(path: String, fileSystem: any VaultFileSystem, random: any RandomSource,
+                                _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws {
+        let temporary = path + ".tmp-" + random.bytes(6).lowercaseHex
+        do {
+            let handle = try fileSystem.create(temporary)
+            defer { handle.close() }
+            var offset = 0
+            try body { bytes in
+                try bytes.withUnsafeBytes { try handle.write($0, at: offset) }
+                offset += bytes.count
+            }
+            try handle.sync()
+        } catch {
+            fileSystem.remove(temporary)
+            throw error
+        }
+        do {
+            try fileSystem.rename(temporary, to: path)
+        } catch {
+            fileSystem.remove(temporary)
+            throw error
+        }
+        try fileSystem.syncDirectory(containing: path)
+    }
+
+    // MARK: Closing
+
+    /// Wipes the keys, closes the file and releases the writer lock. Further calls throw `.locked`.
+    public func close() {
+        mutex.withLock {
+            state.keys = nil
+            state.handle?.close()
+            state.handle = nil
+            state.lockHandle?.unlock()
+            state.lockHandle = nil
+            state.entries = [:]
+        }
+    }
+
+    public var isClosed: Bool { mutex.withLock { state.keys == nil } }
+
+    private var closedError: CofferError { CofferError(.locked, "the vault is locked (closed); unlock it again") }
+
+    private func withOpenState<R>(_ body: (State) throws -> R) throws -> R {
+        try mutex.withLock {
+            guard state.keys != nil else { throw closedError }
+            return try body(state)
+        }
+    }
+
+    private func withWritableState<R>(_ body: (inout State) throws -> R) throws -> R {
+        try mutex.withLock {
+            guard state.keys != nil else { throw closedError }
+            guard mode == .readWrite else { throw CofferError(.readOnly, "the vault was opened read-only") }
+            guard !state.poisoned else {
+                throw CofferError(.io, "an earlier write failed and could not be undone; close and reopen the vault")
+            }
+            return try body(&state)
+        }
+    }
+}

@@ -1,0 +1,216 @@
+import Foundation
+import Testing
+@testable import Coffer
+
+/// spec/format.md §7, §8, §10: the store's observable behaviour on a real file system.
+@Suite("Vault store")
+struct StoreTests {
+    let directory = TemporaryDirectory()
+
+    @Test("Items survive close and reopen, secrets included")
+    func roundTrip() throws {
+        let items = Fixtures.items(count: 40, random: SeededRandom(seed: [1]))
+        let vault = try Fixtures.createVault(in: directory, items: items)
+        vault.close()
+        let reopened = try Vault.open(at: directory.file("v.coffer"), password: Fixtures.password)
+        #expect(reopened.openReport == .init(recoveredTornBytes: 0, records: 40))
+        let contents = try Fixtures.contents(of: reopened)
+        #expect(contents.count == 40)
+        for item in items { #expect(contents[item.id] == item) }
+    }
+
+    @Test("Update keeps history on request; delete removes; list and search see summaries only")
+    func editAndSearch() throws {
+        let vault = try Fixtures.createVault(in: directory)
+        var github = Item.login("GitHub", username: "octocat", password: try Secret("first"), urls: ["https://github.com"], tags: ["work"])
+        try vault.add(github)
+        try vault.add(.login("Bank", username: "me", password: try Secret("b"), tags: ["money"]))
+        try vault.add(.secureNote("Wifi", value: try Secret("hunter2")))
+        github.changePassword(to: try Secret("second"))
+        try vault.update(github)
+        #expect(try vault.get(github.id).password?.reveal() == "second")
+        #expect(try vault.get(github.id).passwordHistory.map { $0.password.reveal() } == ["first"])
+        #expect(try vault.search("octo").map(\.title) == ["GitHub"])
+        #expect(try vault.search("", tag: "WORK").map(\.title) == ["GitHub"])
+        #expect(try vault.search("github.com").count == 1)
+        #expect(try vault.list().map(\.title) == ["Bank", "GitHub", "Wifi"])
+        try vault.delete(github.id)
+        #expect(try vault.list().map(\.title) == ["Bank", "Wifi"])
+        #expect(throws: CofferError.self) { try vault.get(github.id) }
+        let info = try vault.info()
+        #expect(info.itemCount == 2 && info.records == 5 && info.deadRecords == 3)
+        vault.close()
+        let reopened = try Vault.open(at: directory.file("v.coffer"), password: Fixtures.password)
+        #expect(try reopened.list().map(\.title) == ["Bank", "Wifi"])
+        #expect(try reopened.verify() == .init(records: 5, liveItems: 2, deadRecords: 3, tornTailBytes: 0))
+    }
+
+    @Test("resolve: id, unique prefix, exact title; ambiguity and absence are errors")
+    func resolve() throws {
+        let vault = try Fixtures.createVault(in: directory)
+        let a = try vault.add(.login("Mail", username: "a"))
+        try vault.add(.login("mail", username: "b"))
+        try vault.add(.login("Shop"))
+        #expect(try vault.resolve(a.hex).id == a)
+        #expect(try vault.resolve(String(a.hex.prefix(12))).id == a)
+        #expect(try vault.resolve("shop").title == "Shop")
+        let ambiguous = #expect(throws: CofferError.self) { try vault.resolve("MAIL") }
+        #expect(ambiguous?.code == .ambiguousItem)
+        let missing = #expect(throws: CofferError.self) { try vault.resolve("nothing") }
+        #expect(missing?.code == .itemNotFound)
+    }
+
+    @Test("Wrong password, missing vault, existing vault, busy vault: distinct errors")
+    func errors() throws {
+        let path = directory.file("v.coffer")
+        let vault = try Fixtures.createVault(in: directory)
+        let exists = #expect(throws: CofferError.self) { try Vault.create(at: path, password: Fixtures.password, kdf: .minimal) }
+        #expect(exists?.code == .vaultExists || exists?.code == .vaultBusy)
+        let busy = #expect(throws: CofferError.self) { try Vault.open(at: path, password: Fixtures.password) }
+        #expect(busy?.code == .vaultBusy)
+        // Readers take no lock.
+        let reader = try Vault.open(at: path, password: Fixtures.password, mode: .readOnly)
+        #expect(throws: CofferError.self) { try reader.add(.login("x")) }
+        vault.close()
+        let existsAfterClose = #expect(throws: CofferError.self) { try Vault.create(at: path, password: Fixtures.password, kdf: .minimal) }
+        #expect(existsAfterClose?.code == .vaultExists)
+        let wrong = #expect(throws: CofferError.self) { try Vault.open(at: path, password: Fixtures.otherPassword) }
+        #expect(wrong?.code == .wrongPassword)
+        let missing = #expect(throws: CofferError.self) { try Vault.open(at: directory.file("none.coffer"), password: Fixtures.password) }
+        #expect(missing?.code == .vaultMissing)
+    }
+
+    @Test("A closed vault refuses everything")
+    func closed() throws {
+        let vault = try Fixtures.createVault(in: directory, items: [.login("A")])
+        vault.close()
+        let error = #expect(throws: CofferError.self) { try vault.list() }
+        #expect(error?.code == .locked)
+        #expect(vault.isClosed)
+    }
+
+    @Test("Password change rewraps only: frames are byte-identical")
+    func changePassword() throws {
+        let path = directory.file("v.coffer")
+        let items = Fixtures.items(count: 10, random: SeededRandom(seed: [2]))
+        let vault = try Fixtures.createVault(in: directory, items: items)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let oldHeaderLength = try before.withUnsafeBytes { try VaultHeader.parse($0).length }
+        try vault.changePassword(to: Fixtures.otherPassword)
+        let after = try Data(contentsOf: URL(fileURLWithPath: path))
+        let newHeaderLength = try after.withUnsafeBytes { try VaultHeader.parse($0).length }
+        #expect(before.dropFirst(oldHeaderLength) == after.dropFirst(newHeaderLength))
+        // The open vault keeps working on the new file.
+        try vault.add(.login("after"))
+        #expect(try vault.get(items[3].id) == items[3])
+        vault.close()
+        #expect(throws: CofferError.self) { try Vault.open(at: path, password: Fixtures.password) }
+        let reopened = try Vault.open(at: path, password: Fixtures.otherPassword)
+        #expect(try reopened.list().count == 11)
+    }
+
+    @Test("Compaction drops dead records and keeps every live item; rekey changes the key")
+    func compactionAndRekey() throws {
+        let path = directory.file("v.coffer")
+        let items = Fixtures.items(count: 20, random: SeededRandom(seed: [3]))
+        let vault = try Fixtures.createVault(in: directory, items: items)
+        for item in items.prefix(10) { try vault.delete(item.id) }
+        var edited = items[15]
+        edited.title = "edited"
+        try vault.update(edited)
+        #expect(try vault.info().deadRecords == 21)
+        try vault.compact()
+        #expect(try vault.info().deadRecords == 0)
+        #expect(try vault.get(items[15].id).title == "edited")
+        try vault.add(.login("post-compaction"))
+        let headerBefore = vault.header
+        try vault.rekey(password: Fixtures.otherPassword)
+        #expect(vault.header.logID != headerBefore.logID)
+        #expect(vault.header.vaultID == headerBefore.vaultID)
+        #expect(try vault.verify().liveItems == 11)
+        vault.close()
+        let reopened = try Vault.open(at: path, password: Fixtures.otherPassword)
+        #expect(try reopened.list().count == 11)
+        #expect(try reopened.get(items[12].id) == items[12])
+    }
+
+    @Test("Automatic compaction once dead records pass the threshold")
+    func autoCompaction() throws {
+        let vault = try Fixtures.createVault(in: directory)
+        var item = Item.login("churn")
+        try vault.add(item)
+        for n in 0...Vault.autoCompactionThreshold {
+            item.notes = "edit \(n)"
+            try vault.update(item)
+        }
+        #expect(try vault.info().deadRecords < 10)
+        #expect(try vault.get(item.id).notes == "edit \(Vault.autoCompactionThreshold)")
+    }
+
+    @Test("Bulk add is all-or-nothing and durable")
+    func bulk() throws {
+        let vault = try Fixtures.createVault(in: directory)
+        let items = Fixtures.items(count: 300, random: SeededRandom(seed: [4]))
+        var progress = 0
+        try vault.addAll(items) { progress = $0 }
+        #expect(progress == 300)
+        #expect(throws: CofferError.self) { try vault.addAll([items[0]]) }
+        vault.close()
+        let reopened = try Vault.open(at: directory.file("v.coffer"), password: Fixtures.password)
+        let contents = try Fixtures.contents(of: reopened)
+        #expect(contents.count == 300)
+        #expect(contents[items[299].id] == items[299])
+    }
+
+    @Test("A torn tail is cut by a writer and reported; a reader leaves it alone")
+    func tornTail() throws {
+        let path = directory.file("v.coffer")
+        let vault = try Fixtures.createVault(in: directory, items: Fixtures.items(count: 3, random: SeededRandom(seed: [5])))
+        vault.close()
+        let full = try Data(contentsOf: URL(fileURLWithPath: path))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.truncate(atOffset: UInt64(full.count - 100))
+        try handle.close()
+        let reader = try Vault.open(at: path, password: Fixtures.password, mode: .readOnly)
+        #expect(reader.openReport.recoveredTornBytes > 0)
+        #expect(try reader.list().count == 2)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count == full.count - 100)
+        let writer = try Vault.open(at: path, password: Fixtures.password)
+        #expect(writer.openReport.recoveredTornBytes == reader.openReport.recoveredTornBytes)
+        try writer.add(.login("after recovery"))
+        writer.close()
+        let again = try Vault.open(at: path, password: Fixtures.password)
+        #expect(again.openReport.recoveredTornBytes == 0)
+        #expect(try again.list().count == 3)
+    }
+
+    @Test("Async open works and honours cancellation")
+    func asyncOpen() async throws {
+        let path = directory.file("v.coffer")
+        try Fixtures.createVault(in: directory, items: [.login("A")]).close()
+        let vault = try await Vault.open(at: path, password: Fixtures.password, mode: .readOnly)
+        #expect(try vault.list().count == 1)
+        let task = Task { try await Vault.open(at: path, password: Fixtures.password, mode: .readOnly) }
+        task.cancel()
+        let result = await task.result
+        if case .failure(let error) = result { #expect((error as? CofferError)?.code == .cancelled) }
+    }
+
+    @Test("Files are created 0600")
+    func permissions() throws {
+        try Fixtures.createVault(in: directory).close()
+        let attributes = try FileManager.default.attributesOfItem(atPath: directory.file("v.coffer"))
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let lockAttributes = try FileManager.default.attributesOfItem(atPath: directory.file("v.coffer.lock"))
+        #expect((lockAttributes[.posixPermissions] as? Int) == 0o600)
+    }
+
+    @Test("Oversized fields are refused with a limit error, not written")
+    func limits() throws {
+        let vault = try Fixtures.createVault(in: directory)
+        let huge = String(repeating: "x", count: ItemCodec.maximumFieldLength + 1)
+        let error = #expect(throws: CofferError.self) { try vault.add(.login("big", notes: huge)) }
+        #expect(error?.code == .limitExceeded)
+        #expect(try vault.list().isEmpty)
+    }
+}
