@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+@testable import Coffer
+
+/// spec/format.md §7 and §12: every scenario in spec/vectors/format/ is read as its `expect:` says,
+/// and the committed files are exactly what the deterministic generator produces.
+@Suite("Format vectors")
+struct FormatVectorTests {
+    static let directory = "spec/vectors/format"
+
+    static let expectations: [String: CofferError.Code] = [
+        "wrong password": .wrongPassword, "not a vault": .notAVault, "unsupported version": .unsupportedVersion,
+        "header corrupted": .headerCorrupted, "truncated": .truncated, "tampered": .tampered,
+        "record tampered": .tampered, "kdf parameters refused": .kdfParametersRefused,
+        "record corrupted": .recordCorrupted, "limit exceeded": .limitExceeded, "malformed item": .malformedItem,
+    ]
+
+    struct Vector {
+        var name: String
+        var fields: [String: String]
+        var bytes: [UInt8]
+    }
+
+    static func load() throws -> [Vector] {
+        let url = Repository.url(directory)
+        let names = try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".vector") }.sorted()
+        return try names.map { name in
+            let data = [UInt8](try Data(contentsOf: url.appendingPathComponent(name)))
+            guard let split = (0..<(data.count - 1)).first(where: { data[$0] == 0x0A && data[$0 + 1] == 0x0A }) else {
+                throw VectorError("\(name): no blank line after the header")
+            }
+            var fields: [String: String] = [:]
+            for line in String(decoding: data[..<split], as: UTF8.self).split(separator: "\n") {
+                guard let colon = line.firstIndex(of: ":") else { throw VectorError("\(name): bad line \(line)") }
+                fields[String(line[..<colon])] = String(line[line.index(colon, offsetBy: 2)...])
+            }
+            return Vector(name: name, fields: fields, bytes: Array(data[(split + 2)...]))
+        }
+    }
+
+    @Test("Committed vectors equal the generator's output", .enabled(if: ProcessInfo.processInfo.environment["COFFER_REGENERATE_VECTORS"] == nil))
+    func committedMatchGenerator() throws {
+        let scenarios = try FormatVectorGenerator.scenarios()
+        let url = Repository.url(Self.directory)
+        for scenario in scenarios {
+            let committed = try Data(contentsOf: url.appendingPathComponent(scenario.name + ".vector"))
+            #expect([UInt8](committed) == (try FormatVectorGenerator.render(scenario)), "\(scenario.name)")
+        }
+        let files = try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".vector") }
+        #expect(files.count == scenarios.count)
+    }
+
+    @Test("Regenerate vectors", .enabled(if: ProcessInfo.processInfo.environment["COFFER_REGENERATE_VECTORS"] != nil))
+    func regenerate() throws {
+        let url = Repository.url(Self.directory)
+        for scenario in try FormatVectorGenerator.scenarios() {
+            try Data(try FormatVectorGenerator.render(scenario)).write(to: url.appendingPathComponent(scenario.name + ".vector"))
+        }
+    }
+
+    @Test("Every vector reads as expected")
+    func everyVector() throws {
+        let vectors = try Self.load()
+        #expect(vectors.count >= 25)
+        let temp = TemporaryDirectory()
+        var seen = Set<String>()
+        for vector in vectors {
+            let expect = vector.fields["expect"] ?? "?"
+            seen.insert(expect)
+            let path = temp.file(vector.name)
+            try Data(vector.bytes).write(to: URL(fileURLWithPath: path))
+            let password = try SecureBytes(utf8: vector.fields["password"] ?? "")
+            switch expect {
+            case "success", "torn tail recovered":
+                let vault = try Vault.open(at: path, password: password, mode: .readOnly)
+                var items: [Item] = []
+                try vault.forEachItem { items.append($0) }
+                #expect(items.count == Int(vector.fields["item count"] ?? ""), "\(vector.name)")
+                #expect(try FormatVectorGenerator.itemsDigest(items) == vector.fields["items blake2b"], "\(vector.name)")
+                #expect(vault.openReport.recoveredTornBytes == Int(vector.fields["torn bytes"] ?? ""), "\(vector.name)")
+                #expect((vault.openReport.recoveredTornBytes > 0) == (expect == "torn tail recovered"), "\(vector.name)")
+                #expect(try vault.verify().liveItems == items.count, "\(vector.name)")
+            default:
+                guard let code = Self.expectations[expect] else {
+                    Issue.record("\(vector.name): unknown expect '\(expect)'")
+                    continue
+                }
+                let error = #expect(throws: CofferError.self, "\(vector.name)") {
+                    _ = try Vault.open(at: path, password: password, mode: .readOnly)
+                }
+                #expect(error?.code == code, "\(vector.name): \(error?.description ?? "no error")")
+            }
+        }
+        // Every outcome spec/format.md §7 names has at least one scenario.
+        #expect(seen.isSuperset(of: Set(Self.expectations.keys).union(["success", "torn tail recovered"])))
+    }
+}
