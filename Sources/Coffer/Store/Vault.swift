@@ -110,8 +110,8 @@ public final class Vault: @unchecked Sendable {
             let slot = try passwordSlot(for: password, kdf: kdf, vaultKey: keys.vaultKey, vaultID: vaultID, random: random)
             let header = VaultHeader(vaultID: vaultID, logID: random.bytes(16), created: .now(), keyslots: [slot])
             let headerBytes = try header.encode(keys: keys)
-            try writeAtomically(path: path, fileSystem: fileSystem, random: random) { write in try write(headerBytes) }
-            let handle = try fileSystem.open(path, writable: true)
+            let handle = try writeAndRename(path: path, fileSystem: fileSystem, random: random) { write in try write(headerBytes) }
+            try fileSystem.syncDirectory(containing: path)
             let state = State(header: header, headerLength: headerBytes.count, keys: keys,
                               chain: RecordChain(vaultID: vaultID, logID: header.logID, recordKey: keys.recordKey),
                               end: headerBytes.count, handle: handle, lockHandle: lock)
@@ -546,12 +546,13 @@ public final class Vault: @unchecked Sendable {
         try rewrite(state: &state) { write in
             try write(headerBytes)
             try write(frames)
+        } commit: { state in
+            let shift = headerBytes.count - state.headerLength
+            for id in state.entries.keys { state.entries[id]!.offset += shift }
+            state.header = header
+            state.end += shift
+            state.headerLength = headerBytes.count
         }
-        let shift = headerBytes.count - state.headerLength
-        for id in state.entries.keys { state.entries[id]!.offset += shift }
-        state.header = header
-        state.end += shift
-        state.headerLength = headerBytes.count
     }
 
     private func compact(_ state: inout State, newKeys: VaultKeys?) throws {
@@ -564,6 +565,7 @@ public final class Vault: @unchecked Sendable {
         var entries: [ItemID: Entry] = [:]
         var offset = headerBytes.count
         let live = state.entries.values.sorted { $0.offset < $1.offset }
+        let sealScratch = try SecureScratch()
         try rewrite(state: &state) { [state] write in
             try write(headerBytes)
             var buffer: [UInt8] = []
@@ -578,7 +580,7 @@ public final class Vault: @unchecked Sendable {
                     oldChain.nextSeq = entry.seq
                     oldChain.lastTag = entry.prevTag
                     return try RecordFrame.open(located, index: Int(entry.seq), chain: &oldChain, scratch: scratch) { type, payload in
-                        try RecordFrame.seal(type: type, payload: payload, chain: &chain, scratch: SecureScratch(capacity: payload.count + 256), random: random)
+                        try RecordFrame.seal(type: type, payload: payload, chain: &chain, scratch: sealScratch, random: random)
                     }
                 }
                 entries[entry.summary.id] = Entry(summary: entry.summary, offset: offset, count: frame.count, seq: seq, prevTag: prevTag)
@@ -590,49 +592,56 @@ public final class Vault: @unchecked Sendable {
                 }
             }
             try write(buffer)
+        } commit: { state in
+            state.header = header
+            state.headerLength = headerBytes.count
+            state.keys = keys2
+            state.chain = chain
+            state.entries = entries
+            state.records = entries.count
+            state.end = offset
         }
-        state.header = header
-        state.headerLength = headerBytes.count
-        state.keys = keys2
-        state.chain = chain
-        state.entries = entries
-        state.records = entries.count
-        state.end = offset
     }
 
-    /// Writes a complete new file beside the vault and renames it over the vault; then reopens
-    /// the handle on the new file.
-    private func rewrite(state: inout State, _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws {
-        try Self.writeAtomically(path: path, fileSystem: fileSystem, random: random, body)
+    /// Replaces the vault file atomically (spec/format.md §8). `commit` updates the in-memory
+    /// state as soon as the new file has taken the vault's name; if the directory sync then
+    /// fails, the rename may not survive a crash, so further writes are refused until reopen.
+    private func rewrite(state: inout State, _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void,
+                         commit: (inout State) -> Void) throws {
+        let handle = try Self.writeAndRename(path: path, fileSystem: fileSystem, random: random, body)
         state.handle?.close()
-        state.handle = try fileSystem.open(path, writable: true)
+        state.handle = handle
         state.poisoned = false
+        commit(&state)
+        do {
+            try fileSystem.syncDirectory(containing: path)
+        } catch {
+            state.poisoned = true
+            throw error
+        }
     }
 
-    /// temp file (0600, same directory) → write → fsync → rename → fsync directory.
-    static func writeAtomically(path: String, fileSystem: any VaultFileSystem, random: any RandomSource,
-                                _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws {
+    /// temp file (0600, same directory) → write → fsync → rename over `path`. Returns the open
+    /// handle, which now is the vault's. The caller fsyncs the directory. On failure before the
+    /// rename the temporary file is removed and the vault is untouched.
+    static func writeAndRename(path: String, fileSystem: any VaultFileSystem, random: any RandomSource,
+                               _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws -> any VaultFileHandle {
         let temporary = path + ".tmp-" + random.bytes(6).lowercaseHex
+        let handle = try fileSystem.create(temporary)
         do {
-            let handle = try fileSystem.create(temporary)
-            defer { handle.close() }
             var offset = 0
             try body { bytes in
                 try bytes.withUnsafeBytes { try handle.write($0, at: offset) }
                 offset += bytes.count
             }
             try handle.sync()
-        } catch {
-            fileSystem.remove(temporary)
-            throw error
-        }
-        do {
             try fileSystem.rename(temporary, to: path)
+            return handle
         } catch {
+            handle.close()
             fileSystem.remove(temporary)
             throw error
         }
-        try fileSystem.syncDirectory(containing: path)
     }
 
     // MARK: Closing
