@@ -2,6 +2,8 @@
 enum RecordType: UInt8, Sendable {
     case put = 1
     case delete = 2
+    /// Announces that the next `count` frames form one all-or-nothing batch.
+    case batch = 3
 }
 
 /// What binds frames to one vault and one log: the AD of every record.
@@ -41,6 +43,26 @@ enum RecordFrame {
     static let bodyLengthBounds = (minimumPlaintext + bodyOverhead)...(maximumPlaintext + bodyOverhead)
     /// Frame bytes around the plaintext.
     static let overhead = frameHeaderCount + bodyOverhead + bodyCheckCount
+
+    static let maximumBatchCount = 1_000_000
+
+    /// The frame announcing a batch of `count` frames.
+    static func sealBatchHeader(count: Int, chain: inout RecordChain, scratch: SecureScratch,
+                                random: some RandomSource) throws -> [UInt8] {
+        var payload = ByteWriter(capacity: 4)
+        payload.uint32(UInt32(count))
+        return try payload.bytes.withUnsafeBytes { try seal(type: .batch, payload: $0, chain: &chain, scratch: scratch, random: random) }
+    }
+
+    /// The frame count of a batch record's payload, validated.
+    static func batchCount(_ payload: UnsafeRawBufferPointer, index: Int) throws -> Int {
+        var reader = ByteReader(payload, shortInputCode: .malformedItem, context: "batch record \(index)")
+        let count = Int(try reader.uint32())
+        guard reader.isAtEnd, (1...maximumBatchCount).contains(count) else {
+            throw CofferError(.malformedItem, "record \(index): malformed batch record")
+        }
+        return count
+    }
 
     static func paddedCount(payloadCount: Int) -> Int {
         let needed = payloadCount + 5

@@ -204,24 +204,41 @@ public final class Vault: @unchecked Sendable {
     }
 
     /// Replays every frame after the header into the index (spec/format.md §7 step 9).
-    /// Stops at a torn tail, leaving `state.end` at its start.
-    private static func replay(_ bytes: UnsafeRawBufferPointer, from start: Int, into state: inout State, scratch: SecureScratch) throws {
+    /// Stops at a torn tail, leaving `state.end` at its start; a batch whose frames are not all
+    /// present counts as part of the torn tail (§5.1). `fullDecode` also decodes every secret
+    /// field (for `verify`), where opening decodes summaries only.
+    static func replay(_ bytes: UnsafeRawBufferPointer, from start: Int, into state: inout State,
+                       scratch: SecureScratch, fullDecode: Bool = false) throws {
         var offset = start
         var index = 0
+        var openBatch: (remaining: Int, before: State)?
         while true {
             switch try RecordFrame.scan(bytes, at: offset, index: index) {
-            case .end:
-                state.end = offset
-                return
-            case .tornTail:
-                state.end = offset
+            case .end, .tornTail:
+                if let openBatch {
+                    state = openBatch.before
+                } else {
+                    state.end = offset
+                }
                 return
             case .frame(let frame):
                 let seq = state.chain.nextSeq, prevTag = state.chain.lastTag
                 var chain = state.chain
-                try RecordFrame.open(frame, index: index, chain: &chain, scratch: scratch) { type, payload in
-                    try apply(type: type, payload: payload, state: &state,
-                              location: (offset: frame.offset, count: frame.totalCount, seq: seq, prevTag: prevTag))
+                var before = state
+                before.end = frame.offset
+                let type = try RecordFrame.open(frame, index: index, chain: &chain, scratch: scratch) { type, payload in
+                    switch type {
+                    case .batch:
+                        guard openBatch == nil else { throw CofferError(.malformedItem, "record \(index): a batch inside a batch") }
+                        openBatch = (try RecordFrame.batchCount(payload, index: index), before)
+                    case .put, .delete:
+                        try apply(type: type, payload: payload, state: &state, fullDecode: fullDecode, inBatch: openBatch != nil,
+                                  location: (offset: frame.offset, count: frame.totalCount, seq: seq, prevTag: prevTag))
+                    }
+                    return type
+                }
+                if type != .batch, let batch = openBatch {
+                    openBatch = batch.remaining > 1 ? (batch.remaining - 1, batch.before) : nil
                 }
                 state.chain = chain
                 state.records += 1
@@ -231,18 +248,21 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
-    private static func apply(type: RecordType, payload: UnsafeRawBufferPointer, state: inout State,
-                              location: (offset: Int, count: Int, seq: UInt64, prevTag: [UInt8])) throws {
+    private static func apply(type: RecordType, payload: UnsafeRawBufferPointer, state: inout State, fullDecode: Bool,
+                              inBatch: Bool, location: (offset: Int, count: Int, seq: UInt64, prevTag: [UInt8])) throws {
         switch type {
         case .put:
-            let summary = try ItemCodec.decodeSummary(payload)
+            let summary = fullDecode ? try ItemCodec.decode(payload).summary : try ItemCodec.decodeSummary(payload)
             state.entries[summary.id] = Entry(summary: summary, offset: location.offset, count: location.count,
                                               seq: location.seq, prevTag: location.prevTag)
         case .delete:
+            guard !inBatch else { throw CofferError(.malformedItem, "a delete record inside a batch") }
             guard payload.count == 16, let id = ItemID(bytes: Array(payload)) else {
                 throw CofferError(.malformedItem, "malformed tombstone record")
             }
             state.entries[id] = nil
+        case .batch:
+            break
         }
     }
 
@@ -332,26 +352,12 @@ public final class Vault: @unchecked Sendable {
             return try file.withUnsafeBytes { bytes in
                 let (header, headerLength) = try VaultHeader.parse(bytes)
                 try VaultHeader.verifyMAC(UnsafeRawBufferPointer(rebasing: bytes[0..<headerLength]), keys: keys)
-                var chain = RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys.recordKey)
-                var live = Set<ItemID>()
-                var offset = headerLength, index = 0
-                scan: while true {
-                    switch try RecordFrame.scan(bytes, at: offset, index: index) {
-                    case .end, .tornTail: break scan
-                    case .frame(let frame):
-                        try RecordFrame.open(frame, index: index, chain: &chain, scratch: scratch) { type, payload in
-                            switch type {
-                            case .put: live.insert(try ItemCodec.decode(payload).id)
-                            case .delete:
-                                guard payload.count == 16 else { throw CofferError(.malformedItem, "malformed tombstone") }
-                                live.remove(ItemID(bytes: Array(payload))!)
-                            }
-                        }
-                        offset += frame.totalCount
-                        index += 1
-                    }
-                }
-                return VerifyReport(records: index, liveItems: live.count, deadRecords: index - live.count, tornTailBytes: bytes.count - offset)
+                var fresh = State(header: header, headerLength: headerLength, keys: keys,
+                                  chain: RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys.recordKey),
+                                  end: bytes.count)
+                try Self.replay(bytes, from: headerLength, into: &fresh, scratch: scratch, fullDecode: true)
+                return VerifyReport(records: fresh.records, liveItems: fresh.entries.count,
+                                    deadRecords: fresh.records - fresh.entries.count, tornTailBytes: bytes.count - fresh.end)
             }
         }
     }
@@ -419,9 +425,15 @@ public final class Vault: @unchecked Sendable {
                     throw CofferError(.duplicateItem, "an item with id \(item.id) already exists")
                 }
             }
+            guard !items.isEmpty else { return }
+            guard items.count <= RecordFrame.maximumBatchCount else {
+                throw CofferError(.limitExceeded, "at most \(RecordFrame.maximumBatchCount) items can be added at once")
+            }
             let saved = state
-            var batch: [UInt8] = []
             var staged = state
+            // The batch record makes the whole import atomic even across a crash (spec/format.md §5.1).
+            var batch = try RecordFrame.sealBatchHeader(count: items.count, chain: &staged.chain, scratch: scratch, random: random)
+            staged.records += 1
             do {
                 for (index, item) in items.enumerated() {
                     var encoded = try ItemCodec.encode(item)
@@ -619,6 +631,15 @@ public final class Vault: @unchecked Sendable {
             state.poisoned = true
             throw error
         }
+    }
+
+    /// Replaces the file at `path` atomically and durably (temp file, fsync, rename, fsync the
+    /// directory), for small side files such as the throttle state.
+    static func writeAtomically(path: String, fileSystem: any VaultFileSystem, random: any RandomSource,
+                                _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws {
+        let handle = try writeAndRename(path: path, fileSystem: fileSystem, random: random, body)
+        handle.close()
+        try fileSystem.syncDirectory(containing: path)
     }
 
     /// temp file (0600, same directory) → write → fsync → rename over `path`. Returns the open

@@ -294,6 +294,23 @@ struct FormatVectorGenerator {
         dirty[dirty.count - 1] = 0x5A
         try badPadding.sealRawPlaintext(dirty)
         add("038-nonzero-padding", "an authentic record whose padding is not zero", expect: "malformed item", bytes: try badPadding.file())
+        var batched = try Builder(seed: "batch")
+        try batched.put(login(1, random: batched.random))
+        let beforeBatch = batched.liveItems
+        var batchHeader = ByteWriter()
+        batchHeader.uint32(3)
+        try batched.seal(.batch, batchHeader.bytes)
+        for n in 2...4 { try batched.put(login(n, random: batched.random)) }
+        let batchFile = try batched.file()
+        add("039-complete-batch", "a batch record and its three puts", expect: "success", bytes: batchFile, items: batched.liveItems)
+        let lastTwo = batched.frames.suffix(2).reduce(0) { $0 + $1.count }
+        let batchFrames = batched.frames.suffix(4).reduce(0) { $0 + $1.count }
+        add("040-unfinished-batch", "a batch of 3 with only 1 complete put: the whole batch is discarded", expect: "torn tail recovered",
+            bytes: Array(batchFile.dropLast(lastTwo)), items: beforeBatch, torn: batchFrames - lastTwo)
+        var nested = try Builder(seed: "nested batch")
+        try nested.seal(.batch, batchHeader.bytes)
+        try nested.seal(.batch, batchHeader.bytes)
+        add("041-batch-inside-batch", "a batch record inside a batch", expect: "malformed item", bytes: try nested.file())
         return out
     }
 
