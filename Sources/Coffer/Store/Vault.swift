@@ -543,6 +543,12 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
+    /// Lends the vault key, to wrap it in a new keyslot (spec/unlock.md §2.2). Do not call
+    /// other `Vault` methods from `body`.
+    func withVaultKey<R>(_ body: (SymmetricKey) throws -> R) throws -> R {
+        try withOpenState { state in try body(state.keys!.vaultKey) }
+    }
+
     /// Replaces the keyslots (PIN set/removed, password changed) by rewriting the header and
     /// copying the frames verbatim.
     func replaceKeyslots(_ slots: [Keyslot]) throws {
