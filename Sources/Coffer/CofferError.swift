@@ -58,6 +58,11 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let policyViolation = Code(rawValue: "policy.violation")
         /// A generator option is out of range (length, word count, PIN digits).
         public static let invalidOption = Code(rawValue: "policy.invalid-option")
+
+        // Import (spec/cli.md, import section)
+        /// An import file that cannot be read as a whole: not the named format, missing header
+        /// columns, encrypted export, too large. Single bad rows are skipped and reported instead.
+        public static let invalidImport = Code(rawValue: "import.invalid-file")
     }
 
     public let code: Code

@@ -1,0 +1,65 @@
+import ArgumentParser
+import Coffer
+
+/// `coffer`: the command-line tool of spec/cli.md.
+@main
+struct CofferCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "coffer",
+        abstract: "A password vault on the command line.",
+        discussion: """
+            The vault is --vault PATH, else $COFFER_VAULT, else $XDG_DATA_HOME/coffer/default.coffer \
+            (~/.local/share/coffer/default.coffer). The master password comes from --password-file FILE \
+            (its first line) or an echo-off prompt on the terminal, never from the command line or the \
+            environment. Options go after the command name: coffer ls --vault V --password-file P.
+
+            <item> is an id, a unique id prefix (4+ hex digits) or an exact service name.
+
+            Exit codes:
+              0   ok
+              1   not found, check failed, ambiguous item, the two entries differ
+              64  usage error (bad option, no terminal to prompt on)
+              65  data error: vault corrupted, tampered, truncated or of an unsupported version; bad import file
+              66  vault (or input file) missing
+              69  no clipboard tool (clip)
+              73  vault (or export file) already exists
+              74  I/O error
+              75  try again later: vault busy, PIN throttled (the message says how long)
+              77  wrong password or PIN, PIN disabled
+              130 interrupted
+
+            Errors are one line on stderr. NO_COLOR is respected. The full contract is spec/cli.md.
+            """,
+        version: "0.1.0",
+        subcommands: [
+            InitCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, EditCommand.self,
+            RemoveCommand.self, GenerateCommand.self, CheckCommand.self, PasswdCommand.self,
+            InfoCommand.self, VerifyCommand.self, CompactCommand.self,
+        ])
+
+    static func main() {
+        let command: ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            exit(withError: error)
+        }
+        do {
+            var command = command
+            try command.run()
+        } catch let error as CofferError {
+            exitNow(ErrorReport.report(error))
+        } catch let error as CLIError {
+            exitNow(ErrorReport.report(error))
+        } catch {
+            exit(withError: error)
+        }
+        exitNow(Exit.ok)
+    }
+
+    static func exitNow(_ code: Int32) -> Never {
+        Swift.print("", terminator: "")
+        fflushAll()
+        _exitProcess(code)
+    }
+}

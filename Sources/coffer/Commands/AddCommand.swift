@@ -1,0 +1,61 @@
+import Foundation
+import ArgumentParser
+import Coffer
+
+/// Fields of a login given on the command line (add, edit).
+struct ItemFieldOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The username.", valueName: "name"))
+    var username: String?
+
+    @Option(help: ArgumentHelp("The URL (edit: replaces the first URL).", valueName: "url"))
+    var url: String?
+
+    @Option(help: ArgumentHelp("Notes (stored encrypted; shown by show, never by ls).", valueName: "text"))
+    var notes: String?
+
+    @Option(name: .customLong("tag"), help: ArgumentHelp("A tag; repeat for several (edit: replaces all tags).", valueName: "tag"))
+    var tags: [String] = []
+}
+
+/// `coffer add` (spec/cli.md §4.2).
+struct AddCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Add a login; prints its id alone on stdout.",
+        discussion: """
+            The password comes from --secret-file, --generate, --words or a prompt (asked twice); \
+            without a terminal one of those options (or --no-password) is required.
+            """)
+
+    @Argument(help: "The service (the item's name).")
+    var service: String
+
+    @OptionGroup var fields: ItemFieldOptions
+    @OptionGroup var secret: SecretOptions
+    @OptionGroup var vaultOptions: VaultOptions
+
+    func validate() throws {
+        if service.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("the service name is empty") }
+    }
+
+    func run() throws {
+        let path = try vaultOptions.path()
+        guard VaultLocation.exists(path) else { throw CofferError(.vaultMissing, "no vault at \(path)") }
+        if !secret.givesSecret && !secret.noPassword && !SecretInput.hasTerminal {
+            throw CLIError.usage("no terminal to ask for the item's password on; pass --secret-file, --generate, --words or --no-password")
+        }
+        let vault = try vaultOptions.open(mode: .readWrite)
+        defer { vault.close() }
+        var password: Secret?
+        if let new = try secret.newSecret() {
+            password = new.secret
+        } else if !secret.noPassword {
+            password = Secret(bytes: try SecretInput.prompt("Password for \(service): ", what: "item password", confirm: true))
+        }
+        let item = Item.login(service, username: fields.username, password: password,
+                              urls: fields.url.map { [$0] } ?? [], notes: fields.notes, tags: fields.tags)
+        let id = try vault.add(item)
+        Terminal.out(id.hex)
+        Terminal.note("Added \(service)")
+    }
+}

@@ -1,0 +1,54 @@
+import ArgumentParser
+import Coffer
+
+/// `coffer edit` (spec/cli.md §4.5).
+struct EditCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "edit",
+        abstract: "Change an item's fields; a new password keeps the old one in its history.",
+        discussion: "Only the fields given change. --tag replaces all tags; --clear-tags removes them.")
+
+    @Argument(help: "An id, a unique id prefix, or the exact service name.")
+    var item: String
+
+    @Option(help: ArgumentHelp("Rename the item.", valueName: "name"))
+    var service: String?
+
+    @OptionGroup var fields: ItemFieldOptions
+    @Flag(name: .customLong("clear-tags"), help: "Remove all tags.")
+    var clearTags = false
+    @OptionGroup var secret: SecretOptions
+    @OptionGroup var vaultOptions: VaultOptions
+
+    func validate() throws {
+        if secret.noPassword { throw ValidationError("--no-password is for add; edit keeps the password unless given a new one") }
+        if clearTags && !fields.tags.isEmpty { throw ValidationError("--clear-tags and --tag cannot be combined") }
+        if let service, service.allSatisfy(\.isWhitespace) { throw ValidationError("the service name is empty") }
+    }
+
+    func run() throws {
+        let vault = try vaultOptions.open(mode: .readWrite)
+        defer { vault.close() }
+        var found = try vault.get(vault.resolve(item).id)
+        var changed: [String] = []
+        if let service { found.title = service; changed.append("service") }
+        if let username = fields.username { found.username = username.isEmpty ? nil : username; changed.append("username") }
+        if let url = fields.url {
+            if found.urls.isEmpty { found.urls = [url] } else { found.urls[0] = url }
+            if url.isEmpty { found.urls.removeFirst() }
+            changed.append("url")
+        }
+        if let notes = fields.notes { found.notes = notes.isEmpty ? nil : notes; changed.append("notes") }
+        if !fields.tags.isEmpty { found.tags = fields.tags; changed.append("tags") }
+        if clearTags { found.tags = []; changed.append("tags") }
+        if let new = try secret.newSecret() {
+            found.changePassword(to: new.secret)
+            changed.append("password")
+        }
+        guard !changed.isEmpty else {
+            throw CLIError.usage("nothing to change; give at least one of --service, --username, --url, --notes, --tag, --clear-tags or a new password")
+        }
+        try vault.update(found)
+        Terminal.note("Updated \(found.title): \(changed.joined(separator: ", "))")
+    }
+}

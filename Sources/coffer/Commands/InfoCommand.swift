@@ -1,0 +1,54 @@
+import Foundation
+import ArgumentParser
+import Coffer
+
+/// `coffer info` (spec/cli.md §4.12).
+struct InfoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Show the vault's format version, KDF settings, item count, file size, dead records, PIN slot.")
+
+    @Flag(help: "Print a JSON object.")
+    var json = false
+
+    @OptionGroup var vaultOptions: VaultOptions
+
+    func run() throws {
+        let vault = try vaultOptions.open(mode: .readOnly)
+        defer { vault.close() }
+        let info = try vault.info()
+        func kdf(_ p: KDFParameters) -> JSON {
+            .object([("algorithm", .string("argon2id")), ("iterations", .int(Int64(p.iterations))),
+                     ("memoryKiB", .int(Int64(p.memoryKiB))), ("parallelism", .int(1))])
+        }
+        if json {
+            Terminal.out(JSON.object([
+                ("path", .string(vault.path)),
+                ("formatVersion", .string(info.formatVersion)),
+                ("vaultID", .string(info.vaultID)),
+                ("created", .string(info.created.description)),
+                ("kdf", kdf(info.passwordKDF)),
+                ("items", .int(Int64(info.itemCount))),
+                ("records", .int(Int64(info.records))),
+                ("deadRecords", .int(Int64(info.deadRecords))),
+                ("fileSize", .int(Int64(info.fileSize))),
+                ("pinSlot", .bool(info.pinKDF != nil)),
+                ("pinKDF", info.pinKDF.map(kdf) ?? .null),
+            ]).render())
+            return
+        }
+        let rows: [(String, String)] = [
+            ("path", vault.path),
+            ("format", info.formatVersion),
+            ("vault id", info.vaultID),
+            ("created", info.created.description),
+            ("kdf", info.passwordKDF.description),
+            ("items", String(info.itemCount)),
+            ("records", String(info.records)),
+            ("dead records", String(info.deadRecords) + (info.deadRecords > 0 ? "  (`coffer compact` removes them)" : "")),
+            ("file size", "\(info.fileSize) bytes"),
+            ("pin slot", info.pinKDF.map { "present (\($0))" } ?? "none"),
+        ]
+        for (name, value) in rows { Terminal.out((name + ":").padding(toLength: 14, withPad: " ", startingAt: 0) + value) }
+    }
+}

@@ -1,0 +1,61 @@
+import ArgumentParser
+import Coffer
+
+/// `coffer init` (spec/cli.md §4.1).
+struct InitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init",
+        abstract: "Create a new vault.",
+        discussion: """
+            The master password must meet the NIST profile (8 to 256 characters, not a common password, \
+            not containing the vault's name) and is asked twice on the terminal; --password-file reads it \
+            once. An existing file is never overwritten (exit 73). Directories are created 0700, the vault 0600.
+            """)
+
+    @OptionGroup var vaultOptions: VaultOptions
+
+    @Option(help: ArgumentHelp("Key derivation cost: interactive (~0.1 s), moderate (~0.8 s, default) or sensitive (~3 s).",
+                               valueName: "cost"))
+    var kdf: KDFChoice = .moderate
+
+    func run() throws {
+        let path = try vaultOptions.path()
+        if VaultLocation.exists(path) {
+            throw CofferError(.vaultExists, "a vault already exists at \(path); refusing to overwrite it")
+        }
+        kdf.warnIfInsecure()
+        let password = try SecretInput.read(file: vaultOptions.passwordFile, label: "New master password: ",
+                                            what: "master password", confirm: true, option: "--password-file FILE")
+        try MasterPasswordPolicy.validate(password)
+        try VaultLocation.createParentDirectories(of: path)
+        let vault = try Progress.during("Deriving the key") { try Vault.create(at: path, password: password, kdf: kdf.parameters) }
+        vault.close()
+        Terminal.note("Created vault at \(path) (\(kdf.parameters))")
+    }
+}
+
+/// The NIST profile check for a new master password (spec/policy.md §6).
+enum MasterPasswordPolicy {
+    static let context = ["coffer", "vault", "password"]
+
+    static func validate(_ password: SecureBytes) throws {
+        let text = password.unsafeString()
+        let result = PasswordPolicy.nist.check(text, context: context, includeStrength: false)
+        guard !result.isAcceptable else { return }
+        var problems: [String] = []
+        for rule in result.unmetRules {
+            switch rule {
+            case .minLength(let n): problems.append("it is shorter than \(n) characters")
+            case .maxLength(let n): problems.append("it is longer than \(n) characters")
+            default: problems.append("rule not met: \(rule)")
+            }
+        }
+        switch result.blocklistMatch {
+        case .commonPassword: problems.append("it is a common password")
+        case .contextWord: problems.append("it contains a word like 'coffer' or 'password'")
+        case nil: break
+        }
+        throw CofferError(.policyViolation, "master password refused: " + problems.joined(separator: "; ")
+                          + "; choose a longer, less predictable one (`coffer gen --words 6` makes one)")
+    }
+}

@@ -1,0 +1,56 @@
+import ArgumentParser
+import Coffer
+
+/// `coffer show` (spec/cli.md §4.4).
+struct ShowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Show one item; the password is masked unless --reveal.",
+        discussion: """
+            --field F prints that field's value alone on stdout (secret fields masked unless --reveal). \
+            Fields: service, username, password, url, urls, notes, tags, id, kind, value, created, modified, \
+            or a custom field's name. An unknown field exits 1.
+            """)
+
+    @Argument(help: "An id, a unique id prefix, or the exact service name.")
+    var item: String
+
+    @Option(help: ArgumentHelp("Print only this field's value.", valueName: "field"))
+    var field: String?
+
+    @Flag(help: "Show secrets (password, secret fields) in clear.")
+    var reveal = false
+
+    @Flag(help: "Print a JSON object (secrets masked unless --reveal).")
+    var json = false
+
+    @OptionGroup var vaultOptions: VaultOptions
+
+    func validate() throws {
+        if field != nil && json { throw ValidationError("--field and --json cannot be combined") }
+    }
+
+    func run() throws {
+        let vault = try vaultOptions.open(mode: .readOnly)
+        defer { vault.close() }
+        let found = try vault.get(vault.resolve(item).id)
+        if let field {
+            guard let value = ItemPresentation.field(field, of: found) else {
+                throw CofferError(.itemNotFound, "\(found.title) has no field '\(field)'; fields are "
+                                  + ItemPresentation.fieldNames.joined(separator: ", ") + " or a custom field's name")
+            }
+            if value.secret && !reveal {
+                Terminal.out(ItemPresentation.mask)
+                Terminal.note("(masked; add --reveal to print it)")
+            } else {
+                Terminal.out(value.value)
+            }
+            return
+        }
+        if json {
+            Terminal.out(ItemPresentation.itemJSON(found, reveal: reveal).render())
+            return
+        }
+        for line in ItemPresentation.text(found, reveal: reveal) { Terminal.out(line) }
+    }
+}

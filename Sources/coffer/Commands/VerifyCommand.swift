@@ -1,0 +1,22 @@
+import ArgumentParser
+import Coffer
+
+/// `coffer verify` (spec/cli.md §4.13).
+struct VerifyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Check the integrity of every record (header, chain, authentication, item encoding).",
+        discussion: "Exit 0 when intact (an interrupted final write is reported, not an error); 65 when anything was changed or cut.")
+
+    @OptionGroup var vaultOptions: VaultOptions
+
+    func run() throws {
+        let vault = try vaultOptions.open(mode: .readOnly)
+        defer { vault.close() }
+        let report = try Progress.during("Verifying") { try vault.verify() }
+        Terminal.out("ok: \(report.records) records, \(report.liveItems) items, \(report.deadRecords) dead records")
+        if report.tornTailBytes > 0 {
+            Terminal.warn("\(report.tornTailBytes) bytes of an interrupted write follow the last record; the next change discards them")
+        }
+    }
+}

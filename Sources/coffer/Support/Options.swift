@@ -1,0 +1,125 @@
+import ArgumentParser
+import Coffer
+
+/// Where the vault is and how to unlock it; accepted after every subcommand's name.
+struct VaultOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "The vault file (default: $COFFER_VAULT, else $XDG_DATA_HOME/coffer/default.coffer).", valueName: "path"))
+    var vault: String?
+
+    @Option(name: .customLong("password-file"), help: ArgumentHelp(
+        "Read the master password from the first line of this file instead of prompting.", valueName: "file"))
+    var passwordFile: String?
+
+    func path() throws -> String { try VaultLocation.resolve(vault) }
+
+    func masterPassword(for path: String) throws -> SecureBytes {
+        try SecretInput.read(file: passwordFile, label: "Master password for \(path): ", what: "master password",
+                              option: "--password-file FILE")
+    }
+
+    /// Unlocks the vault: checks it exists before asking for anything, shows progress while the
+    /// key is derived, and reports a recovered interrupted write.
+    func open(mode: Vault.AccessMode) throws -> Vault {
+        let path = try path()
+        guard VaultLocation.exists(path) else {
+            throw CofferError(.vaultMissing, "no vault at \(path)")
+        }
+        let password = try masterPassword(for: path)
+        let vault = try Progress.during("Unlocking") { try Vault.open(at: path, password: password, mode: mode) }
+        if vault.openReport.recoveredTornBytes > 0 {
+            Terminal.warn("\(mode == .readWrite ? "discarded" : "ignored") \(vault.openReport.recoveredTornBytes) bytes of an interrupted write at the end of the vault; no acknowledged change was lost")
+        }
+        return vault
+    }
+}
+
+/// The Argon2id cost for a new password. `minimal` exists for tests only and is hidden.
+enum KDFChoice: String, ExpressibleByArgument, CaseIterable {
+    case interactive, moderate, sensitive
+    /// INSECURE: for the test suite only (hidden from help; warns when used).
+    case minimal = "insecure-test-only"
+
+    static var allValueStrings: [String] { ["interactive", "moderate", "sensitive"] }
+
+    var parameters: KDFParameters {
+        switch self {
+        case .interactive: return .interactive
+        case .moderate: return .moderate
+        case .sensitive: return .sensitive
+        case .minimal: return .minimal
+        }
+    }
+
+    func warnIfInsecure() {
+        if self == .minimal {
+            Terminal.warn("the insecure test KDF makes this password guessable at a very high rate; never use it for real secrets")
+        }
+    }
+}
+
+/// How an item's password is given to `add` and `edit` (spec/cli.md §4.2).
+struct SecretOptions: ParsableArguments {
+    @Option(name: .customLong("secret-file"), help: ArgumentHelp(
+        "Read the item's password from the first line of this file.", valueName: "file"))
+    var secretFile: String?
+
+    @Flag(help: "Generate a random password (see --length, --rules).")
+    var generate = false
+
+    @Option(help: ArgumentHelp("Length of a generated password (default 20, within the rules' bounds).", valueName: "n"))
+    var length: Int?
+
+    @Option(help: ArgumentHelp("Password rules for a generated password, in Apple's syntax, e.g. \"minlength: 12; required: digit\".",
+                               valueName: "rules"))
+    var rules: String?
+
+    @Option(help: ArgumentHelp("Generate a passphrase of this many words from the EFF list.", valueName: "n"))
+    var words: Int?
+
+    @Flag(name: .customLong("ask-secret"), help: "Prompt for the password on the terminal (asked twice).")
+    var askSecret = false
+
+    @Flag(name: .customLong("no-password"), help: "Store no password (add only).")
+    var noPassword = false
+
+    func validate() throws {
+        let sources = [secretFile != nil, generate, words != nil, askSecret, noPassword].filter { $0 }.count
+        if sources > 1 {
+            throw ValidationError("choose one of --secret-file, --generate, --words, --ask-secret, --no-password")
+        }
+        if (length != nil || rules != nil) && !generate {
+            throw ValidationError("--length and --rules go with --generate")
+        }
+    }
+
+    var givesSecret: Bool { secretFile != nil || generate || words != nil || askSecret }
+
+    /// The new password, or nil when none of the options asks for one.
+    func newSecret() throws -> (secret: Secret, generated: Bool)? {
+        if let secretFile {
+            return (Secret(bytes: try SecretInput.firstLine(ofFile: secretFile, what: "secret")), false)
+        }
+        if generate {
+            let value = try Generation.password(length: length, rules: rules)
+            return (try Secret(value), true)
+        }
+        if let words {
+            return (try Secret(try PassphraseGenerator.generate(words: words).value), true)
+        }
+        if askSecret {
+            return (Secret(bytes: try SecretInput.prompt("Password for the item: ", what: "item password", confirm: true)), false)
+        }
+        return nil
+    }
+}
+
+enum Generation {
+    /// The default rules for generated passwords: every class required, printable ASCII.
+    static let defaultRules = "required: upper; required: lower; required: digit; required: [-!@#$%^&*_+=?.,:;]; allowed: upper, lower, digit, [-!@#$%^&*_+=?.,:;]"
+
+    static func password(length: Int?, rules: String?) throws -> String {
+        let parsed = try PasswordRules.parse(rules ?? defaultRules)
+        return try PasswordGenerator(rules: parsed).generate(length: length)
+    }
+}

@@ -1,2 +1,0 @@
-import Coffer
-print("coffer")
