@@ -33,8 +33,9 @@ struct CofferCommand: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             InitCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, EditCommand.self,
-            RemoveCommand.self, GenerateCommand.self, CheckCommand.self, PasswdCommand.self,
-            InfoCommand.self, VerifyCommand.self, CompactCommand.self,
+            RemoveCommand.self, ClipCommand.self, GenerateCommand.self, CheckCommand.self, PasswdCommand.self,
+            InfoCommand.self, VerifyCommand.self, CompactCommand.self, ImportCommand.self, ExportCommand.self,
+            ClipClearCommand.self,
         ])
 
     static func main() {

@@ -1,0 +1,74 @@
+import ArgumentParser
+import Coffer
+
+enum ExportFormat: String, ExpressibleByArgument, CaseIterable {
+    case csv, json
+}
+
+/// `coffer export` (spec/cli.md §4.16).
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write every item, secrets included, to a plaintext file (0600).",
+        discussion: """
+            csv: the generic import format (title, username, password, url, notes, tags); a secure note's value \
+            goes in the password column; custom fields, extra URLs and history are not included. json: every \
+            field (schema in spec/cli.md §6.6). The file must not exist. A warning goes to stderr.
+            """)
+
+    @Option(help: ArgumentHelp("csv or json.", valueName: "format"))
+    var format: ExportFormat
+
+    @Option(help: ArgumentHelp("The file to create (refused if it exists).", valueName: "file"))
+    var output: String
+
+    @OptionGroup var vaultOptions: VaultOptions
+
+    func run() throws {
+        if VaultLocation.exists(output) {
+            throw CLIError(Exit.cannotCreate, "\(output) already exists; choose another --output or remove it first")
+        }
+        let vault = try vaultOptions.open(mode: .readOnly)
+        defer { vault.close() }
+        var text = ""
+        var count = 0
+        switch format {
+        case .csv:
+            text = CSVReader.encode(["title", "username", "password", "url", "notes", "tags"])
+            try vault.forEachItem { item in
+                let secret = (item.kind == .secureNote ? item.noteValue : item.password)?.reveal() ?? ""
+                text += CSVReader.encode([item.title, item.username ?? "", secret, item.urls.first ?? "", item.notes ?? "",
+                                          item.tags.joined(separator: ",")])
+                count += 1
+            }
+        case .json:
+            var items: [JSON] = []
+            try vault.forEachItem { item in
+                items.append(.object([
+                    ("id", .string(item.id.hex)),
+                    ("kind", .string(item.kind.name)),
+                    ("service", .string(item.title)),
+                    ("username", .optional(item.username)),
+                    ("password", .optional(item.password?.reveal())),
+                    ("urls", .strings(item.urls)),
+                    ("notes", .optional(item.notes)),
+                    ("tags", .strings(item.tags)),
+                    ("fields", .array(item.customFields.map { .object([("name", .string($0.name)), ("value", .string($0.value.reveal()))]) })),
+                    ("value", .optional(item.noteValue?.reveal())),
+                    ("passwordHistory", .array(item.passwordHistory.map {
+                        .object([("password", .string($0.password.reveal())), ("changed", .string($0.changed.description))])
+                    })),
+                    ("created", .string(item.created.description)),
+                    ("modified", .string(item.modified.description)),
+                ]))
+                count += 1
+            }
+            text = JSON.object([("format", .string("coffer-export")), ("version", .int(1)), ("items", .array(items))]).render() + "\n"
+        }
+        var bytes = Array(text.utf8)
+        defer { secureZero(&bytes) }
+        try Files.createExclusively(output, bytes: bytes)
+        Terminal.warn("\(output) holds \(count) item(s) with their passwords in plain text; delete it securely once you are done")
+        Terminal.out("exported \(count) item\(count == 1 ? "" : "s") to \(output)")
+    }
+}
