@@ -1,0 +1,94 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where the per-vault device secret of a PIN slot lives (spec/unlock.md §2): anywhere but the
+/// vault file. The CLI uses a runtime directory; an app can use the Keychain or a kernel keyring.
+public protocol DeviceSecretStore: Sendable {
+    /// The secret for `vaultID`, or `nil` if there is none.
+    func load(vaultID: [UInt8]) throws -> SecureBytes?
+    /// Stores `secret` durably, replacing any earlier one.
+    func store(_ secret: SecureBytes, vaultID: [UInt8]) throws
+    /// Deletes the secret durably; no error if there is none.
+    func delete(vaultID: [UInt8]) throws
+}
+
+extension DeviceSecretStore {
+    static var secretCount: Int { 32 }
+}
+
+/// The CLI's store: one 0600 file per vault in a 0700 directory under `$XDG_RUNTIME_DIR`, which
+/// the OS empties at logout and reboot (so the PIN stops working after a reboot, by design).
+public struct RuntimeDirectoryDeviceSecretStore: DeviceSecretStore {
+    public let directory: String
+    private let fileSystem: any VaultFileSystem
+
+    /// Uses `directory` as is, creating it with mode 0700 if needed.
+    public init(directory: String, fileSystem: any VaultFileSystem = POSIXFileSystem()) throws {
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw CofferError(.pinUnavailable, "cannot create the device-secret directory \(directory); unlock with the master password")
+        }
+        self.directory = directory
+        self.fileSystem = fileSystem
+    }
+
+    /// `$XDG_RUNTIME_DIR/coffer`, or `/run/user/<uid>/coffer` when the variable is unset.
+    /// Neither available → `unlock.pin-unavailable`.
+    public static func forCurrentUser(environment: [String: String]? = nil) throws -> RuntimeDirectoryDeviceSecretStore {
+        let runtime: String
+        if let value = environment?["XDG_RUNTIME_DIR"] ?? getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), !value.isEmpty {
+            runtime = value
+        } else {
+            runtime = "/run/user/\(getuid())"
+        }
+        guard access(runtime, W_OK) == 0 else {
+            throw CofferError(.pinUnavailable,
+                "PIN unlock needs a per-user runtime directory ($XDG_RUNTIME_DIR); none is available, so unlock with the master password")
+        }
+        return try RuntimeDirectoryDeviceSecretStore(directory: runtime + "/coffer")
+    }
+
+    func path(for vaultID: [UInt8]) -> String { directory + "/" + vaultID.lowercaseHex + ".device-secret" }
+
+    public func load(vaultID: [UInt8]) throws -> SecureBytes? {
+        let path = path(for: vaultID)
+        guard fileSystem.fileExists(path) else { return nil }
+        let handle = try fileSystem.open(path, writable: false)
+        defer { handle.close() }
+        guard try handle.size() == Self.secretCount else {
+            throw CofferError(.pinUnavailable, "the device secret for this vault is damaged; unlock with the master password and set the PIN again")
+        }
+        var bytes = try handle.read(at: 0, count: Self.secretCount)
+        defer { secureZero(&bytes) }
+        return try bytes.withUnsafeBytes { try SecureBytes(copying: $0) }
+    }
+
+    public func store(_ secret: SecureBytes, vaultID: [UInt8]) throws {
+        try Vault.writeAtomically(path: path(for: vaultID), fileSystem: fileSystem, random: SystemRandom()) { write in
+            var bytes = secret.withUnsafeBytes { Array($0) }
+            defer { secureZero(&bytes) }
+            try write(bytes)
+        }
+    }
+
+    public func delete(vaultID: [UInt8]) throws {
+        let path = path(for: vaultID)
+        guard fileSystem.fileExists(path) else { return }
+        fileSystem.remove(path)
+        try fileSystem.syncDirectory(containing: path)
+    }
+}
+
+/// Keeps secrets in memory only: for tests, and for apps that want a PIN for one process lifetime.
+public final class InMemoryDeviceSecretStore: DeviceSecretStore, @unchecked Sendable {
+    private let lock = Lock()
+    private var secrets: [[UInt8]: SecureBytes] = [:]
+
+    public init() {}
+
+    public func load(vaultID: [UInt8]) throws -> SecureBytes? { lock.withLock { secrets[vaultID] } }
+    public func store(_ secret: SecureBytes, vaultID: [UInt8]) throws { lock.withLock { secrets[vaultID] = secret } }
+    public func delete(vaultID: [UInt8]) throws { lock.withLock { secrets[vaultID] = nil } }
+}

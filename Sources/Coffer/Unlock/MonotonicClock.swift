@@ -1,0 +1,102 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A point in boot-relative time: which boot, and how long since it (spec/unlock.md §5.5).
+/// Waits are measured on this, never on the wall clock, so setting the date does not shorten them.
+public struct MonotonicInstant: Sendable, Equatable {
+    /// Identifies the boot; a different value means the machine restarted.
+    public var bootID: [UInt8]
+    /// Nanoseconds since boot, suspend included.
+    public var nanosecondsSinceBoot: UInt64
+
+    public init(bootID: [UInt8], nanosecondsSinceBoot: UInt64) {
+        self.bootID = bootID
+        self.nanosecondsSinceBoot = nanosecondsSinceBoot
+    }
+}
+
+/// The source of boot-relative time for throttling. Injected so tests never really wait.
+public protocol MonotonicClock: Sendable {
+    func now() throws -> MonotonicInstant
+}
+
+/// CLOCK_BOOTTIME plus `/proc/sys/kernel/random/boot_id` on Linux. Elsewhere, a monotonic
+/// clock plus a boot id derived from the kernel's boot time.
+public struct SystemMonotonicClock: MonotonicClock {
+    public init() {}
+
+    public func now() throws -> MonotonicInstant {
+        var spec = timespec()
+        #if os(Linux)
+        let clock = CLOCK_BOOTTIME
+        #else
+        let clock = CLOCK_MONOTONIC
+        #endif
+        guard clock_gettime(clock, &spec) == 0 else {
+            throw CofferError(.io, "cannot read the boot-relative clock")
+        }
+        let nanoseconds = UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+        return MonotonicInstant(bootID: try Self.bootID(), nanosecondsSinceBoot: nanoseconds)
+    }
+
+    /// 16 bytes identifying this boot.
+    static func bootID() throws -> [UInt8] {
+        #if os(Linux)
+        guard let file = fopen("/proc/sys/kernel/random/boot_id", "r") else {
+            throw CofferError(.io, "cannot read the boot id")
+        }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard fgets(&buffer, 64, file) != nil else { throw CofferError(.io, "cannot read the boot id") }
+        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return BLAKE2b.hash(Array(text.utf8.filter { $0 != 0x0a }), outputCount: 16)
+        #else
+        var boot = timeval()
+        var size = MemoryLayout<timeval>.size
+        guard sysctlbyname("kern.boottime", &boot, &size, nil, 0) == 0 else {
+            throw CofferError(.io, "cannot read the boot time")
+        }
+        return withUnsafeBytes(of: boot) { BLAKE2b.hash(Array($0), outputCount: 16) }
+        #endif
+    }
+}
+
+/// A clock the test moves by hand: forwards, backwards, or to a new boot.
+public final class ManualMonotonicClock: MonotonicClock, @unchecked Sendable {
+    private let lock = Lock()
+    private var current: MonotonicInstant
+
+    public init(bootID: [UInt8] = Array(repeating: 1, count: 16), nanosecondsSinceBoot: UInt64 = 1_000_000_000_000) {
+        current = MonotonicInstant(bootID: bootID, nanosecondsSinceBoot: nanosecondsSinceBoot)
+    }
+
+    public func now() throws -> MonotonicInstant { lock.withLock { current } }
+
+    /// Moves time by `duration` (negative moves it back, stopping at zero).
+    public func advance(by duration: Duration) {
+        lock.withLock {
+            let delta = duration.nanoseconds
+            current.nanosecondsSinceBoot = delta >= 0
+                ? current.nanosecondsSinceBoot &+ UInt64(delta)
+                : current.nanosecondsSinceBoot - Swift.min(current.nanosecondsSinceBoot, UInt64(-delta))
+        }
+    }
+
+    /// Simulates a reboot: a new boot id and a small time since boot.
+    public func reboot(bootID: [UInt8], nanosecondsSinceBoot: UInt64 = 5_000_000_000) {
+        lock.withLock { current = MonotonicInstant(bootID: bootID, nanosecondsSinceBoot: nanosecondsSinceBoot) }
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, saturating (durations here are minutes to hours).
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? Int64.min : Int64.max }
+        return product.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+    }
+}

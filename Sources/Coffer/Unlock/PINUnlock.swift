@@ -1,0 +1,264 @@
+/// What `pin status` shows (spec/unlock.md). Reading it changes nothing.
+public struct PINStatus: Sendable, Equatable {
+    /// The vault has a PIN keyslot.
+    public var slotPresent: Bool
+    /// This device holds the secret the PIN slot needs.
+    public var deviceSecretPresent: Bool
+    /// The attempt counter is present and authentic (if not, the next PIN attempt erases the PIN).
+    public var stateAuthentic: Bool
+    /// The PIN slot's Argon2id setting.
+    public var kdf: KDFParameters?
+    /// Consecutive wrong PINs counted.
+    public var failures: Int
+    /// Wrong PINs left before the PIN is erased.
+    public var attemptsLeft: Int
+    /// Time until the next attempt is accepted, or `nil` when one is accepted now.
+    public var waitRemaining: Duration?
+
+    /// Whether a PIN attempt can be made at all (perhaps after `waitRemaining`).
+    public var isUsable: Bool { slotPresent && deviceSecretPresent && stateAuthentic }
+}
+
+/// PIN unlock with persistent, crash-safe attempt throttling, and a rate-limited master-password
+/// unlock, for one vault (spec/unlock.md §2–§7). Stateless between calls: everything that must
+/// survive lives in the device-secret store and in the throttle files beside the vault.
+public struct PINUnlock: Sendable {
+    public let vaultPath: String
+    public let deviceSecrets: any DeviceSecretStore
+    public let clock: any MonotonicClock
+    let fileSystem: any VaultFileSystem
+    let random: any RandomSource
+
+    /// The PIN slot's Argon2id setting (spec/unlock.md §8): fast, because the device secret and
+    /// the attempt limit, not the KDF, protect a 6-digit PIN.
+    public static let defaultKDF = KDFParameters.interactive
+
+    public init(vaultPath: String, deviceSecrets: any DeviceSecretStore, clock: any MonotonicClock = SystemMonotonicClock(),
+                fileSystem: any VaultFileSystem = POSIXFileSystem(), random: any RandomSource = SystemRandom()) {
+        self.vaultPath = vaultPath
+        self.deviceSecrets = deviceSecrets
+        self.clock = clock
+        self.fileSystem = fileSystem
+        self.random = random
+    }
+
+    public var pinStatePath: String { vaultPath + ".throttle" }
+    public var passwordStatePath: String { vaultPath + ".pw-throttle" }
+    var lockPath: String { vaultPath + ".throttle.lock" }
+
+    var pinStateFile: ThrottleFile { ThrottleFile(path: pinStatePath, fileSystem: fileSystem, random: random) }
+    var passwordStateFile: ThrottleFile { ThrottleFile(path: passwordStatePath, fileSystem: fileSystem, random: random) }
+
+    // MARK: Setting and removing
+
+    /// Adds (or replaces) the PIN slot of `vault`, which must be open read-write. The PIN must pass
+    /// `PINPolicy`; the attempt counter starts at zero.
+    public func setPIN(_ pin: SecureBytes, on vault: Vault, kdf: KDFParameters = defaultKDF) throws {
+        try Self.checkPolicy(pin)
+        try kdf.validate()
+        guard !vault.isClosed else { throw CofferError(.locked, "the vault is locked (closed); unlock it again") }
+        guard vault.mode == .readWrite else { throw CofferError(.readOnly, "the vault was opened read-only") }
+        let lock = try fileSystem.lockExclusively(lockPath)
+        defer { lock.unlock() }
+        let vaultID = vault.header.vaultID
+        let secret: SecureBytes
+        if let existing = try deviceSecrets.load(vaultID: vaultID) {
+            secret = existing
+        } else {
+            secret = try SecureBytes.random(count: 32, using: random)
+            try deviceSecrets.store(secret, vaultID: vaultID)
+        }
+        let keys = PINKeys(deviceSecret: secret, vaultID: vaultID)
+        // The counter exists before the slot does (§6.1).
+        try pinStateFile.save(.fresh(kind: .pin, vaultID: vaultID, now: try clock.now()), key: try keys.stateKey())
+        let salt = random.bytes(Argon2id.saltCount)
+        let kek = try keys.keyEncryptionKey(pin: pin, slotSalt: salt, kdf: kdf)
+        let slot = try vault.withVaultKey { vaultKey in
+            Keyslot.wrap(vaultKey, kind: .pin, kdf: kdf, salt: salt, kek: kek, vaultID: vaultID, using: random)
+        }
+        try vault.replaceKeyslots(vault.header.keyslots.filter { $0.kind != .pin } + [slot])
+    }
+
+    /// Removes the PIN slot, the device secret and the attempt counter. `vault` must be open read-write.
+    public func removePIN(from vault: Vault) throws {
+        guard !vault.isClosed else { throw CofferError(.locked, "the vault is locked (closed); unlock it again") }
+        let lock = try fileSystem.lockExclusively(lockPath)
+        defer { lock.unlock() }
+        let header = vault.header
+        if header.pinSlot != nil {
+            try vault.replaceKeyslots(header.keyslots.filter { $0.kind != .pin })
+        }
+        try deviceSecrets.delete(vaultID: header.vaultID)
+        try pinStateFile.remove()
+    }
+
+    /// Whether a PIN is set and usable, attempts used and left, and any running wait.
+    public func status() throws -> PINStatus {
+        let header = try readHeader()
+        var status = PINStatus(slotPresent: header.pinSlot != nil, deviceSecretPresent: false, stateAuthentic: false,
+                               kdf: header.pinSlot?.kdf, failures: 0, attemptsLeft: ThrottlePolicy.pin.destroyAfter ?? 0,
+                               waitRemaining: nil)
+        guard let secret = try deviceSecrets.load(vaultID: header.vaultID) else { return status }
+        status.deviceSecretPresent = true
+        let keys = PINKeys(deviceSecret: secret, vaultID: header.vaultID)
+        guard let state = try? pinStateFile.load(key: try keys.stateKey()), state.kind == .pin,
+              state.vaultID == header.vaultID else { return status }
+        status.stateAuthentic = true
+        status.failures = Int(state.failures)
+        status.attemptsLeft = ThrottlePolicy.pin.attemptsLeft(afterFailures: Int(state.failures)) ?? 0
+        if case .wait(let remaining) = ThrottlePolicy.pin.decide(state, now: try clock.now()) {
+            status.waitRemaining = remaining
+        }
+        return status
+    }
+
+    // MARK: Unlocking
+
+    /// Opens the vault with the PIN. Throws `CofferError` with an `unlock.*` code (or the store's).
+    public func unlock(pin: SecureBytes, mode: Vault.AccessMode = .readWrite) throws -> Vault {
+        try attempt(pin: pin, mode: mode).mapError(\.error).get()
+    }
+
+    /// Opens the vault with the master password, rate-limited (§7); a read-write unlock also
+    /// removes a PIN slot this device can no longer open (§2.4).
+    public func unlock(password: SecureBytes, mode: Vault.AccessMode = .readWrite) throws -> Vault {
+        try attempt(password: password, mode: mode).mapError(\.error).get()
+    }
+
+    /// `unlock(pin:mode:)` with typed failures, for lock screens.
+    public func attempt(pin: SecureBytes, mode: Vault.AccessMode = .readWrite) -> Result<Vault, UnlockFailure> {
+        Result {
+            let lock = try fileSystem.lockExclusively(lockPath)
+            defer { lock.unlock() }
+            return try Vault.open(at: vaultPath, mode: mode, fileSystem: fileSystem, random: random) { header in
+                try vaultKey(pin: pin, header: header)
+            }
+        }.mapError(UnlockFailure.from)
+    }
+
+    /// `unlock(password:mode:)` with typed failures.
+    public func attempt(password: SecureBytes, mode: Vault.AccessMode = .readWrite) -> Result<Vault, UnlockFailure> {
+        Result {
+            let vault = try {
+                let lock = try fileSystem.lockExclusively(lockPath)
+                defer { lock.unlock() }
+                return try Vault.open(at: vaultPath, mode: mode, fileSystem: fileSystem, random: random) { header in
+                    try vaultKey(password: password, header: header)
+                }
+            }()
+            if mode == .readWrite { try? pruneDeadPINSlot(vault) }
+            return vault
+        }.mapError(UnlockFailure.from)
+    }
+
+    /// §5.1, run with the vault's header while the throttle lock is held.
+    func vaultKey(pin: SecureBytes, header: VaultHeader) throws -> SymmetricKey {
+        let policy = ThrottlePolicy.pin
+        let limit = policy.destroyAfter ?? Int.max
+        guard let slot = header.pinSlot else {
+            throw UnlockFailure.pinDisabled(reason: "no PIN is set for this vault; unlock with the master password")
+        }
+        guard let secret = try deviceSecrets.load(vaultID: header.vaultID) else { throw UnlockFailure.pinUnavailable }
+        let keys = PINKeys(deviceSecret: secret, vaultID: header.vaultID)
+        let stateKey = try keys.stateKey()
+        let file = pinStateFile
+        let now = try clock.now()
+        let loaded: ThrottleState
+        do {
+            guard let state = try file.load(key: stateKey), state.kind == .pin, state.vaultID == header.vaultID else {
+                throw CofferError(.throttleStateTampered, "attempt counter missing")
+            }
+            loaded = state
+        } catch let error as CofferError where error.code == .throttleStateTampered {
+            try destroyPIN(vaultID: header.vaultID)
+            throw UnlockFailure.throttleStateTampered
+        }
+        var state = loaded.rebased(to: now)
+        switch policy.decide(failures: Int(state.failures), lastFailure: state.lastFailure, now: now.nanosecondsSinceBoot) {
+        case .destroyed:
+            try destroyPIN(vaultID: header.vaultID)
+            throw UnlockFailure.pinDisabled(reason: "the PIN was erased after \(limit) wrong PINs in a row; unlock with the master password")
+        case .wait(let remaining):
+            if state != loaded { try file.save(state, key: stateKey) }
+            throw UnlockFailure.throttled(remaining: remaining)
+        case .attempt:
+            break
+        }
+        try slot.kdf.validate()
+        let tag = try keys.guessTag(pin: pin, slotSalt: slot.salt)
+        if state.isRecentWrongGuess(tag, now: now) {
+            if state != loaded { try file.save(state, key: stateKey) }
+            throw UnlockFailure.wrongPIN(attemptsLeft: limit - Int(state.failures))
+        }
+        // Count the attempt durably before checking it (§5.1 step 6).
+        state.failures += 1
+        state.lastFailure = now.nanosecondsSinceBoot
+        try file.save(state, key: stateKey)
+        let kek = try keys.keyEncryptionKey(pin: pin, slotSalt: slot.salt, kdf: slot.kdf)
+        let vaultKey: SymmetricKey
+        do {
+            vaultKey = try slot.unwrap(kek: kek, vaultID: header.vaultID)
+        } catch let error as CofferError where error.code == .wrongPIN {
+            if Int(state.failures) >= limit {
+                try destroyPIN(vaultID: header.vaultID)
+                throw UnlockFailure.pinDisabled(reason: "\(limit) wrong PINs in a row: the PIN was erased; unlock with the master password")
+            }
+            state.recent.append(ThrottleState.RecentGuess(tag: tag, at: now.nanosecondsSinceBoot))
+            if state.recent.count > ThrottleState.maximumRecent { state.recent.removeFirst() }
+            try file.save(state, key: stateKey)
+            throw UnlockFailure.wrongPIN(attemptsLeft: limit - Int(state.failures))
+        }
+        try file.save(.fresh(kind: .pin, vaultID: header.vaultID, now: now), key: stateKey)
+        return vaultKey
+    }
+
+    /// §7: the same order, a gentler schedule, never a lockout.
+    func vaultKey(password: SecureBytes, header: VaultHeader) throws -> SymmetricKey {
+        let key = try PINKeys.passwordStateKey(vaultID: header.vaultID)
+        let file = passwordStateFile
+        let now = try clock.now()
+        var state = ThrottleState.fresh(kind: .password, vaultID: header.vaultID, now: now)
+        if let loaded = try? file.load(key: key), loaded.kind == .password, loaded.vaultID == header.vaultID {
+            state = loaded.rebased(to: now)
+        }
+        if case .wait(let remaining) = ThrottlePolicy.password.decide(
+            failures: Int(state.failures), lastFailure: state.lastFailure, now: now.nanosecondsSinceBoot) {
+            throw UnlockFailure.throttled(remaining: remaining)
+        }
+        state.failures = state.failures == .max ? .max : state.failures + 1
+        state.lastFailure = now.nanosecondsSinceBoot
+        state.recent = []
+        try file.save(state, key: key)
+        let vaultKey = try Vault.passwordVaultKey(header: header, password: password)
+        try file.remove()
+        return vaultKey
+    }
+
+    /// Erases the PIN without the vault key (§3.2): the device secret first, which kills the slot.
+    func destroyPIN(vaultID: [UInt8]) throws {
+        try deviceSecrets.delete(vaultID: vaultID)
+        try pinStateFile.remove()
+    }
+
+    /// Removes a PIN slot whose device secret is gone (it can never be opened again).
+    func pruneDeadPINSlot(_ vault: Vault) throws {
+        let header = vault.header
+        guard header.pinSlot != nil, try deviceSecrets.load(vaultID: header.vaultID) == nil else { return }
+        try vault.replaceKeyslots(header.keyslots.filter { $0.kind != .pin })
+        try pinStateFile.remove()
+    }
+
+    /// The header, checked without a key (for `status`).
+    func readHeader() throws -> VaultHeader {
+        let handle = try fileSystem.open(vaultPath, writable: false)
+        defer { handle.close() }
+        let bytes = try handle.read(at: 0, count: Swift.min(try handle.size(), VaultHeader.lengthBounds.upperBound))
+        return try bytes.withUnsafeBytes { try VaultHeader.parse($0).header }
+    }
+
+    /// `PINPolicy` on the digits. The policy takes a `String`; the copy lives only for the call.
+    static func checkPolicy(_ pin: SecureBytes) throws {
+        let text = pin.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
+        try PINPolicy.validate(text)
+    }
+}
