@@ -11,7 +11,7 @@ struct CofferCommand: ParsableCommand {
             The vault is --vault PATH, else $COFFER_VAULT, else $XDG_DATA_HOME/coffer/default.coffer \
             (~/.local/share/coffer/default.coffer). The master password comes from --password-file FILE \
             (its first line) or an echo-off prompt on the terminal, never from the command line or the \
-            environment. Options go after the command name: coffer ls --vault V --password-file P.
+            environment; --pin / --pin-file unlock with a PIN instead (see `coffer pin`). Options go after the command name: coffer ls --vault V --password-file P.
 
             <item> is an id, a unique id prefix (4+ hex digits) or an exact service name.
 
@@ -34,6 +34,7 @@ struct CofferCommand: ParsableCommand {
         subcommands: [
             InitCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, EditCommand.self,
             RemoveCommand.self, ClipCommand.self, GenerateCommand.self, CheckCommand.self, PasswdCommand.self,
+            PinCommand.self,
             InfoCommand.self, VerifyCommand.self, CompactCommand.self, ImportCommand.self, ExportCommand.self,
             ClipClearCommand.self,
         ])

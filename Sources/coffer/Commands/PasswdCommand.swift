@@ -18,7 +18,7 @@ struct PasswdCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        let vault = try vaultOptions.open(mode: .readWrite)
+        let vault = try vaultOptions.open(mode: .readWrite, allowPIN: false)
         defer { vault.close() }
         kdf?.warnIfInsecure()
         let password = try SecretInput.read(file: newPasswordFile, label: "New master password: ",

@@ -35,7 +35,7 @@ enum Exit {
             return usage
         case .notAVault, .headerCorrupted, .tampered, .recordCorrupted, .truncated, .unsupportedVersion,
              .limitExceeded, .malformedItem, .authenticationFailed, .kdfParametersRefused, .duplicateItem,
-             .invalidImport, .throttleStateTampered:
+             .invalidImport:
             return dataError
         case .vaultMissing:
             return noInput
@@ -43,7 +43,7 @@ enum Exit {
             return cannotCreate
         case .vaultBusy, .throttled:
             return tempFail
-        case .wrongPassword, .wrongPIN, .pinDisabled, .pinUnavailable:
+        case .wrongPassword, .wrongPIN, .pinDisabled, .pinUnavailable, .throttleStateTampered:
             return noPermission
         case .io:
             return ioError
@@ -96,7 +96,11 @@ enum ErrorReport {
         case let error as CofferError:
             code = Exit.code(for: error.code)
             var text = error.reason
-            if let hint = Exit.hint(for: error.code), !text.contains(hint) { text += "; " + hint }
+            if let hint = Exit.hint(for: error.code), !text.contains(hint),
+               !(hint.hasPrefix("unlock with the master password") && text.contains("unlock with the master password")),
+               !(error.code == .wrongPIN && text.contains("master password")) {
+                text += "; " + hint
+            }
             message = text + " [\(error.code)]"
         case let error as CLIError:
             code = error.exitCode

@@ -11,6 +11,20 @@ struct VaultOptions: ParsableArguments {
         "Read the master password from the first line of this file instead of prompting.", valueName: "file"))
     var passwordFile: String?
 
+    @Flag(name: .customLong("pin"), help: "Unlock with the PIN (prompted) instead of the master password.")
+    var usePIN = false
+
+    @Option(name: .customLong("pin-file"), help: ArgumentHelp(
+        "Unlock with the PIN read from the first line of this file.", valueName: "file"))
+    var pinFile: String?
+
+    func validate() throws {
+        if (usePIN || pinFile != nil) && passwordFile != nil {
+            throw ValidationError("unlock with either the PIN (--pin, --pin-file) or the master password (--password-file), not both")
+        }
+        if usePIN && pinFile != nil { throw ValidationError("--pin prompts for the PIN; --pin-file reads it; choose one") }
+    }
+
     func path() throws -> String { try VaultLocation.resolve(vault) }
 
     func masterPassword(for path: String) throws -> SecureBytes {
@@ -19,14 +33,31 @@ struct VaultOptions: ParsableArguments {
     }
 
     /// Unlocks the vault: checks it exists before asking for anything, shows progress while the
-    /// key is derived, and reports a recovered interrupted write.
-    func open(mode: Vault.AccessMode) throws -> Vault {
+    /// key is derived, and reports a recovered interrupted write. With --pin / --pin-file the PIN
+    /// unlocks (throttled, spec/unlock.md); the master password goes through the same rate limit
+    /// whenever the per-user runtime directory exists.
+    func open(mode: Vault.AccessMode, allowPIN: Bool = true) throws -> Vault {
         let path = try path()
         guard VaultLocation.exists(path) else {
             throw CofferError(.vaultMissing, "no vault at \(path)")
         }
-        let password = try masterPassword(for: path)
-        let vault = try Progress.during("Unlocking") { try Vault.open(at: path, password: password, mode: mode) }
+        let vault: Vault
+        if usePIN || pinFile != nil {
+            guard allowPIN else {
+                throw CLIError.usage("this command needs the master password (--password-file or the prompt), not the PIN")
+            }
+            let pins = PINUnlock(vaultPath: path, deviceSecrets: try RuntimeDirectoryDeviceSecretStore.forCurrentUser())
+            let pin = try SecretInput.read(file: pinFile, label: "PIN for \(path): ", what: "PIN", option: "--pin-file FILE")
+            vault = try Progress.during("Unlocking") { try pins.unlock(pin: pin, mode: mode) }
+        } else {
+            let password = try masterPassword(for: path)
+            if let store = try? RuntimeDirectoryDeviceSecretStore.forCurrentUser() {
+                let pins = PINUnlock(vaultPath: path, deviceSecrets: store)
+                vault = try Progress.during("Unlocking") { try pins.unlock(password: password, mode: mode) }
+            } else {
+                vault = try Progress.during("Unlocking") { try Vault.open(at: path, password: password, mode: mode) }
+            }
+        }
         if vault.openReport.recoveredTornBytes > 0 {
             Terminal.warn("\(mode == .readWrite ? "discarded" : "ignored") \(vault.openReport.recoveredTornBytes) bytes of an interrupted write at the end of the vault; no acknowledged change was lost")
         }

@@ -1,0 +1,83 @@
+import ArgumentParser
+import Coffer
+
+/// `coffer pin set|rm|status` (spec/cli.md §4.11; the mechanism is spec/unlock.md).
+struct PinCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pin",
+        abstract: "Manage PIN unlock (a 6–12 digit PIN, throttled, tied to this device and boot session).",
+        discussion: """
+            After `pin set`, --pin or --pin-file unlocks instead of the master password. Wrong PINs are \
+            throttled (4 free, then waits of 1 min up to 1 h; the 10th erases the PIN). The device secret \
+            lives in $XDG_RUNTIME_DIR/coffer, so a PIN stops working at logout or reboot.
+            """,
+        subcommands: [PinSetCommand.self, PinRemoveCommand.self, PinStatusCommand.self])
+}
+
+struct PinSetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "set", abstract: "Set or replace the PIN (needs the master password).")
+
+    @Option(name: .customLong("new-pin-file"), help: ArgumentHelp("Read the new PIN from this file's first line.", valueName: "file"))
+    var newPinFile: String?
+
+    @OptionGroup var vaultOptions: VaultOptions
+
+    func run() throws {
+        let store = try RuntimeDirectoryDeviceSecretStore.forCurrentUser()
+        let vault = try vaultOptions.open(mode: .readWrite, allowPIN: false)
+        defer { vault.close() }
+        let pin = try SecretInput.read(file: newPinFile, label: "New PIN (6–12 digits): ", what: "PIN", confirm: true,
+                                       option: "--new-pin-file FILE")
+        let pins = PINUnlock(vaultPath: vault.path, deviceSecrets: store)
+        try Progress.during("Deriving the PIN key") { try pins.setPIN(pin, on: vault) }
+        Terminal.note("PIN set; unlock with --pin (or --pin-file) until logout or reboot")
+    }
+}
+
+struct PinRemoveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove the PIN (needs the master password).")
+
+    @OptionGroup var vaultOptions: VaultOptions
+
+    func run() throws {
+        let store = try RuntimeDirectoryDeviceSecretStore.forCurrentUser()
+        let vault = try vaultOptions.open(mode: .readWrite, allowPIN: false)
+        defer { vault.close() }
+        try PINUnlock(vaultPath: vault.path, deviceSecrets: store).removePIN(from: vault)
+        Terminal.note("PIN removed")
+    }
+}
+
+struct PinStatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Show whether a PIN is set and usable, attempts left and any wait (no password needed).")
+
+    @Flag(help: "Print a JSON object (set, usable, deviceSecret, failures, attemptsLeft, waitSeconds).")
+    var json = false
+
+    @OptionGroup var vaultOptions: VaultOptions
+
+    func run() throws {
+        let path = try vaultOptions.path()
+        guard VaultLocation.exists(path) else { throw CofferError(.vaultMissing, "no vault at \(path)") }
+        let store = try RuntimeDirectoryDeviceSecretStore.forCurrentUser()
+        let status = try PINUnlock(vaultPath: path, deviceSecrets: store).status()
+        let wait = status.waitRemaining.map { Int64(($0.components.seconds) + ($0.components.attoseconds > 0 ? 1 : 0)) }
+        if json {
+            Terminal.out(JSON.object([
+                ("set", .bool(status.slotPresent)), ("usable", .bool(status.isUsable)),
+                ("deviceSecret", .bool(status.deviceSecretPresent)), ("failures", .int(Int64(status.failures))),
+                ("attemptsLeft", .int(Int64(status.attemptsLeft))), ("waitSeconds", wait.map(JSON.int) ?? .null),
+            ]).render(pretty: false))
+            return
+        }
+        if !status.slotPresent {
+            Terminal.out("PIN: not set (`coffer pin set` sets one)")
+        } else if !status.isUsable {
+            Terminal.out("PIN: set but not usable on this device (device secret or attempt counter missing); unlock with the master password and `coffer pin set` again")
+        } else {
+            Terminal.out("PIN: set, \(status.failures) wrong attempt(s), \(status.attemptsLeft) left before it is erased")
+            if let wait { Terminal.out("wait: \(wait) s before the next attempt") }
+        }
+    }
+}
