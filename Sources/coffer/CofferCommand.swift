@@ -17,9 +17,9 @@ struct CofferCommand: ParsableCommand {
 
             Exit codes:
               0   ok
-              1   not found, check failed, ambiguous item, the two entries differ
+              1   not found, ambiguous item, check failed, new password/PIN refused
               64  usage error (bad option, no terminal to prompt on)
-              65  data error: vault corrupted, tampered, truncated or of an unsupported version; bad import file
+              65  data error: vault damaged, tampered, truncated, unsupported; bad import
               66  vault (or input file) missing
               69  no clipboard tool (clip)
               73  vault (or export file) already exists
