@@ -34,7 +34,14 @@ let package = Package(
             name: "CofferTests",
             dependencies: [
                 "Coffer",
+                "CofferFuzzSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
+        // Fuzzing (Fuzz/README.md): harnesses shared by the libFuzzer executables and `swift test`.
+        .target(name: "CofferFuzzSupport", dependencies: ["Coffer"], path: "Fuzz/Support"),
+        .executableTarget(name: "FuzzVaultReader", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzVaultReader"),
+        .executableTarget(name: "FuzzVaultRecords", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzVaultRecords"),
+        .executableTarget(name: "FuzzItemDecoder", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzItemDecoder"),
+        .executableTarget(name: "FuzzPasswordRules", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzPasswordRules"),
     ]
 )

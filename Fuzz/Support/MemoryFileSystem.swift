@@ -1,0 +1,105 @@
+import Coffer
+
+/// An in-memory `VaultFileSystem`, so the fuzzers never touch the disk. One instance per input.
+/// Locks always succeed; renames and removes act on the map of names. Not thread-safe beyond
+/// what the store needs (it calls from one thread at a time here).
+public final class MemoryFileSystem: VaultFileSystem, @unchecked Sendable {
+    final class Storage {
+        var bytes: [UInt8]
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+    }
+
+    final class Handle: VaultFileHandle {
+        let storage: Storage
+        let writable: Bool
+        init(_ storage: Storage, writable: Bool) { self.storage = storage; self.writable = writable }
+
+        func size() throws -> Int { storage.bytes.count }
+
+        func read(at offset: Int, count: Int) throws -> [UInt8] {
+            guard offset >= 0, count >= 0, offset + count <= storage.bytes.count else {
+                throw CofferError(.truncated, "memory file ended early while reading")
+            }
+            return Array(storage.bytes[offset..<(offset + count)])
+        }
+
+        func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws {
+            guard writable else { throw CofferError(.io, "memory file opened read-only") }
+            if storage.bytes.count < offset { storage.bytes += [UInt8](repeating: 0, count: offset - storage.bytes.count) }
+            let end = offset + bytes.count
+            if storage.bytes.count < end { storage.bytes += [UInt8](repeating: 0, count: end - storage.bytes.count) }
+            storage.bytes.replaceSubrange(offset..<end, with: bytes)
+        }
+
+        func truncate(to size: Int) throws {
+            guard writable else { throw CofferError(.io, "memory file opened read-only") }
+            if size < storage.bytes.count {
+                storage.bytes.removeLast(storage.bytes.count - size)
+            } else {
+                storage.bytes += [UInt8](repeating: 0, count: size - storage.bytes.count)
+            }
+        }
+
+        func sync() throws {}
+        func close() {}
+    }
+
+    final class NoLock: VaultLockHandle {
+        func unlock() {}
+    }
+
+    private var files: [String: Storage] = [:]
+
+    public init() {}
+
+    /// A file system holding one file.
+    public convenience init(path: String, contents: [UInt8]) {
+        self.init()
+        files[path] = Storage(contents)
+    }
+
+    /// The current contents of `path`, if it exists.
+    public func contents(of path: String) -> [UInt8]? { files[path]?.bytes }
+
+    public func open(_ path: String, writable: Bool) throws -> any VaultFileHandle {
+        guard let storage = files[path] else { throw CofferError(.vaultMissing, "no vault at \(path)") }
+        return Handle(storage, writable: writable)
+    }
+
+    public func create(_ path: String) throws -> any VaultFileHandle {
+        guard files[path] == nil else { throw CofferError(.vaultExists, "\(path) already exists") }
+        let storage = Storage([])
+        files[path] = storage
+        return Handle(storage, writable: true)
+    }
+
+    public func rename(_ source: String, to destination: String) throws {
+        guard let storage = files.removeValue(forKey: source) else { throw CofferError(.io, "no file \(source)") }
+        files[destination] = storage
+    }
+
+    public func remove(_ path: String) { files[path] = nil }
+    public func fileExists(_ path: String) -> Bool { files[path] != nil }
+    public func syncDirectory(containing path: String) throws {}
+    public func lockExclusively(_ path: String) throws -> any VaultLockHandle { NoLock() }
+}
+
+/// A fast, deterministic `RandomSource` for harnesses: a counter stream. Never for real keys.
+public final class CounterRandom: RandomSource, @unchecked Sendable {
+    private var counter: UInt64
+
+    public init(start: UInt64 = 0x436F_6666_6572) { counter = start }
+
+    public func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+        for i in 0..<buffer.count {
+            counter &+= 0x9E37_79B9_7F4A_7C15
+            buffer[i] = UInt8(truncatingIfNeeded: counter >> 29)
+        }
+    }
+
+    public func uniform(_ upperBound: UInt32) -> UInt32 {
+        guard upperBound >= 2 else { return 0 }
+        counter &+= 0x9E37_79B9_7F4A_7C15
+        return UInt32(truncatingIfNeeded: counter >> 17) % upperBound
+    }
+}

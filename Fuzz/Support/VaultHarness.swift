@@ -1,0 +1,284 @@
+import Coffer
+
+/// Shared checks for a vault that opened.
+enum OpenedVault {
+    static let path = "/fuzz/vault.coffer"
+    static let password: SecureBytes = try! SecureBytes(utf8: SpecVaultWriter.password)
+
+    /// The item a writer appends after opening, to check that an acknowledged write survives.
+    static let probe: Item = Item(
+        id: ItemID(bytes: [UInt8](repeating: 0xF7, count: 16))!, title: "fuzz probe", username: "probe",
+        password: try! Secret("probe-password"), tags: ["fuzz"],
+        created: Timestamp(millisecondsSince1970: 1_767_225_600_000))
+
+    /// What every format error may be (spec/format.md §7).
+    static let readerCodes: Set<CofferError.Code> = [
+        .notAVault, .unsupportedVersion, .headerCorrupted, .truncated, .kdfParametersRefused,
+        .wrongPassword, .tampered, .recordCorrupted, .limitExceeded, .malformedItem,
+    ]
+    /// What may still go wrong once the keyless header checks (§7 steps 1–5) have passed.
+    static let afterHeaderCodes: Set<CofferError.Code> = [
+        .kdfParametersRefused, .wrongPassword, .tampered, .recordCorrupted, .limitExceeded, .malformedItem,
+    ]
+
+    static func open(_ fs: MemoryFileSystem, mode: Vault.AccessMode) throws -> Vault {
+        try Vault.open(at: path, password: password, mode: mode, fileSystem: fs, random: CounterRandom())
+    }
+
+    /// Everything a reader promises about a vault it opened: `verify()` agrees with the open,
+    /// every listed item can be read and re-encoded, and a writer opening the same bytes
+    /// recovers the same state, cuts exactly the torn tail and keeps an acknowledged write.
+    /// Returns the items, by id.
+    @discardableResult
+    static func check(_ vault: Vault, file: [UInt8], target: FuzzTarget) throws -> [ItemID: Item] {
+        let report = vault.openReport
+        let header = vault.header
+        func attempt<R>(_ what: String, _ body: () throws -> R) throws -> R {
+            do { return try body() } catch {
+                let e = try Check.cofferError(error, target, during: what)
+                throw Check.fail(target, "the vault opened, but \(what) failed: \(e)")
+            }
+        }
+        try Check.require(report.recoveredTornBytes >= 0 && report.recoveredTornBytes <= file.count, target,
+                          "torn bytes \(report.recoveredTornBytes) outside the file (\(file.count) bytes)")
+        let summaries = try attempt("list()") { try vault.list() }
+        try Check.require(Set(summaries.map(\.id)).count == summaries.count, target, "list() repeats an id")
+        let verify = try attempt("verify()") { try vault.verify() }
+        try Check.require(verify.records == report.records && verify.tornTailBytes == report.recoveredTornBytes
+                          && verify.liveItems == summaries.count, target,
+                          "verify() \(verify) disagrees with the open \(report), \(summaries.count) items")
+        let info = try attempt("info()") { try vault.info() }
+        try Check.require(info.itemCount == summaries.count && info.records == report.records
+                          && info.fileSize == file.count - report.recoveredTornBytes, target,
+                          "info() \(info) disagrees with the open \(report)")
+        var items: [ItemID: Item] = [:]
+        for summary in summaries {
+            let item = try attempt("get(\(summary.id))") { try vault.get(summary.id) }
+            try Check.require(item.summary == summary, target, "item \(summary.id): get() and list() disagree")
+            let encoded = try attempt("re-encoding item \(summary.id)") { try ItemCodec.encode(item) }
+            let back = try attempt("decoding re-encoded item \(summary.id)") { try ItemCodec.decode(encoded) }
+            try Check.require(back == item, target, "item \(summary.id) changes through encode/decode")
+            items[item.id] = item
+        }
+
+        // A writer recovers the same state, cuts the torn tail, and keeps what it acknowledges.
+        guard header.versionMinor <= VaultHeader.versionMinor else { return items }
+        let fs = MemoryFileSystem(path: path, contents: file)
+        let writer = try attempt("opening for writing") { try open(fs, mode: .readWrite) }
+        try Check.require(writer.openReport == report, target, "a writer's open \(writer.openReport) differs from a reader's \(report)")
+        try Check.require(fs.contents(of: path)!.count == file.count - report.recoveredTornBytes, target,
+                          "the writer cut the file to \(fs.contents(of: path)!.count) bytes, expected \(file.count - report.recoveredTornBytes)")
+        let addProbe = items[probe.id] == nil
+        if addProbe { try attempt("adding an item") { _ = try writer.add(probe) } }
+        writer.close()
+        let again = try attempt("reopening after a write") { try open(fs, mode: .readOnly) }
+        defer { again.close() }
+        try Check.require(again.openReport.recoveredTornBytes == 0
+                          && again.openReport.records == report.records + (addProbe ? 1 : 0), target,
+                          "after recovery and one write, the reopen reports \(again.openReport)")
+        var expected = summaries
+        if addProbe { expected.append(probe.summary) }
+        let reopened = try attempt("list() after reopening") { try again.list() }
+        try Check.require(Dictionary(uniqueKeysWithValues: reopened.map { ($0.id, $0) })
+                          == Dictionary(uniqueKeysWithValues: expected.map { ($0.id, $0) }), target,
+                          "the reopened vault lists other items than were acknowledged")
+        if addProbe {
+            let stored = try attempt("reading the added item") { try again.get(probe.id) }
+            try Check.require(stored == probe, target, "the acknowledged item reads back differently")
+        }
+        return items
+    }
+}
+
+/// FuzzVaultReader: raw bytes as a vault file, opened with the fixed test password; then the
+/// same bytes with their keyless checksums recomputed, which reaches the keyed checks.
+public enum VaultReaderHarness {
+    /// Largest Argon2id cost (passes × KiB) run per input; dearer slots are skipped so exec/s stays
+    /// high (the seeds use t=1 m=8 KiB, one uses t=2 m=64 KiB). Out-of-bounds costs are not
+    /// skipped: they are refused before any derivation, which is what is being tested.
+    public static let maximumKDFCost: UInt64 = 128
+
+    public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
+        let raw = Array(data)
+        let first = try check(raw, repaired: false)
+        let repaired = ChecksumRepair.repair(raw)
+        guard repaired != raw else { return first }
+        let second = try check(repaired, repaired: true)
+        if first == .accepted || second == .accepted { return .accepted }
+        if first == .rejected || second == .rejected { return .rejected }
+        return .skipped
+    }
+
+    static func check(_ file: [UInt8], repaired: Bool) throws -> FuzzOutcome {
+        let target = FuzzTarget.vaultReader
+        // The keyless verdict (spec/format.md §7 steps 1–5), which the store must reach first.
+        var keylessError: CofferError?
+        do {
+            let (header, _) = try file.withUnsafeBytes { try VaultHeader.parse($0) }
+            if let kdf = header.passwordSlot?.kdf, (try? kdf.validate()) != nil,
+               UInt64(kdf.iterations) * UInt64(kdf.memoryKiB) > maximumKDFCost {
+                return .skipped
+            }
+        } catch {
+            keylessError = try Check.cofferError(error, target, during: "VaultHeader.parse")
+        }
+        let fs = MemoryFileSystem(path: OpenedVault.path, contents: file)
+        let vault: Vault
+        do {
+            vault = try OpenedVault.open(fs, mode: .readOnly)
+        } catch {
+            let e = try Check.cofferError(error, target, during: "Vault.open")
+            try Check.require(OpenedVault.readerCodes.contains(e.code), target, "Vault.open threw an unexpected code: \(e)")
+            if let keylessError {
+                try Check.require(e.code == keylessError.code, target,
+                                  "Vault.open reports \(e) but the keyless header check reports \(keylessError)")
+            } else {
+                try Check.require(OpenedVault.afterHeaderCodes.contains(e.code), target,
+                                  "the header passed the keyless checks, yet Vault.open reports \(e)")
+            }
+            if repaired {
+                try Check.require(e.code != .recordCorrupted, target, "checksums were recomputed, yet Vault.open reports \(e)")
+            }
+            return .rejected
+        }
+        defer { vault.close() }
+        try Check.require(keylessError == nil, target, "Vault.open accepted a header the keyless check rejects: \(keylessError!)")
+        try OpenedVault.check(vault, file: file, target: target)
+        return .accepted
+    }
+}
+
+/// FuzzVaultRecords: the fuzzer chooses record plaintexts; the harness seals them with a known
+/// key into a valid vault and opens it, so every input reaches past authentication into record
+/// types, padding, batches and item decoding. A model of spec/format.md §5.1/§7 predicts the
+/// outcome, and the reader must agree with it exactly.
+///
+/// Input: `tail (1)` then records `control (1) ‖ length (2, LE) ‖ bytes`, the last one taking
+/// what is left. `control & 3`: 0 put, 1 delete, 2 batch (bytes = payload, framed and padded
+/// correctly), 3 raw (bytes = the whole plaintext). `control & 4`: header version 1.1.
+/// `tail`: 1…127 cuts 4×tail bytes off the frames (a torn tail); 128…255 appends
+/// 8×(tail−127) zero bytes.
+public enum VaultRecordsHarness {
+    static let writers: [SpecVaultWriter] = [try! SpecVaultWriter(versionMinor: 0), try! SpecVaultWriter(versionMinor: 1)]
+    public static let maximumRecords = 64
+
+    /// What the model expects.
+    enum Expected: Equatable {
+        case opens(items: [ItemID: Item], records: Int, torn: Int)
+        case fails(CofferError.Code)
+    }
+
+    public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
+        let target = FuzzTarget.vaultRecords
+        guard data.count >= 1 else { return .skipped }
+        let bytes = Array(data)
+        let tail = bytes[0]
+        var plaintexts: [[UInt8]] = []
+        var minor = 0
+        var at = 1
+        while at < bytes.count && plaintexts.count < maximumRecords {
+            let control = bytes[at]
+            if control & 4 != 0 { minor = 1 }
+            var length = bytes.count - at - 1
+            if at + 3 <= bytes.count {
+                length = min(Int(bytes[at + 1]) | Int(bytes[at + 2]) << 8, bytes.count - at - 3)
+                at += 3
+            } else {
+                at += 1
+                length = bytes.count - at
+            }
+            let chunk = Array(bytes[at..<(at + length)])
+            at += length
+            switch control & 3 {
+            case 0: plaintexts.append(SpecVaultWriter.plaintext(type: 1, payload: chunk))
+            case 1: plaintexts.append(SpecVaultWriter.plaintext(type: 2, payload: chunk))
+            case 2: plaintexts.append(SpecVaultWriter.plaintext(type: 3, payload: chunk))
+            default: plaintexts.append(chunk)
+            }
+        }
+        let writer = writers[minor]
+        let frames = writer.frames(plaintexts)
+        var file = writer.header + frames.joined()
+        let framesCount = file.count - writer.header.count
+        if tail >= 128 {
+            file += [UInt8](repeating: 0, count: 8 * (Int(tail) - 127))
+        } else {
+            file.removeLast(min(4 * Int(tail), framesCount))
+        }
+        let expected = model(plaintexts: plaintexts, frames: frames, headerCount: writer.header.count, file: file)
+
+        let fs = MemoryFileSystem(path: OpenedVault.path, contents: file)
+        let vault: Vault
+        do {
+            vault = try OpenedVault.open(fs, mode: .readOnly)
+        } catch {
+            let e = try Check.cofferError(error, target, during: "Vault.open")
+            try Check.require(expected == .fails(e.code), target, "Vault.open reports \(e), the spec model expects \(describe(expected))")
+            return .rejected
+        }
+        defer { vault.close() }
+        guard case .opens(let items, let records, let torn) = expected else {
+            throw Check.fail(target, "Vault.open accepted the vault, the spec model expects \(describe(expected))")
+        }
+        try Check.require(vault.openReport.records == records && vault.openReport.recoveredTornBytes == torn, target,
+                          "Vault.open reports \(vault.openReport), the spec model expects \(records) records, \(torn) torn bytes")
+        let read = try OpenedVault.check(vault, file: file, target: target)
+        try Check.require(read == items, target,
+                          "the vault holds \(read.count) items, the spec model expects \(items.count) (or their contents differ)")
+        return .accepted
+    }
+
+    static func describe(_ e: Expected) -> String {
+        switch e {
+        case .opens(let items, let records, let torn): return "success with \(items.count) items, \(records) records, \(torn) torn bytes"
+        case .fails(let code): return "failure \(code)"
+        }
+    }
+
+    /// spec/format.md §5.1 and §7 step 9, for frames this harness sealed correctly.
+    static func model(plaintexts: [[UInt8]], frames: [[UInt8]], headerCount: Int, file: [UInt8]) -> Expected {
+        var items: [ItemID: Item] = [:]
+        var records = 0
+        var offset = headerCount
+        var batch: (remaining: Int, items: [ItemID: Item], records: Int, offset: Int)?
+        func finish() -> Expected {
+            if let batch { return .opens(items: batch.items, records: batch.records, torn: file.count - batch.offset) }
+            return .opens(items: items, records: records, torn: file.count - offset)
+        }
+        for (index, plaintext) in plaintexts.enumerated() {
+            let remaining = file.count - offset
+            if remaining == 0 { return finish() }
+            if remaining < 8 || file[offset...].allSatisfy({ $0 == 0 }) { return finish() }
+            guard (256...1_048_576).contains(plaintext.count) else { return .fails(.limitExceeded) }
+            if frames[index].count > remaining { return finish() }
+            // The plaintext: type, length, payload, zero padding.
+            guard plaintext.count >= 5, (1...3).contains(plaintext[0]) else { return .fails(.malformedItem) }
+            let length = Int(readLE32(plaintext, 1))
+            guard length <= plaintext.count - 5,
+                  plaintext.count == SpecVaultWriter.paddedCount(length),
+                  plaintext[(5 + length)...].allSatisfy({ $0 == 0 })
+            else { return .fails(.malformedItem) }
+            let payload = Array(plaintext[5..<(5 + length)])
+            switch plaintext[0] {
+            case 3:
+                guard batch == nil, payload.count == 4, (1...1_000_000).contains(readLE32(payload, 0)) else {
+                    return .fails(.malformedItem)
+                }
+                batch = (Int(readLE32(payload, 0)), items, records, offset)
+            case 2:
+                guard batch == nil, payload.count == 16, let id = ItemID(bytes: payload) else { return .fails(.malformedItem) }
+                items[id] = nil
+            default:
+                guard let item = try? ItemCodec.decode(payload) else { return .fails(.malformedItem) }
+                items[item.id] = item
+            }
+            records += 1
+            if plaintext[0] != 3, let open = batch {
+                batch = open.remaining > 1 ? (open.remaining - 1, open.items, open.records, open.offset) : nil
+            }
+            offset += frames[index].count
+        }
+        // Zeros appended after the last frame, or nothing.
+        return finish()
+    }
+}

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Builds the seed corpora in Fuzz/Corpus/<Target>/ from the spec vectors (spec/vectors/) and
+from item encodings written here straight from spec/format.md §6. Deterministic; re-run after
+the vectors change. Files merged in by `Fuzz/run.sh --merge` (named by their SHA-1) are kept."""
+import os, re, struct, sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(ROOT, "Fuzz", "Corpus")
+
+
+def write(target, name, data):
+    d = os.path.join(CORPUS, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+# --- items (spec/format.md §6) -------------------------------------------------------------
+def field(tag, value):
+    return struct.pack("<BI", tag, len(value)) + value
+
+
+def item(kind, ident, fields, created=1767225600000, modified=None):
+    modified = created if modified is None else modified
+    body = b"".join(field(t, v) for t, v in fields)
+    return struct.pack("<BB", 1, kind) + ident + struct.pack("<qqH", created, modified, len(fields)) + body
+
+
+def custom(name, value):
+    return struct.pack("<H", len(name)) + name + value
+
+
+def history(ms, password):
+    return struct.pack("<q", ms) + password
+
+
+ITEMS = {
+    "title-only": item(1, bytes(range(16)), [(1, b"example")]),
+    "login": item(1, bytes([0x11] * 16), [(1, b"github"), (2, b"me@example.com"), (3, b"hunter2"),
+                                          (4, b"https://github.com/login"), (6, b"work")]),
+    "all-fields": item(1, bytes([0x22] * 16), [
+        (1, "Zürich Café ☕".encode()), (2, "jürgen".encode()), (3, "Grüße-🔑".encode()),
+        (4, b"https://a.example"), (4, b"https://b.example"), (5, b"line one\nline \"two\", with comma"),
+        (6, b"Root/Work"), (6, "ünïcode".encode()), (7, custom(b"PIN", b"0000")), (7, custom(b"", b"")),
+        (8, history(1767225599999, b"old")), (8, history(-1, b""))], modified=1767225600005),
+    "secure-note": item(2, bytes([0x33] * 16), [(1, b"Wi-Fi"), (6, b"home"), (9, "hunter2 ☕".encode())]),
+    "empty-values": item(1, bytes(16), [(1, b""), (2, b""), (3, b""), (5, b"")], created=-5, modified=0),
+}
+# A few malformed ones: the decoder's error paths.
+ITEMS["bad-order"] = item(1, bytes([0x44] * 16), [(1, b"t"), (3, b"p"), (2, b"u")])
+ITEMS["bad-utf8"] = item(1, bytes([0x55] * 16), [(1, b"\xc3\x28")])
+ITEMS["trailing"] = ITEMS["title-only"] + b"\x00"
+
+for name, data in ITEMS.items():
+    write("FuzzItemDecoder", name, data)
+
+# --- vault files: the format vectors ---------------------------------------------------------
+vectors = os.path.join(ROOT, "spec", "vectors", "format")
+for name in sorted(os.listdir(vectors)):
+    if not name.endswith(".vector"):
+        continue
+    data = open(os.path.join(vectors, name), "rb").read()
+    split = data.index(b"\n\n")
+    write("FuzzVaultReader", name[:-len(".vector")], data[split + 2:])
+
+# --- record plaintexts for FuzzVaultRecords (input format: Fuzz/Support/VaultHarness.swift) ---
+def rec(control, data):
+    return struct.pack("<BH", control, len(data)) + data
+
+
+def padded(t, payload, pad=None):
+    plain = struct.pack("<BI", t, len(payload)) + payload
+    size = max(256, (len(payload) + 5 + 127) // 128 * 128)
+    return plain + (pad if pad is not None else bytes(size - len(plain)))
+
+
+login, note = ITEMS["login"], ITEMS["secure-note"]
+RECORDS = {
+    "one-put": b"\x00" + rec(0, login),
+    "many-puts": b"\x00" + b"".join(rec(0, v) for k, v in ITEMS.items() if k in ("title-only", "login", "all-fields", "secure-note")),
+    "put-delete": b"\x00" + rec(0, login) + rec(0, note) + rec(1, login[2:18]),
+    "batch": b"\x00" + rec(0, note) + rec(2, struct.pack("<I", 2)) + rec(0, login) + rec(0, ITEMS["all-fields"]),
+    "unfinished-batch": b"\x00" + rec(2, struct.pack("<I", 3)) + rec(0, login),
+    "torn-tail": b"\x19" + rec(0, login) + rec(0, note),
+    "zero-tail": b"\x90" + rec(0, login),
+    "minor-1": b"\x00" + rec(4, login),
+    "raw-plaintext": b"\x00" + rec(3, padded(1, login)),
+    "raw-bad-padding": b"\x00" + rec(3, padded(1, login)[:-1] + b"\x5a"),
+    "raw-unknown-type": b"\x00" + rec(3, padded(9, login)),
+    "raw-short": b"\x00" + rec(3, b"\x01" + bytes(100)),
+    "malformed-item": b"\x00" + rec(0, ITEMS["bad-order"]),
+    "bad-tombstone": b"\x00" + rec(1, b"\x01\x02\x03"),
+    "empty": b"\x00",
+}
+for name, data in RECORDS.items():
+    write("FuzzVaultRecords", name, data)
+
+# --- password rules: every rules: line of the policy vectors ----------------------------------
+def unescape(value):
+    out, i = [], 0
+    while i < len(value):
+        c = value[i]
+        if c == "\\" and i + 1 < len(value):
+            n = value[i + 1]
+            if n == "u" and value[i + 2:i + 3] == "{":
+                end = value.index("}", i)
+                out.append(chr(int(value[i + 3:end], 16)))
+                i = end + 1
+                continue
+            out.append({"\\": "\\", "t": "\t", "n": "\n", "r": "\r", "s": " "}.get(n, "\\" + n))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+seen = set()
+for file in ("rules.txt", "passwords.txt"):
+    path = os.path.join(ROOT, "spec", "vectors", "policy", file)
+    for line in open(path, encoding="utf-8"):
+        line = line.rstrip("\n")
+        if line.startswith("rules: ") or line == "rules:":
+            text = unescape(line[len("rules: "):])
+            if text in seen:
+                continue
+            seen.add(text)
+            write("FuzzPasswordRules", "%s-%03d" % (file[:-4], len(seen)), text.encode("utf-8"))
+
+for target in sorted(os.listdir(CORPUS)):
+    print("%-22s %d files" % (target, len(os.listdir(os.path.join(CORPUS, target)))))
