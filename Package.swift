@@ -9,6 +9,7 @@ let package = Package(
     products: [
         .library(name: "Coffer", targets: ["Coffer"]),
         .executable(name: "coffer", targets: ["coffer"]),
+        .library(name: "CSodium", targets: ["CSodium"]),  // raw libsodium for Benchmarks/ (Crypto suite)
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

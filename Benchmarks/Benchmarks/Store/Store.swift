@@ -1,0 +1,131 @@
+import Benchmark
+import BenchSupport
+import Coffer
+import Foundation
+
+/// Store throughput: durable single-item writes (each one appends a frame and fdatasyncs),
+/// bulk import, compaction and verification, on vaults of 10 / 10k / 100k items.
+///
+/// Each benchmark works on its own copy of a cached vault, opened once in `setup`; the item to
+/// write is made before `startMeasurement()`, so only the store's work is measured.
+final class OpenVault: @unchecked Sendable {
+    let path: String
+    let vault: Vault
+    var ids: [ItemID]
+    var next = 0
+
+    init(size: Int, name: String) throws {
+        path = Bench.freshPath(name)
+        try Bench.copy(try Bench.cachedVault(count: size), to: path)
+        vault = try Vault.open(at: path, password: Bench.password)
+        ids = try vault.list().map(\.id)
+    }
+
+    func close() {
+        vault.close()
+        Bench.remove(path)
+    }
+}
+
+nonisolated(unsafe) var openVaults: [String: OpenVault] = [:]
+
+func open(_ key: String, size: Int) throws -> OpenVault {
+    let v = try OpenVault(size: size, name: key)
+    openVaults[key] = v
+    return v
+}
+
+func close(_ key: String) {
+    openVaults.removeValue(forKey: key)?.close()
+}
+
+let storeSizes = Bench.ci ? [10, 10_000] : [10, 10_000, 100_000]
+
+let benchmarks: @Sendable () -> Void = {
+    for size in storeSizes {
+        let n = Bench.label(size)
+
+        // Add one new item; it is deleted again outside the measured region so the vault keeps
+        // its size (a tombstone per iteration; auto-compaction may then run outside the measurement).
+        let addKey = "add-\(size)"
+        Benchmark("Add one durably \(n) items", configuration: Bench.configuration(seconds: 2, iterations: 500)) { benchmark, v in
+            let item = Bench.item(size + v.next, seed: 2)
+            v.next += 1
+            benchmark.startMeasurement()
+            try v.vault.add(item)
+            benchmark.stopMeasurement()
+            try v.vault.delete(item.id)
+        } setup: {
+            try open(addKey, size: size)
+        } teardown: {
+            close(addKey)
+        }
+
+        // Replace an existing item (new record; the old one becomes dead).
+        let updateKey = "update-\(size)"
+        Benchmark("Update one durably \(n) items", configuration: Bench.configuration(seconds: 2, iterations: 500)) { benchmark, v in
+            let id = v.ids[v.next % v.ids.count]
+            v.next += 1
+            var item = try v.vault.get(id)
+            item.notes = "changed \(v.next)"
+            benchmark.startMeasurement()
+            try v.vault.update(item)
+        } setup: {
+            try open(updateKey, size: size)
+        } teardown: {
+            close(updateKey)
+        }
+
+        // Delete an item (a tombstone); the item was added outside the measured region.
+        let deleteKey = "delete-\(size)"
+        Benchmark("Delete one durably \(n) items", configuration: Bench.configuration(seconds: 2, iterations: 500)) { benchmark, v in
+            let item = Bench.item(size + v.next, seed: 3)
+            v.next += 1
+            try v.vault.add(item)
+            benchmark.startMeasurement()
+            try v.vault.delete(item.id)
+        } setup: {
+            try open(deleteKey, size: size)
+        } teardown: {
+            close(deleteKey)
+        }
+    }
+
+    // Bulk import: 10k items into a fresh vault with `addAll` (one batch, one fdatasync).
+    // Items per second = 10,000 / wall clock.
+    Benchmark("Bulk import 10k items", configuration: Bench.configuration(seconds: 5, iterations: 20)) { benchmark, items in
+        let path = Bench.freshPath("import")
+        let vault = try Vault.create(at: path, password: Bench.password, kdf: .minimal)
+        benchmark.startMeasurement()
+        try vault.addAll(items)
+        benchmark.stopMeasurement()
+        vault.close()
+        Bench.remove(path)
+    } setup: {
+        (0..<10_000).map { Bench.item($0, seed: 4) }
+    }
+
+    // Compaction rewrites every live record (decrypt, re-seal under a new log id) to a new file.
+    for size in Bench.ci ? [10_000] : [10_000, 100_000] {
+        let key = "compact-\(size)"
+        Benchmark("Compact \(Bench.label(size)) items", configuration: Bench.configuration(seconds: 5, iterations: 20)) { _, v in
+            try v.vault.compact()
+        } setup: {
+            try open(key, size: size)
+        } teardown: {
+            close(key)
+        }
+    }
+
+    // Verify re-reads the whole file and authenticates and fully decodes every record.
+    for size in Bench.ci ? [10_000] : [10_000, 100_000] {
+        let key = "verify-\(size)"
+        Benchmark("Verify \(Bench.label(size)) items", configuration: Bench.configuration(seconds: 5, iterations: 20)) { _, v in
+            blackHole(try v.vault.verify())
+        } setup: {
+            try open(key, size: size)
+        } teardown: {
+            close(key)
+        }
+    }
+}

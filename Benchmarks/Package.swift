@@ -1,0 +1,38 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Coffer's benchmarks (package-benchmark). A separate package so that a plain `swift test`
+/// at the root never builds the benchmark toolchain. Run from the repository root:
+///   swift package --package-path Benchmarks --scratch-path Benchmarks/.build benchmark
+let suites = ["Unlock", "Store", "Crypto", "Policy"]
+
+let package = Package(
+    name: "CofferBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "Coffer", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .target(
+            name: "BenchSupport",
+            dependencies: [
+                .product(name: "Coffer", package: "Coffer"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Sources/BenchSupport",
+            swiftSettings: [.swiftLanguageMode(.v5)]),
+    ] + suites.map { suite in
+        .executableTarget(
+            name: suite,
+            dependencies: [
+                "BenchSupport",
+                .product(name: "Coffer", package: "Coffer"),
+                .product(name: "CSodium", package: "Coffer"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/\(suite)",
+            swiftSettings: [.swiftLanguageMode(.v5)],
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")])
+    }
+)
