@@ -224,12 +224,14 @@ public final class Vault: @unchecked Sendable {
             case .frame(let frame):
                 let seq = state.chain.nextSeq, prevTag = state.chain.lastTag
                 var chain = state.chain
-                var before = state
-                before.end = frame.offset
                 let type = try RecordFrame.open(frame, index: index, chain: &chain, scratch: scratch) { type, payload in
                     switch type {
                     case .batch:
                         guard openBatch == nil else { throw CofferError(.malformedItem, "record \(index): a batch inside a batch") }
+                        // Snapshot only at a batch start: a copy held across every frame would make
+                        // each index insert copy the whole dictionary (quadratic replay).
+                        var before = state
+                        before.end = frame.offset
                         openBatch = (try RecordFrame.batchCount(payload, index: index), before)
                     case .put, .delete:
                         try apply(type: type, payload: payload, state: &state, fullDecode: fullDecode, inBatch: openBatch != nil,
