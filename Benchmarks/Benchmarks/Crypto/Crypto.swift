@@ -38,7 +38,7 @@ let benchmarks: @Sendable () -> Void = {
     for (size, label, scaling) in [(200, "200B", BenchmarkScalingFactor.kilo), (1 << 20, "1MiB", .one)] {
         let config = Bench.configuration(seconds: 2, iterations: 10_000, scalingFactor: scaling)
 
-        Benchmark("Seal \(label) Coffer", configuration: config) { benchmark, s in
+        Benchmark("Seal-\(label)-Coffer", configuration: config) { benchmark, s in
             s.value.plaintext.withUnsafeBytes { p in
                 s.value.associatedData.withUnsafeBytes { a in
                     for _ in benchmark.scaledIterations {
@@ -48,7 +48,7 @@ let benchmarks: @Sendable () -> Void = {
             }
         } setup: { Box(try CryptoState(size: size)) }
 
-        Benchmark("Seal \(label) libsodium", configuration: config) { benchmark, s in
+        Benchmark("Seal-\(label)-libsodium", configuration: config) { benchmark, s in
             let state = s.value
             state.plaintext.withUnsafeBufferPointer { p in
                 state.associatedData.withUnsafeBufferPointer { a in
@@ -68,7 +68,7 @@ let benchmarks: @Sendable () -> Void = {
             }
         } setup: { Box(try CryptoState(size: size)) }
 
-        Benchmark("Open \(label) Coffer", configuration: config) { benchmark, s in
+        Benchmark("Open-\(label)-Coffer", configuration: config) { benchmark, s in
             let state = s.value
             try state.sealed.withUnsafeBytes { c in
                 try state.associatedData.withUnsafeBytes { a in
@@ -81,7 +81,7 @@ let benchmarks: @Sendable () -> Void = {
             }
         } setup: { Box(try CryptoState(size: size)) }
 
-        Benchmark("Open \(label) libsodium", configuration: config) { benchmark, s in
+        Benchmark("Open-\(label)-libsodium", configuration: config) { benchmark, s in
             let state = s.value
             state.sealed.withUnsafeBufferPointer { c in
                 state.associatedData.withUnsafeBufferPointer { a in

@@ -48,8 +48,8 @@ let benchmarks: @Sendable () -> Void = {
         // Add one new item; it is deleted again outside the measured region so the vault keeps
         // its size (a tombstone per iteration; auto-compaction may then run outside the measurement).
         let addKey = "add-\(size)"
-        Benchmark("Add one durably \(n) items", configuration: Bench.configuration(seconds: 2, iterations: 500)) { benchmark, v in
-            let item = Bench.item(size + v.next, seed: 2)
+        Benchmark("Add-one-\(n)", configuration: Bench.configuration(seconds: 2, iterations: 500)) { benchmark, v in
+            let item = Bench.uniformItem(v.next, seed: 2)
             v.next += 1
             benchmark.startMeasurement()
             try v.vault.add(item)
@@ -63,11 +63,11 @@ let benchmarks: @Sendable () -> Void = {
 
         // Replace an existing item (new record; the old one becomes dead).
         let updateKey = "update-\(size)"
-        Benchmark("Update one durably \(n) items", configuration: Bench.configuration(seconds: 2, iterations: 500)) { benchmark, v in
+        Benchmark("Update-one-\(n)", configuration: Bench.configuration(seconds: 2, iterations: 500)) { benchmark, v in
             let id = v.ids[v.next % v.ids.count]
             v.next += 1
             var item = try v.vault.get(id)
-            item.notes = "changed \(v.next)"
+            item.notes = String(format: "changed %08d", v.next)
             benchmark.startMeasurement()
             try v.vault.update(item)
         } setup: {
@@ -78,8 +78,8 @@ let benchmarks: @Sendable () -> Void = {
 
         // Delete an item (a tombstone); the item was added outside the measured region.
         let deleteKey = "delete-\(size)"
-        Benchmark("Delete one durably \(n) items", configuration: Bench.configuration(seconds: 2, iterations: 500)) { benchmark, v in
-            let item = Bench.item(size + v.next, seed: 3)
+        Benchmark("Delete-one-\(n)", configuration: Bench.configuration(seconds: 2, iterations: 500)) { benchmark, v in
+            let item = Bench.uniformItem(v.next, seed: 3)
             v.next += 1
             try v.vault.add(item)
             benchmark.startMeasurement()
@@ -93,7 +93,7 @@ let benchmarks: @Sendable () -> Void = {
 
     // Bulk import: 10k items into a fresh vault with `addAll` (one batch, one fdatasync).
     // Items per second = 10,000 / wall clock.
-    Benchmark("Bulk import 10k items", configuration: Bench.configuration(seconds: 5, iterations: 20)) { benchmark, items in
+    Benchmark("Bulk-import-10k", configuration: Bench.configuration(seconds: 5, iterations: 20)) { benchmark, items in
         let path = Bench.freshPath("import")
         let vault = try Vault.create(at: path, password: Bench.password, kdf: .minimal)
         benchmark.startMeasurement()
@@ -108,7 +108,7 @@ let benchmarks: @Sendable () -> Void = {
     // Compaction rewrites every live record (decrypt, re-seal under a new log id) to a new file.
     for size in Bench.ci ? [10_000] : [10_000, 100_000] {
         let key = "compact-\(size)"
-        Benchmark("Compact \(Bench.label(size)) items", configuration: Bench.configuration(seconds: 5, iterations: 20)) { _, v in
+        Benchmark("Compact-\(Bench.label(size))", configuration: Bench.configuration(seconds: 5, iterations: 20)) { _, v in
             try v.vault.compact()
         } setup: {
             try open(key, size: size)
@@ -120,7 +120,7 @@ let benchmarks: @Sendable () -> Void = {
     // Verify re-reads the whole file and authenticates and fully decodes every record.
     for size in Bench.ci ? [10_000] : [10_000, 100_000] {
         let key = "verify-\(size)"
-        Benchmark("Verify \(Bench.label(size)) items", configuration: Bench.configuration(seconds: 5, iterations: 20)) { _, v in
+        Benchmark("Verify-\(Bench.label(size))", configuration: Bench.configuration(seconds: 5, iterations: 20)) { _, v in
             blackHole(try v.vault.verify())
         } setup: {
             try open(key, size: size)

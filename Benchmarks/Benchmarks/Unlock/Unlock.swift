@@ -17,7 +17,7 @@ let benchmarks: @Sendable () -> Void = {
     for size in Bench.sizes {
         let n = Bench.label(size)
 
-        Benchmark("Unlock minimal-KDF \(n) items", configuration: Bench.configuration(seconds: 3, iterations: 200)) { benchmark, path in
+        Benchmark("Unlock-minimalKDF-\(n)", configuration: Bench.configuration(seconds: 3, iterations: 200)) { benchmark, path in
             let vault = try Vault.open(at: path, password: Bench.password)
             benchmark.stopMeasurement()
             precondition(vault.count == size)
@@ -26,7 +26,7 @@ let benchmarks: @Sendable () -> Void = {
             try Bench.cachedVault(count: size)
         }
 
-        Benchmark("Unlock+list minimal-KDF \(n) items", configuration: Bench.configuration(seconds: 3, iterations: 200)) { benchmark, path in
+        Benchmark("Unlock+list-minimalKDF-\(n)", configuration: Bench.configuration(seconds: 3, iterations: 200)) { benchmark, path in
             let vault = try Vault.open(at: path, password: Bench.password, mode: .readOnly)
             let items = try vault.list()
             benchmark.stopMeasurement()
@@ -36,7 +36,7 @@ let benchmarks: @Sendable () -> Void = {
             try Bench.cachedVault(count: size)
         }
 
-        Benchmark("Unlock moderate-KDF \(n) items",
+        Benchmark("Unlock-moderateKDF-\(n)",
                   configuration: Bench.configuration(seconds: 6, iterations: 5, warmup: 0)) { benchmark, path in
             let vault = try Vault.open(at: path, password: Bench.password)
             benchmark.stopMeasurement()
@@ -50,8 +50,8 @@ let benchmarks: @Sendable () -> Void = {
     // PIN unlock (spec/unlock.md): the PIN slot's default KDF (interactive, 2 passes / 64 MiB),
     // the device secret from memory, the throttle state read and reset, then the same replay.
     for size in [10, 10_000] {
-        Benchmark("PIN unlock interactive-KDF \(Bench.label(size)) items",
-                  configuration: Bench.configuration(seconds: 3, iterations: 20)) { benchmark, unlock in
+        Benchmark("PINUnlock-interactiveKDF-\(Bench.label(size))",
+                  configuration: Bench.configuration(seconds: 3, iterations: 20)) { (benchmark, unlock: PINUnlock) in
             let vault = try unlock.unlock(pin: pin)
             benchmark.stopMeasurement()
             precondition(vault.count == size)
@@ -70,7 +70,7 @@ let benchmarks: @Sendable () -> Void = {
     // The key derivation alone, for the KDF's share of an unlock.
     for (name, kdf) in [("minimal", KDFParameters.minimal), ("interactive", .interactive), ("moderate", .moderate)] {
         let heavy = kdf.memoryKiB > 1024
-        Benchmark("KDF Argon2id \(name)",
+        Benchmark("KDF-Argon2id-\(name)",
                   configuration: Bench.configuration(seconds: heavy ? 6 : 1, iterations: heavy ? 5 : 1_000, warmup: heavy ? 0 : 1)) { benchmark in
             let salt = [UInt8](repeating: 7, count: Argon2id.saltCount)
             benchmark.startMeasurement()
