@@ -1,3 +1,5 @@
+import Dispatch
+
 /// An open vault: the durable, incremental item store of spec/format.md.
 ///
 /// Opening derives the key, authenticates the header and replays the record log into an
@@ -139,8 +141,13 @@ public final class Vault: @unchecked Sendable {
         at path: String, password: SecureBytes, mode: AccessMode = .readWrite,
         fileSystem: any VaultFileSystem = POSIXFileSystem()
     ) async throws -> Vault {
-        let task = Task.detached { try Vault.open(at: path, password: password, mode: mode, fileSystem: fileSystem) }
-        let vault = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        // Argon2id blocks its thread for most of a second: run it on a Dispatch worker, not on the
+        // few threads of Swift's cooperative pool, so other tasks keep running meanwhile.
+        let vault = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Vault, Error>) in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(with: Result { try Vault.open(at: path, password: password, mode: mode, fileSystem: fileSystem) })
+            }
+        }
         if Task.isCancelled {
             vault.close()
             throw CofferError(.cancelled, "unlock cancelled")
