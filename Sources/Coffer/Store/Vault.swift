@@ -372,6 +372,17 @@ public final class Vault: @unchecked Sendable {
     }
 
     private func readItem(_ entry: Entry, state: State) throws -> Item {
+        try withRecord(of: entry, state: state) { type, payload in
+            guard type == .put else { throw CofferError(.tampered, "vault tampered: an item's record changed under it") }
+            let item = try ItemCodec.decode(payload)
+            guard item.id == entry.summary.id else { throw CofferError(.tampered, "vault tampered: an item's record changed under it") }
+            return item
+        }
+    }
+
+    /// Reads an entry's frame back from the file, authenticates it against the chain position
+    /// recorded at open, and hands its decrypted payload to `body`.
+    private func withRecord<R>(of entry: Entry, state: State, _ body: (RecordType, UnsafeRawBufferPointer) throws -> R) throws -> R {
         guard let handle = state.handle, let keys = state.keys else { throw closedError }
         let bytes = try handle.read(at: entry.offset, count: entry.count)
         return try bytes.withUnsafeBytes { buffer in
@@ -381,12 +392,7 @@ public final class Vault: @unchecked Sendable {
             var chain = RecordChain(vaultID: state.header.vaultID, logID: state.header.logID, recordKey: keys.recordKey)
             chain.nextSeq = entry.seq
             chain.lastTag = entry.prevTag
-            return try RecordFrame.open(frame, index: Int(entry.seq), chain: &chain, scratch: scratch) { type, payload in
-                guard type == .put else { throw CofferError(.tampered, "vault tampered: an item's record changed under it") }
-                let item = try ItemCodec.decode(payload)
-                guard item.id == entry.summary.id else { throw CofferError(.tampered, "vault tampered: an item's record changed under it") }
-                return item
-            }
+            return try RecordFrame.open(frame, index: Int(entry.seq), chain: &chain, scratch: scratch, body)
         }
     }
 
@@ -597,18 +603,9 @@ public final class Vault: @unchecked Sendable {
             try write(headerBytes)
             var buffer: [UInt8] = []
             for entry in live {
-                let frameBytes = try state.handle!.read(at: entry.offset, count: entry.count)
                 let seq = chain.nextSeq, prevTag = chain.lastTag
-                let frame = try frameBytes.withUnsafeBytes { bytes -> [UInt8] in
-                    guard case .frame(let located) = try RecordFrame.scan(bytes, at: 0, index: Int(entry.seq)) else {
-                        throw CofferError(.recordCorrupted, "record of item \(entry.summary.id) is incomplete")
-                    }
-                    var oldChain = RecordChain(vaultID: state.header.vaultID, logID: state.header.logID, recordKey: keys.recordKey)
-                    oldChain.nextSeq = entry.seq
-                    oldChain.lastTag = entry.prevTag
-                    return try RecordFrame.open(located, index: Int(entry.seq), chain: &oldChain, scratch: scratch) { type, payload in
-                        try RecordFrame.seal(type: type, payload: payload, chain: &chain, scratch: sealScratch, random: random)
-                    }
+                let frame = try withRecord(of: entry, state: state) { type, payload in
+                    try RecordFrame.seal(type: type, payload: payload, chain: &chain, scratch: sealScratch, random: random)
                 }
                 entries[entry.summary.id] = Entry(summary: entry.summary, offset: offset, count: frame.count, seq: seq, prevTag: prevTag)
                 offset += frame.count
