@@ -31,6 +31,8 @@ let package = Package(
                 "Coffer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
+        // Child process for UnlockCrashTests: attempts wrong PINs until killed (spec/unlock.md §5.3).
+        .executableTarget(name: "coffer-pin-probe", dependencies: ["Coffer"], path: "Tests/PINProbe"),
         .testTarget(
             name: "CofferTests",
             dependencies: [
