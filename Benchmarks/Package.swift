@@ -22,6 +22,12 @@ let package = Package(
             ],
             path: "Sources/BenchSupport",
             swiftSettings: [.swiftLanguageMode(.v5)]),
+        // Not a benchmark: a plain driver for valgrind/callgrind (see Benchmarks/README.md).
+        .executableTarget(
+            name: "ProfileUnlock",
+            dependencies: [.product(name: "Coffer", package: "Coffer")],
+            path: "Sources/ProfileUnlock",
+            swiftSettings: [.swiftLanguageMode(.v5)]),
     ] + suites.map { suite in
         .executableTarget(
             name: suite,

@@ -219,6 +219,9 @@ public final class Vault: @unchecked Sendable {
         var offset = start
         var index = 0
         var openBatch: (remaining: Int, before: State)?
+        // An open batch's puts wait here and reach the index only once the batch is complete, so
+        // the index is never changed while `before` shares its storage (no copy of the dictionary).
+        var pending: [(id: ItemID, entry: Entry)] = []
         while true {
             switch try RecordFrame.scan(bytes, at: offset, index: index) {
             case .end, .tornTail:
@@ -235,19 +238,26 @@ public final class Vault: @unchecked Sendable {
                     switch type {
                     case .batch:
                         guard openBatch == nil else { throw CofferError(.malformedItem, "record \(index): a batch inside a batch") }
-                        // Snapshot only at a batch start: a copy held across every frame would make
-                        // each index insert copy the whole dictionary (quadratic replay).
+                        // Snapshot only at a batch start (a snapshot per frame made every index
+                        // insert copy the whole dictionary: quadratic replay).
                         var before = state
                         before.end = frame.offset
                         openBatch = (try RecordFrame.batchCount(payload, index: index), before)
                     case .put, .delete:
                         try apply(type: type, payload: payload, state: &state, fullDecode: fullDecode, inBatch: openBatch != nil,
+                                  pending: &pending,
                                   location: (offset: frame.offset, count: frame.totalCount, seq: seq, prevTag: prevTag))
                     }
                     return type
                 }
-                if type != .batch, let batch = openBatch {
-                    openBatch = batch.remaining > 1 ? (batch.remaining - 1, batch.before) : nil
+                if type != .batch, let remaining = openBatch?.remaining {
+                    if remaining > 1 {
+                        openBatch!.remaining = remaining - 1
+                    } else {
+                        openBatch = nil  // releases the snapshot first: the index is unshared again
+                        for put in pending { state.entries[put.id] = put.entry }
+                        pending.removeAll(keepingCapacity: true)
+                    }
                 }
                 state.chain = chain
                 state.records += 1
@@ -258,12 +268,18 @@ public final class Vault: @unchecked Sendable {
     }
 
     private static func apply(type: RecordType, payload: UnsafeRawBufferPointer, state: inout State, fullDecode: Bool,
-                              inBatch: Bool, location: (offset: Int, count: Int, seq: UInt64, prevTag: [UInt8])) throws {
+                              inBatch: Bool, pending: inout [(id: ItemID, entry: Entry)],
+                              location: (offset: Int, count: Int, seq: UInt64, prevTag: [UInt8])) throws {
         switch type {
         case .put:
             let summary = fullDecode ? try ItemCodec.decode(payload).summary : try ItemCodec.decodeSummary(payload)
-            state.entries[summary.id] = Entry(summary: summary, offset: location.offset, count: location.count,
-                                              seq: location.seq, prevTag: location.prevTag)
+            let entry = Entry(summary: summary, offset: location.offset, count: location.count,
+                              seq: location.seq, prevTag: location.prevTag)
+            if inBatch {
+                pending.append((summary.id, entry))
+            } else {
+                state.entries[summary.id] = entry
+            }
         case .delete:
             guard !inBatch else { throw CofferError(.malformedItem, "a delete record inside a batch") }
             guard payload.count == 16, let id = ItemID(bytes: Array(payload)) else {
