@@ -127,5 +127,64 @@ for file in ("rules.txt", "passwords.txt"):
             seen.add(text)
             write("FuzzPasswordRules", "%s-%03d" % (file[:-4], len(seen)), text.encode("utf-8"))
 
+# --- imports (spec/cli.md §8): byte 0 picks the CSV dialect (0 keepassxc, 1 bitwarden, 2 1password, 3 csv)
+CSV = {
+    "keepassxc": (0, b'"Group","Title","Username","Password","URL","Notes","TOTP","Icon","Last Modified","Created"\n'
+                     b'"Root","GitHub","me@example.com","hunter2","https://github.com","line one\nline ""two"", with comma","","0",'
+                     b'"2024-05-01T10:00:00Z","2024-01-01T09:30:00.250Z"\n'
+                     b'"Root/Work","","","pw","","","otpauth://totp/x?secret=ABC","0","",""\n'),
+    "bitwarden": (1, b"folder,favorite,type,name,notes,fields,reprompt,login_uri,login_username,login_password,login_totp\n"
+                     b"Work,1,login,GitHub,,\"PIN: 1234\nQuestion: blue\",0,\"https://github.com,https://gh.io\",me,hunter2,\n"
+                     b",,note,Wi-Fi,hunter2 \xe2\x98\x95,,0,,,,\n"
+                     b",,card,Visa,,,0,,,,\n"),
+    "1password": (2, b"Title,Website,Username,Password,Notes,Tags,One-time password\n"
+                     b"GitHub,https://github.com,me,hunter2,,\"work; dev, work\",otpauth://totp/x\n"
+                     b"\xef\xbb\xbfbad-utf8 \xc3\x28,,,pw,,,\n"),
+    "generic": (3, b"\xef\xbb\xbftitle,username,password,url,notes,tags\r\n"
+                   b"Z\xc3\xbcrich,j\xc3\xbcrgen,Gr\xc3\xbc\xc3\x9fe,,,a;b\r\n"
+                   b"\"quoted, title\",,\"\"\"x\"\"\",,,\r\n"
+                   b"short,row\r\n"
+                   b"bare\"quote,u,p,,,\r\n"
+                   b"\"unclosed,u,p\n"),
+    "header-only": (3, b"title\n"),
+    "missing-column": (0, b"Title,Username\nx,y\n"),
+    "empty": (1, b""),
+}
+for name, (dialect, text) in CSV.items():
+    write("FuzzImportCSV", name, bytes([dialect]) + text)
+
+JSON = {
+    "export": b'{"encrypted": false, "folders": [{"id": "f1", "name": "Work"}], "items": ['
+              b'{"type": 1, "name": "GitHub", "folderId": "f1", "notes": null, "login": {"username": "me", "password": "hunter2",'
+              b' "totp": "otpauth://totp/x", "uris": [{"match": null, "uri": "https://github.com"}, {"uri": ""}]},'
+              b' "fields": [{"name": "PIN", "value": "1234", "type": 1}, {"name": "n", "value": 42}, {"name": null, "value": null}],'
+              b' "creationDate": "2024-01-01T09:30:00.250Z", "revisionDate": "2024-05-01T10:00:00Z"},'
+              b'{"type": 2, "name": "Wi-Fi", "notes": "hunter2 \\u2615", "secureNote": {"type": 0}},'
+              b'{"type": 3, "name": "Visa"}, {"type": 4, "name": "Me"}, {"type": 1}, "not an object", {"type": 1.5e300, "name": "x"}]}',
+    "encrypted": b'{"encrypted": true, "encKeyValidation_DO_NOT_EDIT": "2.abc", "items": []}',
+    "no-items": b'{"folders": []}',
+    "not-object": b'[1, 2, 3]',
+    "not-json": b'{"items": [',
+}
+for name, text in JSON.items():
+    write("FuzzImportBitwardenJSON", name, text)
+
+# --- throttle state (spec/unlock.md §4); the harness recomputes the MAC, so zeros do here -------
+def throttle(kind, failures, last, recent):
+    body = b"COFFTHR1" + bytes([kind]) + bytes(range(16)) + struct.pack("<I", failures) + bytes([0xB0] * 16)
+    body += struct.pack("<QB", last, len(recent)) + b"".join(bytes([t] * 16) + struct.pack("<Q", at) for t, at in recent)
+    return body + bytes(32)
+
+
+THROTTLE = {
+    "fresh-pin": throttle(1, 0, 0, []),
+    "password-failures": throttle(2, 7, 123456789, [(0x11, 123456000), (0x22, 123456789)]),
+    "full-recent": throttle(1, 2**32 - 1, 2**64 - 1, [(n, n * 1000) for n in range(16)]),
+    "bad-kind": throttle(3, 1, 1, []),
+    "too-many-recent": throttle(1, 1, 1, [(1, 1)] * 17),
+}
+for name, data in THROTTLE.items():
+    write("FuzzThrottleState", name, data)
+
 for target in sorted(os.listdir(CORPUS)):
     print("%-22s %d files" % (target, len(os.listdir(os.path.join(CORPUS, target)))))

@@ -26,6 +26,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case vaultRecords = "FuzzVaultRecords"
     case itemDecoder = "FuzzItemDecoder"
     case passwordRules = "FuzzPasswordRules"
+    case importCSV = "FuzzImportCSV"
+    case importBitwardenJSON = "FuzzImportBitwardenJSON"
+    case throttleState = "FuzzThrottleState"
 
     /// Runs one input through the harness. Throws `InvariantViolation` when an invariant breaks.
     public func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
@@ -34,6 +37,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .vaultRecords: return try VaultRecordsHarness.run(data)
         case .itemDecoder: return try ItemDecoderHarness.run(data)
         case .passwordRules: return try PasswordRulesHarness.run(data)
+        case .importCSV: return try ImportCSVHarness.run(data)
+        case .importBitwardenJSON: return try ImportBitwardenJSONHarness.run(data)
+        case .throttleState: return try ThrottleStateHarness.run(data)
         }
     }
 

@@ -1,0 +1,151 @@
+import Coffer
+
+/// Checks shared by the import harnesses: every imported item can be stored as it is.
+enum ImportedItems {
+    /// The import time the harnesses pass, so inputs replay identically.
+    static let now = Timestamp(millisecondsSince1970: 1_767_225_600_000)
+
+    static func check(_ result: ImportResult, target: FuzzTarget) throws {
+        for (n, item) in result.items.enumerated() {
+            try Check.require(!item.title.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, target,
+                              "item \(n + 1) has an empty title")
+            // An item the vault cannot encode would make the whole import's batch fail
+            // (spec/cli.md §8: a bad row is skipped, the rest imported).
+            let encoded: [UInt8]
+            do { encoded = try ItemCodec.encode(item) } catch {
+                let e = try Check.cofferError(error, target, during: "ItemCodec.encode")
+                throw Check.fail(target, "imported item \(n + 1) cannot be stored in a vault: \(e)")
+            }
+            let back: Item
+            do { back = try ItemCodec.decode(encoded) } catch {
+                throw Check.fail(target, "imported item \(n + 1) does not decode after encoding: \(error)")
+            }
+            try Check.require(back == item, target, "imported item \(n + 1) changes through encode/decode")
+        }
+    }
+
+    static func rejection(_ error: any Error, target: FuzzTarget) throws -> FuzzOutcome {
+        let e = try Check.cofferError(error, target, during: "Importer.parse")
+        try Check.require(e.code == .invalidImport, target, "Importer.parse threw an unexpected code: \(e)")
+        return .rejected
+    }
+}
+
+/// FuzzImportCSV: byte 0 picks the dialect (keepassxc-csv, bitwarden-csv, 1password-csv, csv),
+/// the rest is the file. Invariants: whole-file errors are `import.invalid-file`; every row after
+/// the header becomes exactly one item or one skipped entry (with a line inside the file); every
+/// item can be stored; and the CSV reader's records survive `CSVReader.encode` and a re-read.
+public enum ImportCSVHarness {
+    static let dialects: [ImportFormat] = [.keepassxcCSV, .bitwardenCSV, .onePasswordCSV, .csv]
+
+    public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
+        let target = FuzzTarget.importCSV
+        guard let selector = data.first else { return .skipped }
+        let format = dialects[Int(selector) % dialects.count]
+        let file = Array(data.dropFirst())
+        let rows = CSVReader().rows(file)
+        try checkReader(rows, target: target)
+
+        let result: ImportResult
+        do { result = try Importer.parse(file, format: format, now: ImportedItems.now) } catch {
+            return try ImportedItems.rejection(error, target: target)
+        }
+        try Check.require(result.items.count + result.skipped.count == rows.count - 1, target,
+                          "\(rows.count - 1) rows after the header gave \(result.items.count) items and \(result.skipped.count) skipped")
+        let lines = file.reduce(1) { $1 == 10 ? $0 + 1 : $0 }
+        for entry in result.skipped {
+            guard case .line(let line) = entry.position, (1...lines).contains(line) else {
+                throw Check.fail(target, "skipped entry at \(entry.position), the file has \(lines) lines")
+            }
+        }
+        try ImportedItems.check(result, target: target)
+        return .accepted
+    }
+
+    /// The reader on its own: line numbers ascend inside the file, limits hold, and records
+    /// written back with `CSVReader.encode` (after a header row, as an export has) read back equal.
+    static func checkReader(_ rows: [CSVReader.Row], target: FuzzTarget) throws {
+        var previous = 0
+        var records: [[String]] = []
+        for row in rows {
+            try Check.require(row.line >= previous && row.line >= 1, target, "row lines go backwards (\(row.line) after \(previous))")
+            previous = row.line
+            guard case .record(_, let fields) = row else { continue }
+            try Check.require(!fields.isEmpty && fields.count <= CSVReader.Limits.default.maximumFields, target,
+                              "a record with \(fields.count) fields")
+            try Check.require(fields.allSatisfy { $0.count <= CSVReader.Limits.default.maximumFieldBytes }, target,
+                              "a field over the byte limit")
+            let texts = fields.compactMap { String(validating: $0, as: UTF8.self) }
+            if texts.count == fields.count { records.append(texts) }
+        }
+        guard !records.isEmpty else { return }
+        let document = Array(("header\n" + records.map(CSVReader.encode).joined()).utf8)
+        let reread = CSVReader().rows(document).dropFirst()
+        let back: [[String]] = reread.compactMap {
+            guard case .record(_, let fields) = $0 else { return nil }
+            return fields.map { String(decoding: $0, as: UTF8.self) }
+        }
+        try Check.require(reread.count == records.count && back == records, target,
+                          "CSV records do not survive CSVReader.encode and a re-read (\(records.count) → \(back.count))")
+    }
+}
+
+/// FuzzImportBitwardenJSON: the bytes as a Bitwarden JSON export. Invariants: whole-file errors
+/// are `import.invalid-file`; skipped entries have 1-based positions; every item can be stored.
+public enum ImportBitwardenJSONHarness {
+    public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
+        let target = FuzzTarget.importBitwardenJSON
+        let result: ImportResult
+        do { result = try Importer.parse(Array(data), format: .bitwardenJSON, now: ImportedItems.now) } catch {
+            return try ImportedItems.rejection(error, target: target)
+        }
+        for entry in result.skipped {
+            guard case .item(let n) = entry.position, n >= 1, n <= result.items.count + result.skipped.count else {
+                throw Check.fail(target, "skipped entry at \(entry.position) with \(result.items.count + result.skipped.count) entries")
+            }
+        }
+        try ImportedItems.check(result, target: target)
+        return .accepted
+    }
+}
+
+/// FuzzThrottleState: the bytes as an attempt-counter file (spec/unlock.md §4), decoded with a
+/// fixed key; then the same bytes with their MAC recomputed under that key, which reaches the
+/// structure checks behind the MAC. Invariants: every rejection is `unlock.throttle-state-tampered`;
+/// a state that decodes encodes back to exactly the same bytes (the encoding is canonical) and
+/// decodes again to an equal state.
+public enum ThrottleStateHarness {
+    static let key: SecureBytes = try! SecureBytes(utf8: "fuzz throttle key, 32 bytes long")
+
+    public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
+        let raw = Array(data)
+        let first = try check(raw)
+        guard raw.count >= 32 else { return first }
+        let body = Array(raw.dropLast(32))
+        let repaired = body + (try BLAKE2b.keyedHash(body, key: key))
+        guard repaired != raw else { return first }
+        try Check.require(first == .rejected, .throttleState, "a state with a wrong MAC was accepted")
+        return try check(repaired)
+    }
+
+    static func check(_ bytes: [UInt8]) throws -> FuzzOutcome {
+        let target = FuzzTarget.throttleState
+        let state: ThrottleState
+        do { state = try ThrottleState.decode(bytes, key: key) } catch {
+            let e = try Check.cofferError(error, target, during: "ThrottleState.decode")
+            try Check.require(e.code == .throttleStateTampered, target, "decode threw an unexpected code: \(e)")
+            return .rejected
+        }
+        let encoded: [UInt8]
+        do { encoded = try state.encode(key: key) } catch {
+            throw Check.fail(target, "a decoded state cannot be encoded: \(error)")
+        }
+        try Check.require(encoded == bytes, target, "encode(decode(x)) != x")
+        let again: ThrottleState
+        do { again = try ThrottleState.decode(encoded, key: key) } catch {
+            throw Check.fail(target, "a re-encoded state does not decode: \(error)")
+        }
+        try Check.require(again == state, target, "decode(encode(state)) != state")
+        return .accepted
+    }
+}
