@@ -27,6 +27,8 @@ final class OpenVault: @unchecked Sendable {
     }
 }
 
+final class Box<T>: @unchecked Sendable { let value: T; init(_ v: T) { value = v } }
+
 nonisolated(unsafe) var openVaults: [String: OpenVault] = [:]
 
 func open(_ key: String, size: Int) throws -> OpenVault {
@@ -89,6 +91,15 @@ let benchmarks: @Sendable () -> Void = {
         } teardown: {
             close(deleteKey)
         }
+    }
+
+    // The reference for "durable": append 512 bytes to a file and fdatasync it, nothing else.
+    Benchmark("Fsync-512B-append", configuration: Bench.configuration(seconds: 2, iterations: 500)) { _, fd in
+        var block = [UInt8](repeating: 0x5A, count: 512)
+        let written = block.withUnsafeMutableBytes { write(fd.value, $0.baseAddress, 512) }
+        precondition(written == 512 && fdatasync(fd.value) == 0)
+    } setup: {
+        Box(open(Bench.freshPath("fsync"), O_WRONLY | O_CREAT | O_APPEND, 0o600))
     }
 
     // Bulk import: 10k items into a fresh vault with `addAll` (one batch, one fdatasync).
