@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Where a lock screen is (spec/unlock.md §1.1).
 public enum UnlockState: Sendable, Equatable {
     case locked
@@ -104,7 +106,7 @@ public final class UnlockSession: @unchecked Sendable {
         waiting?.resume(returning: .locked)
     }
 
-    /// Runs `work` on a detached task (Argon2id takes up to a second) unless an unlock is
+    /// Runs `work` off the caller's task (Argon2id takes up to a second) unless an unlock is
     /// already running or done.
     private func run(_ work: @escaping @Sendable () -> Result<Vault, UnlockFailure>) async -> UnlockState {
         let started: Int? = mutex.withLock {
@@ -128,7 +130,9 @@ public final class UnlockSession: @unchecked Sendable {
                     continuation.resume(returning: state)
                     return
                 }
-                Task.detached { [weak self] in
+                // Argon2id blocks its thread for up to a second: a Dispatch worker, not one of the
+                // cooperative pool's few threads (as `Vault.open` async does).
+                DispatchQueue.global(qos: .userInitiated).async { [weak self] in
                     let result = work()
                     guard let self else {
                         if case .success(let vault) = result { vault.close() }

@@ -39,8 +39,8 @@ final class GatedFileSystem: VaultFileSystem, @unchecked Sendable {
     func lockExclusively(_ path: String) throws -> any VaultLockHandle { try base.lockExclusively(path) }
 }
 
-/// spec/unlock.md §1: states, cancellation, locking and auto-lock. Serialized: the gated tests
-/// hold one cooperative thread each while "deriving".
+/// spec/unlock.md §1: states, cancellation, locking and auto-lock. Serialized: each gated test
+/// holds a worker thread while "deriving".
 @Suite(.serialized) struct UnlockSessionTests {
     /// Collects states until `last` arrives.
     static func collect(_ session: UnlockSession, until count: Int) -> Task<[UnlockState], Never> {
