@@ -54,6 +54,8 @@ done <<< "$TARGETS"
 if [ ${#selected[@]} -eq 0 ]; then selected=("${available[@]}"); fi
 
 scratch=.build-fuzz
+# Swift's crash backtracer is slow and confuses ASan; libFuzzer prints the stack of a trap itself.
+export SWIFT_BACKTRACE=enable=no
 work=Fuzz/.corpus-work
 mkdir -p "$work/logs"
 failed=()

@@ -218,7 +218,7 @@ enum CSVImport {
             if let totp = Importer.nonEmpty(values[.totp]) { custom.append(CustomField(name: "totp", value: try Secret(totp))) }
             if let extra = Importer.nonEmpty(values[.fields]) {
                 for line in extra.split(separator: "\n", omittingEmptySubsequences: true) {
-                    let parts = line.split(separator: ":", maxSplits: 1)
+                    let parts = line.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)  // never empty, even for ":"
                     let name = parts[0].trimmingCharacters(in: .whitespaces)
                     let value = parts.count > 1 ? String(parts[1].drop(while: { $0 == " " })) : ""
                     custom.append(CustomField(name: name.isEmpty ? "field" : name, value: try Secret(value)))
