@@ -90,6 +90,18 @@ public enum Importer {
     }
 
     static func nonEmpty(_ text: String?) -> String? { text.flatMap { $0.isEmpty ? nil : $0 } }
+
+    /// The item, or a skipped row when a vault could not store it (over 512 fields or a field over
+    /// 64 KiB, spec/format.md §9): otherwise the whole import's batch would fail (Fuzz/README.md).
+    static func storable(_ item: Item) throws -> Item {
+        do {
+            var encoded = try ItemCodec.encode(item)
+            secureZero(&encoded)
+        } catch let error as CofferError {
+            throw CSVImport.RowError(reason: "too large for a vault item: \(error.reason)")
+        }
+        return item
+    }
 }
 
 /// Which column of a CSV dialect holds what (header names compared case-insensitively, trimmed).
@@ -172,7 +184,7 @@ enum CSVImport {
                     continue
                 }
                 do {
-                    items.append(try item(fields: fields, index: index, header: header, dialect: dialect, now: now))
+                    items.append(try Importer.storable(item(fields: fields, index: index, header: header, dialect: dialect, now: now)))
                 } catch let error as RowError {
                     skipped.append(SkippedEntry(.line(line), error.reason))
                 }
@@ -283,7 +295,7 @@ enum BitwardenJSON {
                 continue
             }
             do {
-                if let item = try item(entry, folders: folders, now: now) { items.append(item) }
+                if let item = try item(entry, folders: folders, now: now) { items.append(try Importer.storable(item)) }
             } catch let error as CSVImport.RowError {
                 skipped.append(SkippedEntry(position, error.reason))
             } catch {

@@ -18,4 +18,25 @@ struct FuzzFindingTests {
         #expect(fields.map(\.name) == ["field", "field", "n"])
         #expect(fields.map { $0.value.reveal() } == ["", "v", ""])
     }
+
+    /// FuzzImportBitwardenJSON and FuzzImportCSV invariant "every imported item can be stored",
+    /// Fuzz/FailCases/FuzzImportBitwardenJSON/item-with-601-fields and
+    /// Fuzz/FailCases/FuzzImportCSV/bitwarden-item-with-601-fields: an entry with 600 custom fields
+    /// was returned as an item, so `Vault.addAll` failed the whole import with
+    /// `vault.limit-exceeded`. Such a row is now skipped with a reason; the others are imported.
+    @Test func itemsTooLargeForAVaultAreSkipped() throws {
+        let fields = (0..<600).map { _ in #"{"name": "f", "value": "v"}"# }.joined(separator: ",")
+        let json = #"{"items": [{"type": 1, "name": "many", "fields": ["# + fields + #"]}, {"type": 1, "name": "ok"}]}"#
+        let fromJSON = try Importer.parse(Array(json.utf8), format: .bitwardenJSON)
+        #expect(fromJSON.items.map(\.title) == ["ok"])
+        #expect(fromJSON.skipped.count == 1)
+        #expect(fromJSON.skipped.first?.reason.contains("512 fields") == true)
+
+        let csv = Self.bitwardenHeader + ",,login,many,,\"" + Array(repeating: "a: b", count: 600).joined(separator: "\n")
+            + "\",0,,,,\n,,login,ok,,,0,,,,\n"
+        let fromCSV = try Importer.parse(Array(csv.utf8), format: .bitwardenCSV)
+        #expect(fromCSV.items.map(\.title) == ["ok"])
+        #expect(fromCSV.skipped.map(\.position) == [.line(2)])
+        for item in fromJSON.items + fromCSV.items { _ = try ItemCodec.encode(item) }
+    }
 }
