@@ -11,7 +11,7 @@
 #   target…         default: every target (see TARGETS below)
 #
 # Each target is built alone (swift build -c release --sanitize=fuzzer --sanitize=address
-# --product <target> --scratch-path .build-fuzz) and run on its seed corpus, its FailCases and a
+# -Xswiftc -sanitize=fuzzer,address --product <target> --scratch-path .build-fuzz) and run on its seed corpus, its FailCases and a
 # git-ignored work corpus (Fuzz/.corpus-work/<target>/), with its dictionary and the limits in
 # TARGETS. Exits non-zero if any target crashes, leaks, times out, runs out of memory or breaks
 # an invariant; the offending input is left in Fuzz/.corpus-work/artifacts/<target>/ — copy it
@@ -70,8 +70,11 @@ for target in "${selected[@]}"; do
     binary="$scratch/release/$target"
     if [ $build = 1 ]; then
         echo "== building $target"
-        if ! swift build -c release --sanitize=fuzzer --sanitize=address --product "$target" --scratch-path "$scratch" \
-                > "$work/logs/$target.build.log" 2>&1; then
+        # SwiftPM passes the two sanitizers as separate -sanitize= flags, in an order that varies
+        # from run to run, and the driver hands only the last one to the frontend: a library got
+        # either coverage or ASan, never both. The combined flag, given last, instruments everything.
+        if ! swift build -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address \
+                --product "$target" --scratch-path "$scratch" > "$work/logs/$target.build.log" 2>&1; then
             tail -40 "$work/logs/$target.build.log" >&2
             echo "== $target: BUILD FAILED" >&2; failed+=("$target"); continue
         fi

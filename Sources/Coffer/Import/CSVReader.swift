@@ -142,11 +142,22 @@ public struct CSVReader: Sendable {
 
     /// Encodes one record for writing: fields quoted when they contain `,` `"` CR or LF (or
     /// leading/trailing spaces), quotes doubled; lines end in LF.
+    /// Works on Unicode scalars, not Characters: a `"` followed by a combining mark is one
+    /// Character, and was neither seen nor doubled (found by FuzzImportCSV).
     public static func encode(_ fields: [String]) -> String {
         fields.map { field in
-            let needsQuotes = field.contains { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
-                || field.hasPrefix(" ") || field.hasSuffix(" ")
-            return needsQuotes ? "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : field
+            let scalars = field.unicodeScalars
+            let needsQuotes = scalars.contains { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }
+                || scalars.first == " " || scalars.last == " "
+            guard needsQuotes else { return field }
+            var quoted = String.UnicodeScalarView()
+            quoted.append("\"")
+            for scalar in scalars {
+                if scalar == "\"" { quoted.append(scalar) }
+                quoted.append(scalar)
+            }
+            quoted.append("\"")
+            return String(quoted)
         }.joined(separator: ",") + "\n"
     }
 }

@@ -39,4 +39,20 @@ struct FuzzFindingTests {
         #expect(fromCSV.skipped.map(\.position) == [.line(2)])
         for item in fromJSON.items + fromCSV.items { _ = try ItemCodec.encode(item) }
     }
+
+    /// FuzzImportCSV invariant "records survive CSVReader.encode and a re-read",
+    /// Fuzz/FailCases/FuzzImportCSV/crash-8e07cc9a… and crash-7e75b14a…: a `"` followed by a
+    /// combining mark is a single Character, so the Character-based writer neither quoted the
+    /// field nor doubled that quote, and `coffer export` wrote a row that does not read back.
+    @Test func csvQuoteBeforeCombiningMarkSurvivesExport() throws {
+        let fields = ["\u{0}\"\"\u{745}!w", "a\"\u{332}b", "\"\u{301}", "plain", " lead\u{301}"]
+        let encoded = Array(("title\n" + CSVReader.encode(fields)).utf8)
+        let rows = CSVReader().rows(encoded)
+        #expect(rows.count == 2)
+        guard case .record(_, let back) = try #require(rows.last) else {
+            Issue.record("the encoded row does not read back: \(rows)")
+            return
+        }
+        #expect(back.map { String(decoding: $0, as: UTF8.self) } == fields)
+    }
 }
