@@ -2,7 +2,7 @@ import Coffer
 import Foundation
 
 // A plain driver for profilers (valgrind cannot run the benchmark harness itself):
-//   profile-unlock ITEMS [open|list|add] [REPEAT]
+//   profile-unlock ITEMS [open|list|add] [REPEAT]   (add: 50 × add+delete on one open vault)
 // builds a vault of ITEMS items with the cheapest KDF in a temp dir, then repeats the operation.
 // It links Coffer only (not the benchmark library, whose malloc interposer would be measured too).
 //   valgrind --tool=callgrind --toggle-collect='$s6Coffer5VaultC4open*' profile-unlock 10000 open
@@ -34,9 +34,28 @@ for round in 0..<repeats {
         let listed = try vault.list()
         precondition(listed.count == count)
         vault.close()
-    case "add":
+    case "add":  // add one item then delete it, 50 times on one open vault; prints each step's median
         let vault = try Vault.open(at: path, password: password)
-        try vault.add(item(count + round))
+        // Interleaved with the reference (512 B append + fdatasync on a side file in the same
+        // directory), so both see the same disk conditions: fsync latency here varies 50x with load.
+        let side = open(path + ".fsync", O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        var adds: [Duration] = [], deletes: [Duration] = [], syncs: [Duration] = []
+        let block = [UInt8](repeating: 0x5A, count: 512)
+        for i in 0..<50 {
+            let new = item(count + round * 1_000 + i)
+            let t0 = clock.now
+            try vault.add(new)
+            let t1 = clock.now
+            try vault.delete(new.id)
+            let t2 = clock.now
+            precondition(block.withUnsafeBytes { write(side, $0.baseAddress, 512) } == 512 && fdatasync(side) == 0)
+            adds.append(t1 - t0)
+            deletes.append(t2 - t1)
+            syncs.append(clock.now - t2)
+        }
+        close(side)
+        unlink(path + ".fsync")
+        print("  medians: add \(adds.sorted()[25]), delete \(deletes.sorted()[25]), 512 B append + fdatasync \(syncs.sorted()[25])")
         vault.close()
     default:
         let vault = try Vault.open(at: path, password: password)
