@@ -62,15 +62,11 @@ public enum Importer {
         String(validating: bytes, as: UTF8.self)
     }
 
-    /// ISO 8601 with or without fractional seconds; nil when unreadable.
+    /// ISO 8601 with or without fractional seconds; nil when unreadable. Uses Coffer's own strict
+    /// parser: Foundation's ISO8601DateFormatter (ICU) crashed with SIGFPE on a 60-digit fraction
+    /// (Fuzz/FailCases/FuzzImportBitwardenJSON/icu-long-fraction).
     static func timestamp(_ text: String) -> Timestamp? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty else { return nil }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: trimmed) { return Timestamp(date) }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: trimmed).map(Timestamp.init)
+        Timestamp(iso8601: text.trimmingCharacters(in: .whitespaces))
     }
 
     /// Tags from a list cell: split on `,` and `;`, trimmed, empty ones and duplicates dropped.
