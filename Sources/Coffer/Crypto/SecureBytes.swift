@@ -3,42 +3,65 @@ import CSodium
 
 /// A fixed-size buffer for keys, passwords and other secrets.
 ///
-/// The bytes live in memory from `sodium_malloc`: guard pages on both sides, locked against
-/// swapping where the OS allows, and zeroed by `sodium_free` when the last reference goes away.
 /// There is deliberately no conversion to `[UInt8]` or `String`; read the bytes in place with
-/// `withUnsafeBytes`. Equality is constant-time (`sodium_memcmp`).
-///
-/// Each allocation costs several pages of locked memory (RLIMIT_MEMLOCK is often only 8 MiB), so
-/// keep secrets in few, long-lived buffers: one per key, not one per item.
+/// `withUnsafeBytes`. Equality is constant-time (`sodium_memcmp`). The bytes are zeroed when the
+/// last reference goes away. Two ways of holding them (`Protection`):
+/// - `.guarded` (the default, for keys, master passwords, PINs): `sodium_malloc` — guard pages
+///   on both sides, locked against swapping, canary. Each costs three pages and several memory
+///   mappings, so at most some 16,000 can be alive at once here (`vm.max_map_count`).
+/// - `.locked` (for the many small secrets of items — passwords, note values — so a whole
+///   vault's worth can be held, e.g. during an import): ordinary heap memory, `mlock`ed where
+///   RLIMIT_MEMLOCK allows (best effort: pages may be shared with other data), wiped on release.
 public final class SecureBytes: @unchecked Sendable {
+    public enum Protection: Sendable {
+        case guarded
+        case locked
+    }
+
     // Sendable: the bytes are written only inside an initialiser, before the instance escapes.
     private let base: UnsafeMutableRawPointer
     /// The number of secret bytes.
     public let count: Int
+    public let protection: Protection
 
     /// Allocates `count` bytes and lets `initializer` fill them. If the initialiser throws,
     /// the buffer is wiped and freed before the error propagates.
-    public init(count: Int, initializer: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+    public init(count: Int, protection: Protection = .guarded,
+                initializer: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
         guard count >= 0 else { throw CofferError(.invalidArgument, "negative secure buffer size") }
         try Sodium.ensureInitialized()
-        // sodium_malloc(0) is legal but we keep one byte so the pointer is always usable.
-        guard let pointer = sodium_malloc(Swift.max(count, 1)) else {
-            throw CofferError(.cryptoUnavailable, "could not allocate \(count) bytes of guarded memory")
+        let size = Swift.max(count, 1)  // keep one byte so the pointer is always usable
+        let allocated: UnsafeMutableRawPointer?
+        switch protection {
+        case .guarded: allocated = sodium_malloc(size)
+        case .locked:
+            allocated = malloc(size)
+            if let allocated { _ = sodium_mlock(allocated, size) }  // best effort; failure is not fatal
         }
-        sodium_memzero(pointer, Swift.max(count, 1))
-        do {
-            try initializer(UnsafeMutableRawBufferPointer(start: pointer, count: count))
-        } catch {
-            sodium_free(pointer)
-            throw error
+        guard let pointer = allocated else {
+            throw CofferError(.cryptoUnavailable, "could not allocate \(count) bytes of protected memory")
         }
+        sodium_memzero(pointer, size)
         self.base = pointer
         self.count = count
+        self.protection = protection
+        // Every stored property is set, so if the initialiser throws, deinit wipes and frees.
+        try initializer(UnsafeMutableRawBufferPointer(start: pointer, count: count))
+    }
+
+    private static func release(_ pointer: UnsafeMutableRawPointer, size: Int, protection: Protection) {
+        switch protection {
+        case .guarded:
+            sodium_free(pointer)  // zeroes the whole region before unmapping it
+        case .locked:
+            sodium_munlock(pointer, size)  // zeroes, then unlocks
+            free(pointer)
+        }
     }
 
     /// A copy of `bytes`. The caller remains responsible for wiping the source.
-    public convenience init(copying bytes: UnsafeRawBufferPointer) throws {
-        try self.init(count: bytes.count) { destination in
+    public convenience init(copying bytes: UnsafeRawBufferPointer, protection: Protection = .guarded) throws {
+        try self.init(count: bytes.count, protection: protection) { destination in
             if let source = bytes.baseAddress, bytes.count > 0 {
                 destination.baseAddress!.copyMemory(from: source, byteCount: bytes.count)
             }
@@ -47,9 +70,9 @@ public final class SecureBytes: @unchecked Sendable {
 
     /// A copy of the UTF-8 bytes of `string`. Swift strings cannot be wiped, so prefer reading
     /// secrets straight into a `SecureBytes`; this exists for values that already were strings.
-    public convenience init(utf8 string: String) throws {
+    public convenience init(utf8 string: String, protection: Protection = .guarded) throws {
         let utf8 = string.utf8
-        try self.init(count: utf8.count) { destination in
+        try self.init(count: utf8.count, protection: protection) { destination in
             destination.copyBytes(from: utf8)
         }
     }
@@ -60,8 +83,7 @@ public final class SecureBytes: @unchecked Sendable {
     }
 
     deinit {
-        // sodium_free zeroes the whole region before unmapping it.
-        sodium_free(base)
+        Self.release(base, size: Swift.max(count, 1), protection: protection)
     }
 
     /// Reads the secret in place. Do not let the pointer escape the closure.

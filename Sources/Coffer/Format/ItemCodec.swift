@@ -96,17 +96,17 @@ public enum ItemCodec {
             switch tag {
             case .title: item!.title = text(value)
             case .username: item!.username = text(value)
-            case .password: item!.password = Secret(bytes: try SecureBytes(copying: value))
+            case .password: item!.password = Secret(bytes: try SecureBytes(copying: value, protection: .locked))
             case .url: item!.urls.append(text(value))
             case .notes: item!.notes = text(value)
             case .tag: item!.tags.append(text(value))
             case .customField:
                 let (name, secret) = try splitCustom(value)
-                item!.customFields.append(CustomField(name: text(name), value: Secret(bytes: try SecureBytes(copying: secret))))
+                item!.customFields.append(CustomField(name: text(name), value: Secret(bytes: try SecureBytes(copying: secret, protection: .locked))))
             case .history:
                 let (changed, secret) = try splitHistory(value)
-                item!.passwordHistory.append(PasswordHistoryEntry(password: Secret(bytes: try SecureBytes(copying: secret)), changed: changed))
-            case .noteValue: item!.noteValue = Secret(bytes: try SecureBytes(copying: value))
+                item!.passwordHistory.append(PasswordHistoryEntry(password: Secret(bytes: try SecureBytes(copying: secret, protection: .locked)), changed: changed))
+            case .noteValue: item!.noteValue = Secret(bytes: try SecureBytes(copying: value, protection: .locked))
             }
         }
         return item!

@@ -159,12 +159,13 @@ public struct Timestamp: Hashable, Sendable, Comparable, CustomStringConvertible
     }
 }
 
-/// Secret text (a password, a note's value) held in guarded memory. Reading it as a `String`
-/// is an explicit act (`reveal()`), so secrets do not end up in logs by accident.
+/// Secret text (a password, a note's value) held in locked, wiped-on-release memory
+/// (`SecureBytes.Protection.locked`, cheap enough for every item of a vault). Reading it as a
+/// `String` is an explicit act (`reveal()`), so secrets do not end up in logs by accident.
 public struct Secret: Sendable, Equatable, CustomStringConvertible {
     public let bytes: SecureBytes
 
-    public init(_ text: String) throws { bytes = try SecureBytes(utf8: text) }
+    public init(_ text: String) throws { bytes = try SecureBytes(utf8: text, protection: .locked) }
     public init(bytes: SecureBytes) { self.bytes = bytes }
 
     public var isEmpty: Bool { bytes.count == 0 }

@@ -294,12 +294,15 @@ public final class Vault: @unchecked Sendable {
     // MARK: Reading
 
     /// Summaries of every item, sorted by title then id. No secrets.
+    ///
+    /// Order: the lowercased title (Unicode case mapping, no locale), then the id. Keys are
+    /// computed once per item: a locale-aware comparison per pair made listing 10k items cost
+    /// hundreds of milliseconds on Linux.
     public func list() throws -> [ItemSummary] {
         try withOpenState { state in
-            state.entries.values.map(\.summary).sorted {
-                let order = $0.title.localizedStandardCompare($1.title)
-                return order == .orderedSame ? $0.id < $1.id : order == .orderedAscending
-            }
+            let keyed: [(key: String, summary: ItemSummary)] = state.entries.values.map { ($0.summary.title.lowercased(), $0.summary) }
+            let sorted = keyed.sorted { (a, b) -> Bool in a.key == b.key ? a.summary.id < b.summary.id : a.key < b.key }
+            return sorted.map { $0.summary }
         }
     }
 

@@ -86,6 +86,17 @@ struct CryptoAPITests {
         #expect(throws: CofferError.self) { try a.slice(0..<99) }
     }
 
+    @Test("Item secrets (locked memory) can be held by the tens of thousands, guarded keys stay guarded")
+    func manySecrets() throws {
+        // More than the ~16,000 guarded allocations vm.max_map_count allows (a 20k-row import).
+        let secrets = try (0..<30_000).map { try Secret("password \($0)") }
+        #expect(secrets[29_999].reveal() == "password 29999")
+        #expect(secrets[0].bytes.protection == .locked)
+        #expect(try SymmetricKey.random().bytes.protection == .guarded)
+        let locked = try SecureBytes(utf8: "x", protection: .locked), guarded = try SecureBytes(utf8: "x")
+        #expect(locked == guarded)
+    }
+
     @Test("Keys must be 32 bytes")
     func keySize() throws {
         #expect(throws: CofferError.self) { try SymmetricKey(SecureBytes(count: 16) { _ in }) }
