@@ -13,6 +13,13 @@ public enum BLAKE2b {
         return compute(message, key: UnsafeRawBufferPointer(start: nil, count: 0), outputCount: outputCount)
     }
 
+    /// Unkeyed hash of `message` written into `output` (16...64 bytes): no allocation.
+    public static func hash(_ message: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) {
+        precondition((minimumOutputCount...maximumOutputCount).contains(output.count), "BLAKE2b output size")
+        _ = crypto_generichash(output.baseAddress!.assumingMemoryBound(to: UInt8.self), output.count,
+                               message.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(message.count), nil, 0)
+    }
+
     public static func hash(_ message: [UInt8], outputCount: Int = 32) -> [UInt8] {
         message.withUnsafeBytes { hash($0, outputCount: outputCount) }
     }

@@ -8,6 +8,14 @@ public enum ItemCodec {
     enum Tag: UInt8 {
         case title = 1, username, password, url, notes, tag, customField, history, noteValue
 
+        /// Fields that decoding turns into ordinary strings (never secrets).
+        var isPlainText: Bool {
+            switch self {
+            case .title, .username, .url, .notes, .tag: return true
+            case .password, .customField, .history, .noteValue: return false
+            }
+        }
+
         /// How often the tag may occur in one item.
         var maximumCount: Int {
             switch self {
@@ -94,15 +102,15 @@ public enum ItemCodec {
             item = Item(id: header.id, kind: header.kind, title: "", created: header.created, modified: header.modified)
         } field: { tag, value in
             switch tag {
-            case .title: item!.title = text(value)
-            case .username: item!.username = text(value)
+            case .title: item!.title = try text(value)
+            case .username: item!.username = try text(value)
             case .password: item!.password = Secret(bytes: try SecureBytes(copying: value, protection: .locked))
-            case .url: item!.urls.append(text(value))
-            case .notes: item!.notes = text(value)
-            case .tag: item!.tags.append(text(value))
+            case .url: item!.urls.append(try text(value))
+            case .notes: item!.notes = try text(value)
+            case .tag: item!.tags.append(try text(value))
             case .customField:
                 let (name, secret) = try splitCustom(value)
-                item!.customFields.append(CustomField(name: text(name), value: Secret(bytes: try SecureBytes(copying: secret, protection: .locked))))
+                item!.customFields.append(CustomField(name: try text(name), value: Secret(bytes: try SecureBytes(copying: secret, protection: .locked))))
             case .history:
                 let (changed, secret) = try splitHistory(value)
                 item!.passwordHistory.append(PasswordHistoryEntry(password: Secret(bytes: try SecureBytes(copying: secret, protection: .locked)), changed: changed))
@@ -124,14 +132,15 @@ public enum ItemCodec {
                                   created: header.created, modified: header.modified, hasPassword: false)
         } field: { tag, value in
             switch tag {
-            case .title: summary!.title = text(value)
-            case .username: summary!.username = text(value)
+            case .title: summary!.title = try text(value)
+            case .username: summary!.username = try text(value)
             case .password: summary!.hasPassword = true
-            case .url: summary!.urls.append(text(value))
-            case .tag: summary!.tags.append(text(value))
+            case .url: summary!.urls.append(try text(value))
+            case .tag: summary!.tags.append(try text(value))
             case .customField: _ = try splitCustom(value)
             case .history: _ = try splitHistory(value)
-            case .notes, .noteValue: break
+            case .notes: guard isValidUTF8(value) else { throw malformed("field \(tag.rawValue) is not valid UTF-8") }
+            case .noteValue: break
             }
         }
         return summary!
@@ -155,7 +164,7 @@ public enum ItemCodec {
         guard version == encodingVersion else { throw malformed("unknown item encoding version \(version)") }
         let kindValue = try reader.uint8()
         guard let kind = ItemKind(rawValue: kindValue) else { throw malformed("unknown item kind \(kindValue)") }
-        let id = ItemID(bytes: try reader.bytes(16))!
+        let id = ItemID(bytes: try reader.slice(16))!
         let created = Timestamp(millisecondsSince1970: try reader.int64())
         let modified = Timestamp(millisecondsSince1970: try reader.int64())
         try header(Header(id: id, kind: kind, created: created, modified: modified))
@@ -173,7 +182,8 @@ public enum ItemCodec {
             let length = Int(try reader.uint32())
             guard length <= maximumFieldLength else { throw malformed("field of \(length) bytes exceeds \(maximumFieldLength)") }
             let value = try reader.slice(length)
-            try validateUTF8(tag, value)
+            // Plain text fields are validated where they become strings (`text`), once.
+            if !tag.isPlainText { try validateUTF8(tag, value) }
             try field(tag, value)
         }
         guard reader.isAtEnd else { throw malformed("\(reader.remaining) trailing bytes after the last field") }
@@ -221,7 +231,11 @@ public enum ItemCodec {
         }
     }
 
-    private static func text(_ value: UnsafeRawBufferPointer) -> String { String(decoding: value, as: UTF8.self) }
+    /// The field as a string; malformed unless valid UTF-8 (validated here, once).
+    private static func text(_ value: UnsafeRawBufferPointer) throws -> String {
+        guard let string = String(validating: value, as: UTF8.self) else { throw malformed("a text field is not valid UTF-8") }
+        return string
+    }
 
     private static func malformed(_ reason: String) -> CofferError { CofferError(.malformedItem, "malformed item: \(reason)") }
 }

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Record frames and their plaintext (spec/format.md §5).
 enum RecordType: UInt8, Sendable {
     case put = 1
@@ -70,10 +76,32 @@ enum RecordFrame {
     }
 
     static func lengthCheck(_ bodyLength: UInt32) -> [UInt8] {
-        var w = ByteWriter(capacity: 26)
-        w.append("coffer/frame-length/v1")
-        w.uint32(bodyLength)
-        return Array(BLAKE2b.hash(w.bytes).prefix(4))
+        withUnsafeBytes(of: lengthCheckValue(bodyLength).littleEndian) { Array($0) }
+    }
+
+    /// `H_4("coffer/frame-length/v1" ‖ body_length)` as a little-endian integer, computed without
+    /// heap allocations: it runs once per frame on every unlock.
+    static func lengthCheckValue(_ bodyLength: UInt32) -> UInt32 {
+        let label: StaticString = "coffer/frame-length/v1"
+        let labelCount = label.utf8CodeUnitCount
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: labelCount + 4 + 32) { buffer in
+            let base = buffer.baseAddress!
+            base.update(from: label.utf8Start, count: labelCount)
+            withUnsafeBytes(of: bodyLength.littleEndian) { length in
+                for k in 0..<4 { base[labelCount + k] = length[k] }
+            }
+            let digest = base + labelCount + 4
+            BLAKE2b.hash(UnsafeRawBufferPointer(start: base, count: labelCount + 4), into: UnsafeMutableRawBufferPointer(start: digest, count: 32))
+            return UInt32(digest[0]) | UInt32(digest[1]) << 8 | UInt32(digest[2]) << 16 | UInt32(digest[3]) << 24
+        }
+    }
+
+    /// Whether `stored` equals the first 8 bytes of `H(body)`; no heap allocation.
+    static func bodyCheckMatches(_ body: UnsafeRawBufferPointer, _ stored: UnsafeRawBufferPointer) -> Bool {
+        withUnsafeTemporaryAllocation(byteCount: 32, alignment: 8) { digest in
+            BLAKE2b.hash(body, into: digest)
+            return memcmp(digest.baseAddress!, stored.baseAddress!, bodyCheckCount) == 0
+        }
     }
 
     /// Seals one record and appends the chain. Returns the whole frame.
@@ -141,8 +169,8 @@ enum RecordFrame {
         }
         var r = ByteReader(file, offset: offset, shortInputCode: .truncated, context: "frame")
         let bodyLength = try r.uint32()
-        let check = try r.bytes(4)
-        guard check == lengthCheck(bodyLength) else {
+        let check = try r.uint32()
+        guard check == lengthCheckValue(bodyLength) else {
             throw CofferError(.recordCorrupted, "record \(index) corrupted: damaged length at offset \(offset)")
         }
         guard bodyLengthBounds.contains(Int(bodyLength)) else {
@@ -152,7 +180,7 @@ enum RecordFrame {
         guard total <= remaining else { return .tornTail(offset: offset, count: remaining) }
         let body = try r.slice(Int(bodyLength))
         let storedCheck = try r.slice(bodyCheckCount)
-        guard BLAKE2b.hash(body).prefix(bodyCheckCount).elementsEqual(storedCheck) else {
+        guard bodyCheckMatches(body, storedCheck) else {
             throw CofferError(.recordCorrupted, "record \(index) corrupted: checksum mismatch at offset \(offset) (the file was damaged)")
         }
         var bodyReader = ByteReader(body, shortInputCode: .recordCorrupted, context: "record")
@@ -179,7 +207,7 @@ enum RecordFrame {
             } catch {
                 throw CofferError(.tampered, "vault tampered: record \(index) at offset \(frame.offset) fails authentication")
             }
-            var r = ByteReader(UnsafeRawBufferPointer(plaintext), shortInputCode: .malformedItem, context: "record \(index)")
+            var r = ByteReader(UnsafeRawBufferPointer(plaintext), shortInputCode: .malformedItem, context: "record")
             let rawType = try r.uint8()
             guard let type = RecordType(rawValue: rawType) else {
                 throw CofferError(.malformedItem, "record \(index): unknown record type \(rawType)")

@@ -1,28 +1,53 @@
 import Foundation
 
 /// A stable 16-byte item identifier, shown as 32 lowercase hex digits.
+///
+/// Stored as two big-endian 64-bit halves, so hashing and comparing an id (done for every record
+/// at unlock) costs two word operations, not a byte-by-byte walk of an array; ordering equals
+/// the bytes' lexicographic order.
 public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public let bytes: [UInt8]
+    private let high: UInt64
+    private let low: UInt64
 
     /// Wraps 16 bytes; nil for any other length.
     public init?(bytes: [UInt8]) {
         guard bytes.count == 16 else { return nil }
-        self.bytes = bytes
+        self.init(unchecked: bytes)
+    }
+
+    /// Reads the 16 bytes at the start of `bytes`; nil if there are fewer.
+    init?(bytes: UnsafeRawBufferPointer) {
+        guard bytes.count >= 16 else { return nil }
+        self.init(unchecked: bytes)
+    }
+
+    private init(unchecked bytes: some Collection<UInt8>) {
+        var high: UInt64 = 0, low: UInt64 = 0
+        for (index, byte) in bytes.prefix(16).enumerated() {
+            if index < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
+        }
+        self.high = high
+        self.low = low
     }
 
     /// Parses 32 hex digits; nil otherwise.
     public init?(hex: String) {
         guard hex.utf8.count == 32, let bytes = [UInt8](hexDigits: hex) else { return nil }
-        self.bytes = bytes
+        self.init(unchecked: bytes)
     }
 
     public static func random(using source: some RandomSource = SystemRandom()) -> ItemID {
         ItemID(bytes: source.bytes(16))!
     }
 
+    /// The 16 bytes, as stored in the file.
+    public var bytes: [UInt8] {
+        (0..<16).map { index in UInt8(truncatingIfNeeded: (index < 8 ? high >> (8 * (7 - index)) : low >> (8 * (15 - index)))) }
+    }
+
     public var hex: String { bytes.lowercaseHex }
     public var description: String { hex }
-    public static func < (lhs: ItemID, rhs: ItemID) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
+    public static func < (lhs: ItemID, rhs: ItemID) -> Bool { (lhs.high, lhs.low) < (rhs.high, rhs.low) }
 }
 
 extension Array where Element == UInt8 {

@@ -282,7 +282,7 @@ public final class Vault: @unchecked Sendable {
             }
         case .delete:
             guard !inBatch else { throw CofferError(.malformedItem, "a delete record inside a batch") }
-            guard payload.count == 16, let id = ItemID(bytes: Array(payload)) else {
+            guard payload.count == 16, let id = ItemID(bytes: payload) else {
                 throw CofferError(.malformedItem, "malformed tombstone record")
             }
             state.entries[id] = nil
