@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The item encoding of spec/format.md §6: a fixed prefix, then tagged fields in ascending tag order.
 public enum ItemCodec {
     static let encodingVersion: UInt8 = 1
@@ -233,7 +239,13 @@ public enum ItemCodec {
 
     /// The field as a string; malformed unless valid UTF-8 (validated here, once).
     private static func text(_ value: UnsafeRawBufferPointer) throws -> String {
-        guard let string = String(validating: value, as: UTF8.self) else { throw malformed("a text field is not valid UTF-8") }
+        // `String(decoding:)` validates and copies in one fast pass but repairs bad sequences;
+        // a repair changes the bytes, so equal bytes mean the field was valid UTF-8.
+        var string = String(decoding: value, as: UTF8.self)
+        let unchanged = string.withUTF8 { utf8 in
+            utf8.count == value.count && (value.isEmpty || memcmp(utf8.baseAddress!, value.baseAddress!, value.count) == 0)
+        }
+        guard unchanged else { throw malformed("a text field is not valid UTF-8") }
         return string
     }
 
