@@ -54,6 +54,13 @@ enum JSON {
 
     static func escape(_ s: String, into out: inout String) {
         out += "\""
+        // Fast path: nothing to escape (no control character, quote, backslash, DEL, or the
+        // E2 80 A8/A9 line separators), so the string is appended whole.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F || $0 == 0xE2 }) {
+            out += s
+            out += "\""
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
