@@ -137,16 +137,22 @@ struct FaultInjectionTests {
         return disk.operations
     }
 
+    /// Runs the script on a fresh disk whose `point`-th I/O call fails with `fault`; a crash
+    /// stops the script (the process is gone), an error lets it carry on.
+    static func runWithFault(_ fault: SimulatedDisk.Fault, at point: Int) -> (SimulatedDisk, Outcome) {
+        let disk = SimulatedDisk()
+        disk.faultAt = point
+        disk.fault = fault
+        return (disk, run(on: disk, stopOnFailure: fault == .crash))
+    }
+
     @Test("Power cut at every I/O call, with and without unsynced data surviving")
     func crashAtEveryCall() {
         let total = Self.operationCount()
         #expect(total > 30)
         for point in 0..<total {
             for survival in [SimulatedDisk.Survival.nothingUnsynced, .everythingWritten] {
-                let disk = SimulatedDisk()
-                disk.faultAt = point
-                disk.fault = .crash
-                let outcome = Self.run(on: disk, stopOnFailure: true)
+                let (disk, outcome) = Self.runWithFault(.crash, at: point)
                 #expect(disk.crashed, "crash point \(point) was not reached")
                 disk.reboot(survival)
                 Self.check(disk: disk, outcome: outcome, label: "crash at call \(point), \(survival)")
@@ -159,10 +165,7 @@ struct FaultInjectionTests {
         let total = Self.operationCount()
         for point in 0..<total {
             for survival in [SimulatedDisk.Survival.nothingUnsynced, .everythingWritten] {
-                let disk = SimulatedDisk()
-                disk.faultAt = point
-                disk.fault = .error
-                let outcome = Self.run(on: disk, stopOnFailure: false)
+                let (disk, outcome) = Self.runWithFault(.error, at: point)
                 disk.reboot(survival)
                 Self.check(disk: disk, outcome: outcome, label: "error at call \(point), \(survival)")
             }
@@ -173,10 +176,7 @@ struct FaultInjectionTests {
     func noLeftovers() {
         let total = Self.operationCount()
         for point in 0..<total {
-            let disk = SimulatedDisk()
-            disk.faultAt = point
-            disk.fault = .error
-            _ = Self.run(on: disk, stopOnFailure: false)
+            let (disk, _) = Self.runWithFault(.error, at: point)
             #expect(disk.fileNames.allSatisfy { !$0.contains(".tmp-") }, "call \(point): \(disk.fileNames)")
         }
     }
