@@ -17,30 +17,26 @@ struct ByteReader {
     var remaining: Int { bytes.count - offset }
     var isAtEnd: Bool { offset == bytes.count }
 
+    // Inlined: item decoding at unlock calls these a few times per field of every record.
+    @inline(__always)
     private mutating func take(_ count: Int) throws -> UnsafeRawBufferPointer {
-        guard count >= 0, count <= remaining else {
-            throw CofferError(shortInputCode, "\(context): needs \(count) more bytes at offset \(offset), has \(remaining)")
-        }
+        guard count >= 0, count <= remaining else { throw shortInput(count) }
         defer { offset += count }
-        return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])
+        return count == 0 ? UnsafeRawBufferPointer(start: nil, count: 0)
+                          : UnsafeRawBufferPointer(start: bytes.baseAddress! + offset, count: count)
+    }
+
+    private func shortInput(_ count: Int) -> CofferError {
+        CofferError(shortInputCode, "\(context): needs \(count) more bytes at offset \(offset), has \(remaining)")
     }
 
     mutating func uint8() throws -> UInt8 { try take(1)[0] }
 
-    mutating func uint16() throws -> UInt16 {
-        let b = try take(2)
-        return UInt16(b[0]) | UInt16(b[1]) << 8
-    }
+    mutating func uint16() throws -> UInt16 { try take(2).loadUnaligned(as: UInt16.self).littleEndian }
 
-    mutating func uint32() throws -> UInt32 {
-        let b = try take(4)
-        return (0..<4).reduce(UInt32(0)) { $0 | UInt32(b[$1]) << (8 * UInt32($1)) }
-    }
+    mutating func uint32() throws -> UInt32 { try take(4).loadUnaligned(as: UInt32.self).littleEndian }
 
-    mutating func uint64() throws -> UInt64 {
-        let b = try take(8)
-        return (0..<8).reduce(UInt64(0)) { $0 | UInt64(b[$1]) << (8 * UInt64($1)) }
-    }
+    mutating func uint64() throws -> UInt64 { try take(8).loadUnaligned(as: UInt64.self).littleEndian }
 
     mutating func int64() throws -> Int64 { Int64(bitPattern: try uint64()) }
 

@@ -152,6 +152,70 @@ public enum ItemCodec {
         return summary!
     }
 
+    /// Validates the whole item exactly as `decodeSummary` does, without building any string,
+    /// and appends its title, username, URL and tag fields, in their encoded form
+    /// (`tag ‖ length ‖ UTF-8`), to `text`: the vault's index keeps those bytes instead of
+    /// per-item strings (see `ItemIndex`).
+    static func decodeForIndex(_ bytes: UnsafeRawBufferPointer, appendingTextTo text: inout [UInt8]) throws -> (header: Header, hasPassword: Bool) {
+        var header: Header?
+        var hasPassword = false
+        let mark = text.count
+        do {
+            try walk(bytes) { header = $0 } field: { tag, value in
+                switch tag {
+                case .title, .username, .url, .tag:
+                    guard isValidUTF8(value) else { throw malformed("a text field is not valid UTF-8") }
+                    text.append(tag.rawValue)
+                    withUnsafeBytes(of: UInt32(value.count).littleEndian) { text.append(contentsOf: $0) }
+                    text.append(contentsOf: value)
+                case .notes: guard isValidUTF8(value) else { throw malformed("field \(tag.rawValue) is not valid UTF-8") }
+                case .password: hasPassword = true
+                case .customField, .history, .noteValue: break  // validated by `walk`
+                }
+            }
+        } catch {
+            text.removeSubrange(mark...)
+            throw error
+        }
+        return (header!, hasPassword)
+    }
+
+    /// Rebuilds a summary from the text bytes `decodeForIndex` kept (already validated).
+    static func summary(header: Header, hasPassword: Bool, text: UnsafeRawBufferPointer) -> ItemSummary {
+        var summary = ItemSummary(id: header.id, kind: header.kind, title: "", username: nil, urls: [], tags: [],
+                                  created: header.created, modified: header.modified, hasPassword: hasPassword)
+        var offset = 0
+        while offset + 5 <= text.count {
+            let tag = text[offset]
+            let length = Int(text.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self).littleEndian)
+            let value = String(decoding: UnsafeRawBufferPointer(rebasing: text[(offset + 5)..<(offset + 5 + length)]), as: UTF8.self)
+            switch Tag(rawValue: tag) {
+            case .title: summary.title = value
+            case .username: summary.username = value
+            case .url: summary.urls.append(value)
+            case .tag: summary.tags.append(value)
+            default: break
+            }
+            offset += 5 + length
+        }
+        return summary
+    }
+
+    /// The text bytes `decodeForIndex` would keep for `item`.
+    static func indexText(of item: Item) -> [UInt8] {
+        var text: [UInt8] = []
+        func append(_ tag: Tag, _ value: String) {
+            text.append(tag.rawValue)
+            withUnsafeBytes(of: UInt32(value.utf8.count).littleEndian) { text.append(contentsOf: $0) }
+            text.append(contentsOf: value.utf8)
+        }
+        append(.title, item.title)
+        if let username = item.username { append(.username, username) }
+        for url in item.urls { append(.url, url) }
+        for tag in item.tags { append(.tag, tag) }
+        return text
+    }
+
     struct Header {
         var id: ItemID
         var kind: ItemKind
@@ -224,9 +288,17 @@ public enum ItemCodec {
         return (changed, try reader.slice(reader.remaining))
     }
 
-    /// Validates UTF-8 without building a string (so secrets are not copied).
+    /// Validates UTF-8 without building a string (so secrets are not copied). ASCII, by far the
+    /// common case, is checked eight bytes at a time; the rest goes through the strict decoder.
     static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var iterator = bytes.makeIterator()
+        var index = 0
+        while index + 8 <= bytes.count, bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+            index += 8
+        }
+        while index < bytes.count, bytes[index] < 0x80 { index += 1 }
+        if index == bytes.count { return true }
+        // Every byte before `index` is ASCII, so a scalar starts there.
+        var iterator = UnsafeRawBufferPointer(rebasing: bytes[index...]).makeIterator()
         var decoder = UTF8()
         while true {
             switch decoder.decode(&iterator) {

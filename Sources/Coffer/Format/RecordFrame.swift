@@ -29,13 +29,31 @@ struct RecordChain {
     }
 
     func associatedData(seq: UInt64) -> [UInt8] {
-        var w = ByteWriter(capacity: 16 + 16 + 16 + 8 + 16)
+        var w = ByteWriter(capacity: RecordChain.associatedDataCount)
         w.append("coffer/record/v1")
         w.append(vaultID)
         w.append(logID)
         w.uint64(seq)
         w.append(lastTag)
         return w.bytes
+    }
+
+    static let associatedDataCount = 16 + 16 + 16 + 8 + 16
+
+    /// The AD for the frame with sequence `seq` that follows a frame with tag `previousTag`,
+    /// built on the stack: it is needed once per frame on every unlock.
+    func withAssociatedData<R>(seq: UInt64, previousTag: UnsafeRawBufferPointer,
+                               _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: Self.associatedDataCount, alignment: 8) { ad in
+            let label: StaticString = "coffer/record/v1"
+            var at = ad.baseAddress!
+            at.copyMemory(from: label.utf8Start, byteCount: 16); at += 16
+            vaultID.withUnsafeBytes { at.copyMemory(from: $0.baseAddress!, byteCount: 16) }; at += 16
+            logID.withUnsafeBytes { at.copyMemory(from: $0.baseAddress!, byteCount: 16) }; at += 16
+            withUnsafeBytes(of: seq.littleEndian) { at.copyMemory(from: $0.baseAddress!, byteCount: 8) }; at += 8
+            at.copyMemory(from: previousTag.baseAddress!, byteCount: 16)
+            return try body(UnsafeRawBufferPointer(ad))
+        }
     }
 }
 
@@ -47,6 +65,8 @@ enum RecordFrame {
     static let maximumPlaintext = 1_048_576
     static let bodyOverhead = 8 + XChaCha20Poly1305.overhead  // seq + nonce + tag = 48
     static let bodyLengthBounds = (minimumPlaintext + bodyOverhead)...(maximumPlaintext + bodyOverhead)
+    /// The smallest possible frame (a minimum-padded record).
+    static let minimumFrameCount = frameHeaderCount + bodyLengthBounds.lowerBound + bodyCheckCount
     /// Frame bytes around the plaintext.
     static let overhead = frameHeaderCount + bodyOverhead + bodyCheckCount
 
@@ -147,10 +167,10 @@ enum RecordFrame {
     struct Located {
         let offset: Int
         let totalCount: Int
-        let seq: UInt64
-        /// `nonce ‖ ciphertext ‖ tag`.
-        let sealed: UnsafeRawBufferPointer
-        var tag: [UInt8] { Array(sealed[(sealed.count - XChaCha20Poly1305.tagCount)...]) }
+        /// The whole frame: `length ‖ length check ‖ body ‖ body check`.
+        let bytes: UnsafeRawBufferPointer
+        /// The frame's tag (the next frame's AD binds it).
+        var tag: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[(totalCount - bodyCheckCount - XChaCha20Poly1305.tagCount)..<(totalCount - bodyCheckCount)]) }
     }
 
     enum ScanResult {
@@ -167,43 +187,64 @@ enum RecordFrame {
         if remaining < frameHeaderCount || isAllZero(UnsafeRawBufferPointer(rebasing: file[offset...])) {
             return .tornTail(offset: offset, count: remaining)
         }
-        var r = ByteReader(file, offset: offset, shortInputCode: .truncated, context: "frame")
-        let bodyLength = try r.uint32()
-        let check = try r.uint32()
-        guard check == lengthCheckValue(bodyLength) else {
-            throw CofferError(.recordCorrupted, "record \(index) corrupted: damaged length at offset \(offset)")
+        let total = try frameCount(header: UnsafeRawBufferPointer(rebasing: file[offset..<(offset + frameHeaderCount)]),
+                                   index: index, fileOffset: offset)
+        guard total <= remaining else { return .tornTail(offset: offset, count: remaining) }
+        return .frame(Located(offset: offset, totalCount: total, bytes: UnsafeRawBufferPointer(rebasing: file[offset..<(offset + total)])))
+    }
+
+    /// The whole frame's size declared by its 8-byte header, after the keyless length check and
+    /// the bounds check. `lengthCheck` may be a cache of `lengthCheckValue`.
+    static func frameCount(header: UnsafeRawBufferPointer, index: Int, fileOffset: Int,
+                           lengthCheck: (UInt32) -> UInt32 = lengthCheckValue) throws -> Int {
+        let bodyLength = header.loadUnaligned(as: UInt32.self).littleEndian
+        let check = header.loadUnaligned(fromByteOffset: 4, as: UInt32.self).littleEndian
+        guard check == lengthCheck(bodyLength) else {
+            throw CofferError(.recordCorrupted, "record \(index) corrupted: damaged length at offset \(fileOffset)")
         }
         guard bodyLengthBounds.contains(Int(bodyLength)) else {
-            throw CofferError(.limitExceeded, "record \(index) at offset \(offset) declares \(bodyLength) bytes, outside \(bodyLengthBounds)")
+            throw CofferError(.limitExceeded, "record \(index) at offset \(fileOffset) declares \(bodyLength) bytes, outside \(bodyLengthBounds)")
         }
-        let total = frameHeaderCount + Int(bodyLength) + bodyCheckCount
-        guard total <= remaining else { return .tornTail(offset: offset, count: remaining) }
-        let body = try r.slice(Int(bodyLength))
-        let storedCheck = try r.slice(bodyCheckCount)
-        guard bodyCheckMatches(body, storedCheck) else {
-            throw CofferError(.recordCorrupted, "record \(index) corrupted: checksum mismatch at offset \(offset) (the file was damaged)")
-        }
-        var bodyReader = ByteReader(body, shortInputCode: .recordCorrupted, context: "record")
-        let seq = try bodyReader.uint64()
-        return .frame(Located(offset: offset, totalCount: total, seq: seq, sealed: try bodyReader.slice(bodyReader.remaining)))
+        return frameHeaderCount + Int(bodyLength) + bodyCheckCount
     }
 
-    private static func isAllZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        bytes.allSatisfy { $0 == 0 }
+    /// Whether every byte is zero (padding, torn tails); eight bytes at a time, stopping at the
+    /// first non-zero word (it is asked of the whole rest of the file before every frame).
+    static func isAllZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        while index + 8 <= bytes.count {
+            if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) != 0 { return false }
+            index += 8
+        }
+        while index < bytes.count {
+            if bytes[index] != 0 { return false }
+            index += 1
+        }
+        return true
     }
 
-    /// Authenticates a located frame against the chain, decrypts it into `scratch` and hands
-    /// the record type and payload to `body`. Advances the chain.
-    static func open<R>(_ frame: Located, index: Int, chain: inout RecordChain, scratch: SecureScratch,
-                        _ body: (RecordType, UnsafeRawBufferPointer) throws -> R) throws -> R {
-        guard frame.seq == chain.nextSeq else {
-            throw CofferError(.tampered, "vault tampered: record \(index) has sequence \(frame.seq), expected \(chain.nextSeq) (records reordered, duplicated or removed)")
+    /// Checks a located frame's body checksum, sequence number and authentication as the frame
+    /// `seq` after a frame with tag `previousTag`, decrypts it into `scratch` and hands the
+    /// record type and payload to `body`. Does not advance any chain: frames are opened in
+    /// parallel at unlock (spec/format.md §7 step 9 gives the order of the checks).
+    static func open<R>(_ frame: Located, index: Int, seq: UInt64, previousTag: UnsafeRawBufferPointer, chain: RecordChain,
+                        scratch: SecureScratch, _ body: (RecordType, UnsafeRawBufferPointer) throws -> R) throws -> R {
+        let bodyBytes = UnsafeRawBufferPointer(rebasing: frame.bytes[frameHeaderCount..<(frame.totalCount - bodyCheckCount)])
+        let storedCheck = UnsafeRawBufferPointer(rebasing: frame.bytes[(frame.totalCount - bodyCheckCount)...])
+        guard bodyCheckMatches(bodyBytes, storedCheck) else {
+            throw CofferError(.recordCorrupted, "record \(index) corrupted: checksum mismatch at offset \(frame.offset) (the file was damaged)")
         }
-        let ad = chain.associatedData(seq: frame.seq)
-        let count = frame.sealed.count - XChaCha20Poly1305.overhead
-        let result = try scratch.withBuffer(count: count) { plaintext -> R in
+        let frameSeq = bodyBytes.loadUnaligned(as: UInt64.self).littleEndian
+        guard frameSeq == seq else {
+            throw CofferError(.tampered, "vault tampered: record \(index) has sequence \(frameSeq), expected \(seq) (records reordered, duplicated or removed)")
+        }
+        let sealed = UnsafeRawBufferPointer(rebasing: bodyBytes[8...])
+        let count = sealed.count - XChaCha20Poly1305.overhead
+        return try scratch.withBuffer(count: count) { plaintext -> R in
             do {
-                try ad.withUnsafeBytes { try XChaCha20Poly1305.open(frame.sealed, associatedData: $0, key: chain.recordKey, into: plaintext) }
+                try chain.withAssociatedData(seq: seq, previousTag: previousTag) {
+                    try XChaCha20Poly1305.open(sealed, associatedData: $0, key: chain.recordKey, into: plaintext)
+                }
             } catch {
                 throw CofferError(.tampered, "vault tampered: record \(index) at offset \(frame.offset) fails authentication")
             }
@@ -219,7 +260,15 @@ enum RecordFrame {
             }
             return try body(type, payload)
         }
-        chain.lastTag = frame.tag
+    }
+
+    /// Opens a located frame as the chain's next frame, then advances the chain.
+    static func open<R>(_ frame: Located, index: Int, chain: inout RecordChain, scratch: SecureScratch,
+                        _ body: (RecordType, UnsafeRawBufferPointer) throws -> R) throws -> R {
+        let result = try chain.lastTag.withUnsafeBytes { previousTag in
+            try open(frame, index: index, seq: chain.nextSeq, previousTag: previousTag, chain: chain, scratch: scratch, body)
+        }
+        chain.lastTag = Array(frame.tag)
         chain.nextSeq += 1
         return result
     }

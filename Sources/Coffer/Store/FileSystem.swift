@@ -118,18 +118,20 @@ final class POSIXFileHandle: VaultFileHandle {
     }
 
     func read(at offset: Int, count: Int) throws -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                if n == 0 { throw CofferError(.truncated, "\(path) ended early while reading") }
-                throw POSIXFileSystem.error("cannot read \(path)")
+        // Uninitialised, then filled by pread: unlock reads the whole log through here.
+        try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            while done < count {
+                let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(offset + done))
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else {
+                    if n == 0 { throw CofferError(.truncated, "\(path) ended early while reading") }
+                    throw POSIXFileSystem.error("cannot read \(path)")
+                }
+                done += n
             }
-            done += n
+            initialized = count
         }
-        return buffer
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws {

@@ -43,21 +43,12 @@ public final class Vault: @unchecked Sendable {
         public var tornTailBytes: Int
     }
 
-    /// Where an item's current record lives, and what its AD needs.
-    struct Entry {
-        var summary: ItemSummary
-        var offset: Int
-        var count: Int
-        var seq: UInt64
-        var prevTag: [UInt8]
-    }
-
     struct State {
         var header: VaultHeader
         var headerLength: Int
         var keys: VaultKeys?
         var chain: RecordChain
-        var entries: [ItemID: Entry] = [:]
+        var index = ItemIndex()
         var records = 0
         var end: Int
         var handle: (any VaultFileHandle)?
@@ -164,34 +155,38 @@ public final class Vault: @unchecked Sendable {
         let lock = mode == .readWrite ? try fileSystem.lockExclusively(lockPath(for: path)) : nil
         do {
             let handle = try fileSystem.open(path, writable: mode == .readWrite)
-            let file = try handle.readAll()
-            let scratch = try SecureScratch()
-            var state = try file.withUnsafeBytes { bytes -> State in
-                let (header, headerLength) = try VaultHeader.parse(bytes)
-                if mode == .readWrite && header.versionMinor > VaultHeader.versionMinor {
-                    throw CofferError(.unsupportedVersion,
-                        "vault format 1.\(header.versionMinor) is newer than this Coffer (1.\(VaultHeader.versionMinor)); it can be read but not changed")
-                }
-                let keys = try VaultKeys(vaultKey: try unlock(header))
-                try VaultHeader.verifyMAC(UnsafeRawBufferPointer(rebasing: bytes[0..<headerLength]), keys: keys)
-                var state = State(header: header, headerLength: headerLength, keys: keys,
-                                  chain: RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys.recordKey),
-                                  end: bytes.count, handle: handle, lockHandle: lock)
-                try replay(bytes, from: headerLength, into: &state, scratch: scratch)
-                return state
+            let fileSize = try handle.size()
+            let (header, headerBytes) = try readHeader(handle, fileSize: fileSize)
+            if mode == .readWrite && header.versionMinor > VaultHeader.versionMinor {
+                throw CofferError(.unsupportedVersion,
+                    "vault format 1.\(header.versionMinor) is newer than this Coffer (1.\(VaultHeader.versionMinor)); it can be read but not changed")
             }
-            let torn = file.count - state.end
+            let keys = try VaultKeys(vaultKey: try unlock(header))
+            try headerBytes.withUnsafeBytes { try VaultHeader.verifyMAC($0, keys: keys) }
+            let replay = try LogReplay(handle: handle, fileSize: fileSize, fullDecode: false)
+                .run(from: headerBytes.count, chain: RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys.recordKey))
+            let torn = fileSize - replay.end
             if torn > 0 && mode == .readWrite {
-                try handle.truncate(to: state.end)
+                try handle.truncate(to: replay.end)
                 try handle.sync()
             }
-            let report = OpenReport(recoveredTornBytes: torn, records: state.records)
-            state.handle = handle
-            return Vault(path: path, mode: mode, fileSystem: fileSystem, random: random, state: state, report: report, scratch: scratch)
+            let state = State(header: header, headerLength: headerBytes.count, keys: keys, chain: replay.chain,
+                              index: replay.index, records: replay.records, end: replay.end, handle: handle, lockHandle: lock)
+            let report = OpenReport(recoveredTornBytes: torn, records: replay.records)
+            return Vault(path: path, mode: mode, fileSystem: fileSystem, random: random, state: state, report: report,
+                         scratch: try SecureScratch())
         } catch {
             lock?.unlock()
             throw error
         }
+    }
+
+    /// Reads and parses the header (keyless checks only: the MAC needs the key). Only the
+    /// header is read here; `LogReplay` reads the frames in windows.
+    private static func readHeader(_ handle: any VaultFileHandle, fileSize: Int) throws -> (VaultHeader, [UInt8]) {
+        let prefix = try handle.read(at: 0, count: Swift.min(fileSize, VaultHeader.lengthBounds.upperBound))
+        let (header, length) = try prefix.withUnsafeBytes { try VaultHeader.parse($0) }
+        return (header, Array(prefix[0..<length]))
     }
 
     static func passwordVaultKey(header: VaultHeader, password: SecureBytes) throws -> SymmetricKey {
@@ -210,87 +205,6 @@ public final class Vault: @unchecked Sendable {
         return Keyslot.wrap(vaultKey, kind: .password, kdf: kdf, salt: salt, kek: kek, vaultID: vaultID, using: random)
     }
 
-    /// Replays every frame after the header into the index (spec/format.md §7 step 9).
-    /// Stops at a torn tail, leaving `state.end` at its start; a batch whose frames are not all
-    /// present counts as part of the torn tail (§5.1). `fullDecode` also decodes every secret
-    /// field (for `verify`), where opening decodes summaries only.
-    static func replay(_ bytes: UnsafeRawBufferPointer, from start: Int, into state: inout State,
-                       scratch: SecureScratch, fullDecode: Bool = false) throws {
-        var offset = start
-        var index = 0
-        var openBatch: (remaining: Int, before: State)?
-        // An open batch's puts wait here and reach the index only once the batch is complete, so
-        // the index is never changed while `before` shares its storage (no copy of the dictionary).
-        var pending: [(id: ItemID, entry: Entry)] = []
-        while true {
-            switch try RecordFrame.scan(bytes, at: offset, index: index) {
-            case .end, .tornTail:
-                if let openBatch {
-                    state = openBatch.before
-                } else {
-                    state.end = offset
-                }
-                return
-            case .frame(let frame):
-                let seq = state.chain.nextSeq, prevTag = state.chain.lastTag
-                var chain = state.chain
-                let type = try RecordFrame.open(frame, index: index, chain: &chain, scratch: scratch) { type, payload in
-                    switch type {
-                    case .batch:
-                        guard openBatch == nil else { throw CofferError(.malformedItem, "record \(index): a batch inside a batch") }
-                        // Snapshot only at a batch start (a snapshot per frame made every index
-                        // insert copy the whole dictionary: quadratic replay).
-                        var before = state
-                        before.end = frame.offset
-                        openBatch = (try RecordFrame.batchCount(payload, index: index), before)
-                    case .put, .delete:
-                        try apply(type: type, payload: payload, state: &state, fullDecode: fullDecode, inBatch: openBatch != nil,
-                                  pending: &pending,
-                                  location: (offset: frame.offset, count: frame.totalCount, seq: seq, prevTag: prevTag))
-                    }
-                    return type
-                }
-                if type != .batch, let remaining = openBatch?.remaining {
-                    if remaining > 1 {
-                        openBatch!.remaining = remaining - 1
-                    } else {
-                        openBatch = nil  // releases the snapshot first: the index is unshared again
-                        for put in pending { state.entries[put.id] = put.entry }
-                        pending.removeAll(keepingCapacity: true)
-                    }
-                }
-                state.chain = chain
-                state.records += 1
-                offset += frame.totalCount
-                index += 1
-            }
-        }
-    }
-
-    private static func apply(type: RecordType, payload: UnsafeRawBufferPointer, state: inout State, fullDecode: Bool,
-                              inBatch: Bool, pending: inout [(id: ItemID, entry: Entry)],
-                              location: (offset: Int, count: Int, seq: UInt64, prevTag: [UInt8])) throws {
-        switch type {
-        case .put:
-            let summary = fullDecode ? try ItemCodec.decode(payload).summary : try ItemCodec.decodeSummary(payload)
-            let entry = Entry(summary: summary, offset: location.offset, count: location.count,
-                              seq: location.seq, prevTag: location.prevTag)
-            if inBatch {
-                pending.append((summary.id, entry))
-            } else {
-                state.entries[summary.id] = entry
-            }
-        case .delete:
-            guard !inBatch else { throw CofferError(.malformedItem, "a delete record inside a batch") }
-            guard payload.count == 16, let id = ItemID(bytes: payload) else {
-                throw CofferError(.malformedItem, "malformed tombstone record")
-            }
-            state.entries[id] = nil
-        case .batch:
-            break
-        }
-    }
-
     // MARK: Reading
 
     /// Summaries of every item, sorted by title then id. No secrets.
@@ -300,7 +214,10 @@ public final class Vault: @unchecked Sendable {
     /// hundreds of milliseconds on Linux.
     public func list() throws -> [ItemSummary] {
         try withOpenState { state in
-            let keyed: [(key: String, summary: ItemSummary)] = state.entries.values.map { ($0.summary.title.lowercased(), $0.summary) }
+            let keyed: [(key: String, summary: ItemSummary)] = state.index.entries.map { entry in
+                let summary = state.index.summary(entry)
+                return (summary.title.lowercased(), summary)
+            }
             let sorted = keyed.sorted { (a, b) -> Bool in a.key == b.key ? a.summary.id < b.summary.id : a.key < b.key }
             return sorted.map { $0.summary }
         }
@@ -314,12 +231,12 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
-    public var count: Int { (try? withOpenState { $0.entries.count }) ?? 0 }
+    public var count: Int { (try? withOpenState { $0.index.count }) ?? 0 }
 
     /// The whole item, secrets decrypted from its record.
     public func get(_ id: ItemID) throws -> Item {
         try withOpenState { state in
-            guard let entry = state.entries[id] else { throw CofferError(.itemNotFound, "no item with id \(id)") }
+            guard let entry = state.index.entry(id) else { throw CofferError(.itemNotFound, "no item with id \(id)") }
             return try readItem(entry, state: state)
         }
     }
@@ -363,8 +280,8 @@ public final class Vault: @unchecked Sendable {
             Info(formatVersion: "\(VaultHeader.versionMajor).\(state.header.versionMinor)",
                  vaultID: state.header.vaultID.lowercaseHex, created: state.header.created,
                  passwordKDF: state.header.passwordSlot!.kdf, pinKDF: state.header.pinSlot?.kdf,
-                 itemCount: state.entries.count, records: state.records,
-                 deadRecords: state.records - state.entries.count, fileSize: state.end)
+                 itemCount: state.index.count, records: state.records,
+                 deadRecords: state.records - state.index.count, fileSize: state.end)
         }
     }
 
@@ -376,42 +293,45 @@ public final class Vault: @unchecked Sendable {
     public func verify() throws -> VerifyReport {
         try withOpenState { state in
             guard let handle = state.handle, let keys = state.keys else { throw closedError }
-            let file = try handle.readAll()
-            return try file.withUnsafeBytes { bytes in
-                let (header, headerLength) = try VaultHeader.parse(bytes)
-                try VaultHeader.verifyMAC(UnsafeRawBufferPointer(rebasing: bytes[0..<headerLength]), keys: keys)
-                var fresh = State(header: header, headerLength: headerLength, keys: keys,
-                                  chain: RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys.recordKey),
-                                  end: bytes.count)
-                try Self.replay(bytes, from: headerLength, into: &fresh, scratch: scratch, fullDecode: true)
-                return VerifyReport(records: fresh.records, liveItems: fresh.entries.count,
-                                    deadRecords: fresh.records - fresh.entries.count, tornTailBytes: bytes.count - fresh.end)
-            }
+            let fileSize = try handle.size()
+            let (header, headerBytes) = try Self.readHeader(handle, fileSize: fileSize)
+            try headerBytes.withUnsafeBytes { try VaultHeader.verifyMAC($0, keys: keys) }
+            let replay = try LogReplay(handle: handle, fileSize: fileSize, fullDecode: true)
+                .run(from: headerBytes.count, chain: RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys.recordKey))
+            return VerifyReport(records: replay.records, liveItems: replay.index.count,
+                                deadRecords: replay.records - replay.index.count, tornTailBytes: fileSize - replay.end)
         }
     }
 
-    private func readItem(_ entry: Entry, state: State) throws -> Item {
+    private func readItem(_ entry: ItemIndex.Entry, state: State) throws -> Item {
         try withRecord(of: entry, state: state) { type, payload in
             guard type == .put else { throw CofferError(.tampered, "vault tampered: an item's record changed under it") }
             let item = try ItemCodec.decode(payload)
-            guard item.id == entry.summary.id else { throw CofferError(.tampered, "vault tampered: an item's record changed under it") }
+            guard item.id == entry.id else { throw CofferError(.tampered, "vault tampered: an item's record changed under it") }
             return item
         }
     }
 
-    /// Reads an entry's frame back from the file, authenticates it against the chain position
-    /// recorded at open, and hands its decrypted payload to `body`.
-    private func withRecord<R>(of entry: Entry, state: State, _ body: (RecordType, UnsafeRawBufferPointer) throws -> R) throws -> R {
+    /// Reads an entry's frame back from the file, authenticates it at the chain position
+    /// recorded at open, and hands its decrypted payload to `body`. The previous frame's tag,
+    /// which the AD binds, is read from the file along with the frame (it ends 24 bytes before it).
+    private func withRecord<R>(of entry: ItemIndex.Entry, state: State, _ body: (RecordType, UnsafeRawBufferPointer) throws -> R) throws -> R {
         guard let handle = state.handle, let keys = state.keys else { throw closedError }
-        let bytes = try handle.read(at: entry.offset, count: entry.count)
+        let tagCount = XChaCha20Poly1305.tagCount
+        let before = entry.seq > 0 ? tagCount + RecordFrame.bodyCheckCount : 0
+        let bytes = try handle.read(at: entry.offset - before, count: before + Int(entry.frameCount))
         return try bytes.withUnsafeBytes { buffer in
-            guard case .frame(let frame) = try RecordFrame.scan(buffer, at: 0, index: Int(entry.seq)) else {
-                throw CofferError(.recordCorrupted, "record of item \(entry.summary.id) is no longer complete")
+            guard case .frame(let frame) = try RecordFrame.scan(buffer, at: before, index: Int(entry.seq)) else {
+                throw CofferError(.recordCorrupted, "record of item \(entry.id) is no longer complete")
             }
-            var chain = RecordChain(vaultID: state.header.vaultID, logID: state.header.logID, recordKey: keys.recordKey)
-            chain.nextSeq = entry.seq
-            chain.lastTag = entry.prevTag
-            return try RecordFrame.open(frame, index: Int(entry.seq), chain: &chain, scratch: scratch, body)
+            let chain = RecordChain(vaultID: state.header.vaultID, logID: state.header.logID, recordKey: keys.recordKey)
+            // The first frame follows the all-zero tag (a fresh chain's `lastTag`).
+            let firstTag = chain.lastTag
+            return try firstTag.withUnsafeBytes { zeroTag in
+                try RecordFrame.open(frame, index: Int(entry.seq), seq: entry.seq,
+                                     previousTag: before > 0 ? UnsafeRawBufferPointer(rebasing: buffer[0..<tagCount]) : zeroTag,
+                                     chain: chain, scratch: scratch, body)
+            }
         }
     }
 
@@ -421,7 +341,7 @@ public final class Vault: @unchecked Sendable {
     @discardableResult
     public func add(_ item: Item) throws -> ItemID {
         try withWritableState { state in
-            guard state.entries[item.id] == nil else {
+            guard !state.index.contains(item.id) else {
                 throw CofferError(.duplicateItem, "an item with id \(item.id) already exists")
             }
             try put(item, state: &state)
@@ -432,7 +352,7 @@ public final class Vault: @unchecked Sendable {
     /// Replaces an existing item durably; its `modified` time becomes now (unless later already).
     public func update(_ item: Item) throws {
         try withWritableState { state in
-            guard state.entries[item.id] != nil else { throw CofferError(.itemNotFound, "no item with id \(item.id)") }
+            guard state.index.contains(item.id) else { throw CofferError(.itemNotFound, "no item with id \(item.id)") }
             var updated = item
             updated.modified = Swift.max(item.modified, .now())
             try put(updated, state: &state)
@@ -442,9 +362,9 @@ public final class Vault: @unchecked Sendable {
     /// Deletes an item durably (appends a tombstone).
     public func delete(_ id: ItemID) throws {
         try withWritableState { state in
-            guard state.entries[id] != nil else { throw CofferError(.itemNotFound, "no item with id \(id)") }
+            guard state.index.contains(id) else { throw CofferError(.itemNotFound, "no item with id \(id)") }
             try id.bytes.withUnsafeBytes { payload in
-                try append(.delete, payload: payload, state: &state) { state, _ in state.entries[id] = nil }
+                try append(.delete, payload: payload, state: &state) { state, _ in state.index.remove(id) }
             }
         }
     }
@@ -455,7 +375,7 @@ public final class Vault: @unchecked Sendable {
         try withWritableState { state in
             var seen = Set<ItemID>()
             for item in items {
-                guard state.entries[item.id] == nil, seen.insert(item.id).inserted else {
+                guard !state.index.contains(item.id), seen.insert(item.id).inserted else {
                     throw CofferError(.duplicateItem, "an item with id \(item.id) already exists")
                 }
             }
@@ -472,12 +392,12 @@ public final class Vault: @unchecked Sendable {
                 for (index, item) in items.enumerated() {
                     var encoded = try ItemCodec.encode(item)
                     defer { secureZero(&encoded) }
-                    let seq = staged.chain.nextSeq, prevTag = staged.chain.lastTag
+                    let seq = staged.chain.nextSeq
                     let frame = try encoded.withUnsafeBytes {
                         try RecordFrame.seal(type: .put, payload: $0, chain: &staged.chain, scratch: scratch, random: random)
                     }
-                    staged.entries[item.id] = Entry(summary: item.summary, offset: staged.end + batch.count, count: frame.count,
-                                                    seq: seq, prevTag: prevTag)
+                    staged.index.put(Self.indexEntry(for: item, offset: staged.end + batch.count, frameCount: frame.count, seq: seq),
+                                     text: ItemCodec.indexText(of: item))
                     batch += frame
                     staged.records += 1
                     if batch.count >= 1 << 20 || index == items.count - 1 {
@@ -501,21 +421,25 @@ public final class Vault: @unchecked Sendable {
     private func put(_ item: Item, state: inout State) throws {
         var encoded = try ItemCodec.encode(item)
         defer { secureZero(&encoded) }
-        let summary = item.summary
         try encoded.withUnsafeBytes { payload in
             try append(.put, payload: payload, state: &state) { state, location in
-                state.entries[summary.id] = Entry(summary: summary, offset: location.offset, count: location.count,
-                                                  seq: location.seq, prevTag: location.prevTag)
+                state.index.put(Self.indexEntry(for: item, offset: location.offset, frameCount: location.count, seq: location.seq),
+                                text: ItemCodec.indexText(of: item))
             }
         }
     }
 
+    private static func indexEntry(for item: Item, offset: Int, frameCount: Int, seq: UInt64) -> ItemIndex.Entry {
+        ItemIndex.Entry(id: item.id, offset: offset, seq: seq, frameCount: frameCount, kind: item.kind,
+                        hasPassword: item.password != nil, created: item.created, modified: item.modified)
+    }
+
     /// Appends one frame durably, then lets `commit` update the index (spec/format.md §8).
     private func append(_ type: RecordType, payload: UnsafeRawBufferPointer, state: inout State,
-                        commit: (inout State, (offset: Int, count: Int, seq: UInt64, prevTag: [UInt8])) -> Void) throws {
+                        commit: (inout State, (offset: Int, count: Int, seq: UInt64)) -> Void) throws {
         guard let handle = state.handle else { throw closedError }
         var chain = state.chain
-        let seq = chain.nextSeq, prevTag = chain.lastTag
+        let seq = chain.nextSeq
         let frame = try RecordFrame.seal(type: type, payload: payload, chain: &chain, scratch: scratch, random: random)
         do {
             try frame.withUnsafeBytes { try handle.write($0, at: state.end) }
@@ -524,7 +448,8 @@ public final class Vault: @unchecked Sendable {
             rollBack(&state)
             throw error
         }
-        commit(&state, (state.end, frame.count, seq, prevTag))
+        commit(&state, (state.end, frame.count, seq))
+        state.index.compactTextIfWasteful()
         state.chain = chain
         state.end += frame.count
         state.records += 1
@@ -543,8 +468,8 @@ public final class Vault: @unchecked Sendable {
     }
 
     private func compactIfNeeded(_ state: inout State) throws {
-        let dead = state.records - state.entries.count
-        if dead > Self.autoCompactionThreshold && dead > state.entries.count {
+        let dead = state.records - state.index.count
+        if dead > Self.autoCompactionThreshold && dead > state.index.count {
             try compact(&state, newKeys: nil)
         }
     }
@@ -600,7 +525,7 @@ public final class Vault: @unchecked Sendable {
             try write(frames)
         } commit: { state in
             let shift = headerBytes.count - state.headerLength
-            for id in state.entries.keys { state.entries[id]!.offset += shift }
+            state.index.shiftOffsets(by: shift)
             state.header = header
             state.end += shift
             state.headerLength = headerBytes.count
@@ -614,19 +539,24 @@ public final class Vault: @unchecked Sendable {
         header.logID = random.bytes(16)
         let headerBytes = try header.encode(keys: keys2)
         var chain = RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys2.recordKey)
-        var entries: [ItemID: Entry] = [:]
+        var index = ItemIndex()
+        index.reserveCapacity(state.index.count)
         var offset = headerBytes.count
-        let live = state.entries.values.sorted { $0.offset < $1.offset }
+        let live = state.index.entries.sorted { $0.offset < $1.offset }
         let sealScratch = try SecureScratch()
         try rewrite(state: &state) { [state] write in
             try write(headerBytes)
             var buffer: [UInt8] = []
             for entry in live {
-                let seq = chain.nextSeq, prevTag = chain.lastTag
+                let seq = chain.nextSeq
                 let frame = try withRecord(of: entry, state: state) { type, payload in
                     try RecordFrame.seal(type: type, payload: payload, chain: &chain, scratch: sealScratch, random: random)
                 }
-                entries[entry.summary.id] = Entry(summary: entry.summary, offset: offset, count: frame.count, seq: seq, prevTag: prevTag)
+                var moved = entry
+                moved.offset = offset
+                moved.frameCount = UInt32(frame.count)
+                moved.seq = seq
+                index.put(moved, text: state.index.text(of: entry))
                 offset += frame.count
                 buffer += frame
                 if buffer.count >= 1 << 20 {
@@ -640,8 +570,8 @@ public final class Vault: @unchecked Sendable {
             state.headerLength = headerBytes.count
             state.keys = keys2
             state.chain = chain
-            state.entries = entries
-            state.records = entries.count
+            state.index = index
+            state.records = index.count
             state.end = offset
         }
     }
@@ -706,7 +636,7 @@ public final class Vault: @unchecked Sendable {
             state.handle = nil
             state.lockHandle?.unlock()
             state.lockHandle = nil
-            state.entries = [:]
+            state.index = ItemIndex()
         }
     }
 

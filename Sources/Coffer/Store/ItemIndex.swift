@@ -1,0 +1,166 @@
+/// The open vault's in-memory index of live items: where each item's current record lives and
+/// the non-secret fields a listing shows (spec/format.md §9).
+///
+/// Sized for 100k-item vaults: one fixed-size `Entry` per item in a contiguous array, a
+/// dictionary from id to array position, and every item's text fields (title, username, URLs,
+/// tags) packed in a few large blocks. Nothing here is a per-item heap object; strings are made
+/// only when a summary is asked for.
+struct ItemIndex {
+    /// One live item.
+    struct Entry {
+        var id: ItemID
+        /// Where the item's current frame starts in the file.
+        var offset: Int
+        /// That frame's sequence number (its AD needs it to be read back).
+        var seq: UInt64
+        var created: Timestamp
+        var modified: Timestamp
+        /// The frame's size in bytes.
+        var frameCount: UInt32
+        var kind: ItemKind
+        var hasPassword: Bool
+        /// The item's encoded text fields, in `text`.
+        var text: TextStore.Ref
+
+        init(id: ItemID, offset: Int, seq: UInt64, frameCount: Int, kind: ItemKind, hasPassword: Bool,
+             created: Timestamp, modified: Timestamp) {
+            self.id = id
+            self.offset = offset
+            self.seq = seq
+            self.created = created
+            self.modified = modified
+            self.frameCount = UInt32(frameCount)
+            self.kind = kind
+            self.hasPassword = hasPassword
+            self.text = TextStore.Ref(block: 0, start: 0, count: 0)
+        }
+    }
+
+    private(set) var entries: [Entry] = []
+    private var positions: [ItemID: UInt32] = [:]
+    private var text = TextStore()
+    /// Text bytes no live entry refers to any more (replaced or deleted items).
+    private var deadTextBytes = 0
+
+    var count: Int { entries.count }
+
+    func entry(_ id: ItemID) -> Entry? { positions[id].map { entries[Int($0)] } }
+
+    func contains(_ id: ItemID) -> Bool { positions[id] != nil }
+
+    /// Room for `count` items without rehashing (a rehash briefly holds two tables).
+    mutating func reserveCapacity(_ count: Int) {
+        positions.reserveCapacity(count)
+        entries.reserveCapacity(count)
+    }
+
+    /// Stores `text` (the encoded text fields) for an entry not yet in the index.
+    mutating func storeText(_ bytes: UnsafeRawBufferPointer) -> TextStore.Ref { text.append(bytes) }
+
+    /// A point to roll stored text back to (a batch that turns out torn at unlock).
+    var textMark: TextStore.Mark { text.mark }
+    mutating func rollBackText(to mark: TextStore.Mark) { text.truncate(to: mark) }
+
+    /// Inserts or replaces the entry for `entry.id`; its text must come from `storeText`.
+    mutating func put(_ entry: Entry) {
+        if let position = positions[entry.id] {
+            deadTextBytes += Int(entries[Int(position)].text.count)
+            entries[Int(position)] = entry
+        } else {
+            positions[entry.id] = UInt32(entries.count)
+            entries.append(entry)
+        }
+    }
+
+    /// Inserts or replaces an entry whose text is `text`.
+    mutating func put(_ entry: Entry, text bytes: [UInt8]) {
+        var entry = entry
+        entry.text = bytes.withUnsafeBytes { storeText($0) }
+        put(entry)
+    }
+
+    mutating func remove(_ id: ItemID) {
+        guard let position = positions.removeValue(forKey: id) else { return }
+        deadTextBytes += Int(entries[Int(position)].text.count)
+        let last = entries.removeLast()
+        if Int(position) < entries.count {
+            entries[Int(position)] = last
+            positions[last.id] = position
+        }
+    }
+
+    /// Moves every entry's file offset (the header before the frames changed size).
+    mutating func shiftOffsets(by shift: Int) {
+        for position in entries.indices { entries[position].offset += shift }
+    }
+
+    func summary(_ entry: Entry) -> ItemSummary {
+        text.withBytes(entry.text) { bytes in
+            ItemCodec.summary(header: ItemCodec.Header(id: entry.id, kind: entry.kind, created: entry.created, modified: entry.modified),
+                              hasPassword: entry.hasPassword, text: bytes)
+        }
+    }
+
+    func text(of entry: Entry) -> [UInt8] { text.withBytes(entry.text) { Array($0) } }
+
+    /// Repacks the text blocks once more than half of them is dead (after many edits).
+    mutating func compactTextIfWasteful() {
+        guard deadTextBytes > TextStore.blockSize, deadTextBytes > text.totalBytes / 2 else { return }
+        var packed = TextStore()
+        for position in entries.indices {
+            entries[position].text = text.withBytes(entries[position].text) { packed.append($0) }
+        }
+        text = packed
+        deadTextBytes = 0
+    }
+}
+
+/// Append-only storage for many short byte strings in fixed-size blocks: growing never copies
+/// what is stored (as one growing array would, briefly holding both copies).
+struct TextStore {
+    struct Ref {
+        var block: UInt32
+        var start: UInt32
+        var count: UInt32
+    }
+
+    struct Mark {
+        fileprivate var blocks: Int
+        fileprivate var lastCount: Int
+    }
+
+    static let blockSize = 1 << 16
+    private var blocks: [[UInt8]] = []
+    private(set) var totalBytes = 0
+
+    mutating func append(_ bytes: UnsafeRawBufferPointer) -> Ref {
+        if blocks.isEmpty || blocks[blocks.count - 1].count + bytes.count > blocks[blocks.count - 1].capacity {
+            var block: [UInt8] = []
+            block.reserveCapacity(Swift.max(Self.blockSize, bytes.count))
+            blocks.append(block)
+        }
+        let last = blocks.count - 1
+        let start = blocks[last].count
+        blocks[last].append(contentsOf: bytes)
+        totalBytes += bytes.count
+        return Ref(block: UInt32(last), start: UInt32(start), count: UInt32(bytes.count))
+    }
+
+    func withBytes<R>(_ ref: Ref, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        guard ref.count > 0 else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return try blocks[Int(ref.block)].withUnsafeBytes { block in
+            try body(UnsafeRawBufferPointer(rebasing: block[Int(ref.start)..<Int(ref.start + ref.count)]))
+        }
+    }
+
+    var mark: Mark { Mark(blocks: blocks.count, lastCount: blocks.last?.count ?? 0) }
+
+    /// Forgets everything appended since `mark`.
+    mutating func truncate(to mark: Mark) {
+        while blocks.count > mark.blocks { totalBytes -= blocks.removeLast().count }
+        if mark.blocks > 0 {
+            totalBytes -= blocks[mark.blocks - 1].count - mark.lastCount
+            blocks[mark.blocks - 1].removeSubrange(mark.lastCount...)
+        }
+    }
+}

@@ -1,0 +1,289 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Dispatch
+
+/// Replays a vault's record log into an `ItemIndex` (spec/format.md §7 step 9).
+///
+/// The file is read in windows of about 1 MiB, never whole. In each window the frames are first
+/// located with the keyless checks, in order; then they are opened (body check, sequence,
+/// authentication, decryption, item decoding) on all cores, each frame's AD taking the previous
+/// frame's tag straight from the file; then the results are applied in file order. Applying in
+/// order means the error reported is the first one in the file, as a frame-by-frame replay
+/// would report it, and batches (§5.1) are all-or-nothing.
+struct LogReplay {
+    /// What replaying found.
+    struct Outcome {
+        var index = ItemIndex()
+        var chain: RecordChain
+        var records = 0
+        /// Where the acknowledged log ends: the start of a torn tail, else the file size.
+        var end: Int
+    }
+
+    static let windowSize = 1 << 20
+    /// Below this many frames a window is opened on the calling thread alone.
+    static let parallelThreshold = 64
+
+    let handle: any VaultFileHandle
+    let fileSize: Int
+    /// Also decode every secret field (for `verify`); opening decodes what the index keeps.
+    let fullDecode: Bool
+
+    /// Replays the frames from `start` (just after the header), chained from `chain`.
+    func run(from start: Int, chain: RecordChain) throws -> Outcome {
+        var state = Outcome(chain: chain, end: start)
+        // The file cannot hold more frames than this, so the index never rehashes while growing;
+        // capped so a log of mostly dead records does not reserve much more than it needs.
+        state.index.reserveCapacity(Swift.min((fileSize - start) / RecordFrame.minimumFrameCount, 200_000))
+        var batch: OpenBatch?
+        var pending: [ItemIndex.Entry] = []
+        let openers = try (0..<Self.workerCount).map { _ in try FrameOpener() }
+        var cursor = start
+        var windowCount = Self.windowSize
+        while true {
+            let window = try handle.read(at: cursor, count: Swift.min(windowCount, fileSize - cursor))
+            let stop = try window.withUnsafeBytes { bytes -> Stop in
+                let (frames, stop) = try locate(in: bytes, at: cursor, firstIndex: state.records)
+                let results = try open(frames, chain: state.chain, firstIndex: state.records, openers: openers)
+                for k in frames.indices {
+                    if case .batch = results[k], k > 0 {
+                        state.chain.lastTag = Array(frames[k - 1].tag)  // the batch remembers the chain it starts from
+                    }
+                    try apply(results[k], frame: frames[k], index: state.records, openers: openers,
+                              state: &state, batch: &batch, pending: &pending)
+                    state.chain.nextSeq += 1
+                    state.records += 1
+                }
+                // Within a window the tags come from the file; the chain needs only the last one.
+                if let last = frames.last { state.chain.lastTag = Array(last.tag) }
+                return stop
+            }
+            switch stop {
+            case .refill(let offset, let needed):
+                cursor = offset
+                windowCount = Swift.max(Self.windowSize, needed)
+            case .end(let offset):
+                state.end = offset
+                if let batch { state.rollBack(to: batch) }
+                state.index.compactTextIfWasteful()
+                return state
+            case .failure(let error):
+                throw error
+            }
+        }
+    }
+
+    // MARK: Locating frames (sequential, keyless)
+
+    enum Stop {
+        /// Read a new window at `offset`, at least `needed` bytes long.
+        case refill(offset: Int, needed: Int)
+        /// The log ends at `offset` (end of file or start of a torn tail).
+        case end(offset: Int)
+        /// A frame's framing is damaged; reported once the frames before it are applied.
+        case failure(CofferError)
+    }
+
+    /// Locates the complete frames in `window` (file bytes from `windowOffset`) and says why it
+    /// stopped.
+    private func locate(in window: UnsafeRawBufferPointer, at windowOffset: Int, firstIndex: Int) throws -> ([RecordFrame.Located], Stop) {
+        var frames: [RecordFrame.Located] = []
+        frames.reserveCapacity(window.count / RecordFrame.minimumFrameCount + 1)
+        var cache = LengthCheckCache()
+        var position = 0
+        while true {
+            let fileOffset = windowOffset + position
+            let fileRemaining = fileSize - fileOffset
+            if fileRemaining == 0 { return (frames, .end(offset: fileOffset)) }
+            if fileRemaining < RecordFrame.frameHeaderCount { return (frames, .end(offset: fileOffset)) }
+            if RecordFrame.isAllZero(UnsafeRawBufferPointer(rebasing: window[position...])),
+               try restOfFileIsZero(from: windowOffset + window.count) {
+                return (frames, .end(offset: fileOffset))
+            }
+            let available = window.count - position
+            if available < RecordFrame.frameHeaderCount {
+                return (frames, .refill(offset: fileOffset, needed: RecordFrame.frameHeaderCount))
+            }
+            let total: Int
+            do {
+                let header = UnsafeRawBufferPointer(rebasing: window[position..<(position + RecordFrame.frameHeaderCount)])
+                total = try RecordFrame.frameCount(header: header, index: firstIndex + frames.count, fileOffset: fileOffset,
+                                                   lengthCheck: { cache.value(for: $0) })
+            } catch let error as CofferError {
+                return (frames, .failure(error))
+            }
+            if total > fileRemaining { return (frames, .end(offset: fileOffset)) }
+            if total > available { return (frames, .refill(offset: fileOffset, needed: total)) }
+            frames.append(RecordFrame.Located(offset: fileOffset, totalCount: total,
+                                              bytes: UnsafeRawBufferPointer(rebasing: window[position..<(position + total)])))
+            position += total
+        }
+    }
+
+    /// Whether the file holds only zeros from `offset` on (a torn tail preallocated with zeros).
+    private func restOfFileIsZero(from offset: Int) throws -> Bool {
+        var offset = offset
+        while offset < fileSize {
+            let chunk = try handle.read(at: offset, count: Swift.min(Self.windowSize, fileSize - offset))
+            guard chunk.withUnsafeBytes(RecordFrame.isAllZero) else { return false }
+            offset += chunk.count
+        }
+        return true
+    }
+
+    /// Frame sizes repeat (records are padded to 128-byte steps), so one remembered length
+    /// check saves a hash per frame.
+    private struct LengthCheckCache {
+        var length: UInt32?
+        var check: UInt32 = 0
+
+        mutating func value(for bodyLength: UInt32) -> UInt32 {
+            if bodyLength != length {
+                length = bodyLength
+                check = RecordFrame.lengthCheckValue(bodyLength)
+            }
+            return check
+        }
+    }
+
+    // MARK: Opening frames (parallel)
+
+    /// What one frame held, or why it is rejected.
+    enum FrameResult {
+        case put(ItemIndex.Entry, opener: Int, textStart: Int, textCount: Int)
+        case delete(ItemID)
+        case batch(count: Int)
+        case failure(CofferError)
+    }
+
+    /// One worker's reusable buffers.
+    final class FrameOpener {
+        let scratch: SecureScratch
+        /// Text fields of this worker's puts in the current window.
+        var text: [UInt8] = []
+
+        init() throws { scratch = try SecureScratch(capacity: 4096) }
+    }
+
+    static let workerCount: Int = {
+        let online = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        return Swift.max(1, Swift.min(online, 8))
+    }()
+
+    private func open(_ frames: [RecordFrame.Located], chain: RecordChain, firstIndex: Int, openers: [FrameOpener]) throws -> [FrameResult] {
+        for opener in openers { opener.text.removeAll(keepingCapacity: true) }
+        let workers = frames.count >= Self.parallelThreshold ? openers.count : 1
+        return [FrameResult](unsafeUninitializedCapacity: frames.count) { results, initialized in
+            let perWorker = (frames.count + workers - 1) / workers
+            let out = results.baseAddress!
+            // Each worker reads the window and writes its own range of `results` with its own
+            // opener: nothing is shared mutably, which the compiler cannot see through the
+            // pointers, hence the unchecked box.
+            let work = UncheckedSendable { (worker: Int) in
+                let range = Swift.min(frames.count, worker * perWorker)..<Swift.min(frames.count, (worker + 1) * perWorker)
+                for k in range {
+                    (out + k).initialize(to: openFrame(
+                        frames[k], index: firstIndex + k, seq: chain.nextSeq + UInt64(k),
+                        previousTag: k == 0 ? nil : frames[k - 1].tag, chain: chain, opener: openers[worker], worker: worker))
+                }
+            }
+            if workers == 1 { work.value(0) } else { DispatchQueue.concurrentPerform(iterations: workers) { work.value($0) } }
+            initialized = frames.count
+        }
+    }
+
+    private func openFrame(_ frame: RecordFrame.Located, index: Int, seq: UInt64, previousTag: UnsafeRawBufferPointer?,
+                           chain: RecordChain, opener: FrameOpener, worker: Int) -> FrameResult {
+        do {
+            let openAfter = { (previousTag: UnsafeRawBufferPointer) in
+                try RecordFrame.open(frame, index: index, seq: seq, previousTag: previousTag, chain: chain, scratch: opener.scratch) { type, payload -> FrameResult in
+                    switch type {
+                    case .batch:
+                        return .batch(count: try RecordFrame.batchCount(payload, index: index))
+                    case .delete:
+                        guard payload.count == 16, let id = ItemID(bytes: payload) else {
+                            throw CofferError(.malformedItem, "malformed tombstone record")
+                        }
+                        return .delete(id)
+                    case .put:
+                        let textStart = opener.text.count
+                        let (header, hasPassword) = try ItemCodec.decodeForIndex(payload, appendingTextTo: &opener.text)
+                        if fullDecode { _ = try ItemCodec.decode(payload) }
+                        let entry = ItemIndex.Entry(id: header.id, offset: frame.offset, seq: seq, frameCount: frame.totalCount,
+                                                    kind: header.kind, hasPassword: hasPassword,
+                                                    created: header.created, modified: header.modified)
+                        return .put(entry, opener: worker, textStart: textStart, textCount: opener.text.count - textStart)
+                    }
+                }
+            }
+            if let previousTag { return try openAfter(previousTag) }
+            return try chain.lastTag.withUnsafeBytes(openAfter)
+        } catch let error as CofferError {
+            return .failure(error)
+        } catch {
+            return .failure(CofferError(.malformedItem, "record \(index): \(error)"))
+        }
+    }
+
+    // MARK: Applying results (sequential, in file order)
+
+    /// A batch whose frames are still being applied, and what to restore if the log ends first.
+    struct OpenBatch {
+        var remaining: Int
+        var chain: RecordChain
+        var records: Int
+        var start: Int
+        var textMark: TextStore.Mark
+    }
+
+    private func apply(_ result: FrameResult, frame: RecordFrame.Located, index: Int, openers: [FrameOpener],
+                       state: inout Outcome, batch: inout OpenBatch?, pending: inout [ItemIndex.Entry]) throws {
+        switch result {
+        case .failure(let error):
+            throw error
+        case .batch(let count):
+            guard batch == nil else { throw CofferError(.malformedItem, "record \(index): a batch inside a batch") }
+            batch = OpenBatch(remaining: count, chain: state.chain, records: state.records, start: frame.offset,
+                              textMark: state.index.textMark)
+            return
+        case .delete(let id):
+            guard batch == nil else { throw CofferError(.malformedItem, "a delete record inside a batch") }
+            state.index.remove(id)
+        case .put(var entry, let worker, let textStart, let textCount):
+            entry.text = openers[worker].text.withUnsafeBytes {
+                state.index.storeText(UnsafeRawBufferPointer(rebasing: $0[textStart..<(textStart + textCount)]))
+            }
+            // A batch's puts reach the index only once the batch is complete (§5.1).
+            if batch != nil { pending.append(entry) } else { state.index.put(entry) }
+        }
+        if let remaining = batch?.remaining {
+            if remaining > 1 {
+                batch!.remaining = remaining - 1
+            } else {
+                batch = nil
+                for entry in pending { state.index.put(entry) }
+                pending = []
+            }
+        }
+    }
+}
+
+extension LogReplay.Outcome {
+    /// Drops an incomplete batch: the log ends where it began (§5.1).
+    mutating func rollBack(to batch: LogReplay.OpenBatch) {
+        chain = batch.chain
+        records = batch.records
+        end = batch.start
+        index.rollBackText(to: batch.textMark)
+    }
+}
+
+/// Carries a value the compiler cannot prove thread-safe into a `@Sendable` closure; each use
+/// says why it is safe.
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}
