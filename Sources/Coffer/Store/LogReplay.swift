@@ -23,14 +23,17 @@ struct LogReplay {
         var end: Int
     }
 
-    static let windowSize = 1 << 20
-    /// Below this many frames a window is opened on the calling thread alone.
-    static let parallelThreshold = 64
-
     let handle: any VaultFileHandle
     let fileSize: Int
     /// Also decode every secret field (for `verify`); opening decodes what the index keeps.
     let fullDecode: Bool
+    /// Bytes read at a time (a window grows to hold a larger frame). Tests vary it and the two
+    /// below to show the outcome does not depend on them.
+    var windowSize = 1 << 20
+    /// Threads opening a window's frames.
+    var workers = LogReplay.onlineProcessors
+    /// Below this many frames a window is opened on the calling thread alone.
+    var parallelThreshold = 64
 
     /// Replays the frames from `start` (just after the header), chained from `chain`.
     func run(from start: Int, chain: RecordChain) throws -> Outcome {
@@ -40,9 +43,9 @@ struct LogReplay {
         state.index.reserveCapacity(Swift.min((fileSize - start) / RecordFrame.minimumFrameCount, 200_000))
         var batch: OpenBatch?
         var pending: [ItemIndex.Entry] = []
-        let openers = try (0..<Self.workerCount).map { _ in try FrameOpener() }
+        let openers = try (0..<Swift.max(1, workers)).map { _ in try FrameOpener() }
         var cursor = start
-        var windowCount = Self.windowSize
+        var windowCount = windowSize
         while true {
             let window = try handle.read(at: cursor, count: Swift.min(windowCount, fileSize - cursor))
             let stop = try window.withUnsafeBytes { bytes -> Stop in
@@ -64,7 +67,7 @@ struct LogReplay {
             switch stop {
             case .refill(let offset, let needed):
                 cursor = offset
-                windowCount = Swift.max(Self.windowSize, needed)
+                windowCount = Swift.max(windowSize, needed)
             case .end(let offset):
                 state.end = offset
                 if let batch { state.rollBack(to: batch) }
@@ -99,7 +102,7 @@ struct LogReplay {
             let fileRemaining = fileSize - fileOffset
             if fileRemaining == 0 { return (frames, .end(offset: fileOffset)) }
             if fileRemaining < RecordFrame.frameHeaderCount { return (frames, .end(offset: fileOffset)) }
-            if RecordFrame.isAllZero(UnsafeRawBufferPointer(rebasing: window[position...])),
+            if position < window.count, RecordFrame.isAllZero(UnsafeRawBufferPointer(rebasing: window[position...])),
                try restOfFileIsZero(from: windowOffset + window.count) {
                 return (frames, .end(offset: fileOffset))
             }
@@ -127,7 +130,7 @@ struct LogReplay {
     private func restOfFileIsZero(from offset: Int) throws -> Bool {
         var offset = offset
         while offset < fileSize {
-            let chunk = try handle.read(at: offset, count: Swift.min(Self.windowSize, fileSize - offset))
+            let chunk = try handle.read(at: offset, count: Swift.min(windowSize, fileSize - offset))
             guard chunk.withUnsafeBytes(RecordFrame.isAllZero) else { return false }
             offset += chunk.count
         }
@@ -168,14 +171,14 @@ struct LogReplay {
         init() throws { scratch = try SecureScratch(capacity: 4096) }
     }
 
-    static let workerCount: Int = {
+    static let onlineProcessors: Int = {
         let online = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
         return Swift.max(1, Swift.min(online, 8))
     }()
 
     private func open(_ frames: [RecordFrame.Located], chain: RecordChain, firstIndex: Int, openers: [FrameOpener]) throws -> [FrameResult] {
         for opener in openers { opener.text.removeAll(keepingCapacity: true) }
-        let workers = frames.count >= Self.parallelThreshold ? openers.count : 1
+        let workers = frames.count >= parallelThreshold ? openers.count : 1
         return [FrameResult](unsafeUninitializedCapacity: frames.count) { results, initialized in
             let perWorker = (frames.count + workers - 1) / workers
             let out = results.baseAddress!
