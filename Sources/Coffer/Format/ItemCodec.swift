@@ -201,19 +201,41 @@ public enum ItemCodec {
         return summary
     }
 
-    /// The text bytes `decodeForIndex` would keep for `item`.
-    static func indexText(of item: Item) -> [UInt8] {
-        var text: [UInt8] = []
-        func append(_ tag: Tag, _ value: String) {
-            text.append(tag.rawValue)
-            withUnsafeBytes(of: UInt32(value.utf8.count).littleEndian) { text.append(contentsOf: $0) }
-            text.append(contentsOf: value.utf8)
+    /// The text fields `decodeForIndex` would keep for `item`, in order.
+    private static func indexFields(of item: Item) -> [(Tag, String)] {
+        [(.title, item.title)] + (item.username.map { [(.username, $0)] } ?? [])
+            + item.urls.map { (.url, $0) } + item.tags.map { (.tag, $0) }
+    }
+
+    /// The size of `item`'s index text.
+    static func indexTextCount(of item: Item) -> Int {
+        5 + item.title.utf8.count + (item.username.map { 5 + $0.utf8.count } ?? 0)
+            + item.urls.reduce(0) { $0 + 5 + $1.utf8.count } + item.tags.reduce(0) { $0 + 5 + $1.utf8.count }
+    }
+
+    /// Writes the text bytes `decodeForIndex` would keep for `item` into `out`, which holds
+    /// exactly `indexTextCount(of:)` bytes (straight into the index: no intermediate array).
+    static func writeIndexText(of item: Item, into out: UnsafeMutableRawBufferPointer) {
+        var at = 0
+        func write(_ tag: Tag, _ value: String) {
+            out[at] = tag.rawValue
+            out.storeBytes(of: UInt32(value.utf8.count).littleEndian, toByteOffset: at + 1, as: UInt32.self)
+            at += 5
+            for byte in value.utf8 { out[at] = byte; at += 1 }
         }
-        append(.title, item.title)
-        if let username = item.username { append(.username, username) }
-        for url in item.urls { append(.url, url) }
-        for tag in item.tags { append(.tag, tag) }
-        return text
+        write(.title, item.title)
+        if let username = item.username { write(.username, username) }
+        for url in item.urls { write(.url, url) }
+        for tag in item.tags { write(.tag, tag) }
+        assert(at == out.count)
+    }
+
+    /// `item`'s index text as an array (tests).
+    static func indexText(of item: Item) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: indexTextCount(of: item)) { buffer, initialized in
+            writeIndexText(of: item, into: UnsafeMutableRawBufferPointer(buffer))
+            initialized = buffer.count
+        }
     }
 
     struct Header {

@@ -79,6 +79,20 @@ struct ItemIndex {
         put(entry)
     }
 
+    /// Inserts or replaces the entry for `item` (after a write), its text written in place.
+    mutating func put(_ entry: Entry, textOf item: Item) {
+        var entry = entry
+        entry.text = text.append(count: ItemCodec.indexTextCount(of: item)) { ItemCodec.writeIndexText(of: item, into: $0) }
+        put(entry)
+    }
+
+    /// Inserts or replaces an entry whose text is another index's `text` (compaction).
+    mutating func put(_ entry: Entry, textFrom other: ItemIndex, at ref: TextStore.Ref) {
+        var entry = entry
+        entry.text = other.text.withBytes(ref) { text.append($0) }
+        put(entry)
+    }
+
     mutating func remove(_ id: ItemID) {
         guard let position = positions.removeValue(forKey: id) else { return }
         deadTextBytes += Int(entries[Int(position)].text.count)
@@ -100,8 +114,6 @@ struct ItemIndex {
                               hasPassword: entry.hasPassword, text: bytes)
         }
     }
-
-    func text(of entry: Entry) -> [UInt8] { text.withBytes(entry.text) { Array($0) } }
 
     /// Repacks the text blocks once more than half of them is dead (after many edits).
     mutating func compactTextIfWasteful() {
@@ -134,16 +146,24 @@ struct TextStore {
     private(set) var totalBytes = 0
 
     mutating func append(_ bytes: UnsafeRawBufferPointer) -> Ref {
-        if blocks.isEmpty || blocks[blocks.count - 1].count + bytes.count > blocks[blocks.count - 1].capacity {
+        append(count: bytes.count) { if bytes.count > 0 { $0.copyMemory(from: bytes) } }
+    }
+
+    /// Appends `count` bytes written by `write`, in place.
+    mutating func append(count: Int, _ write: (UnsafeMutableRawBufferPointer) -> Void) -> Ref {
+        if blocks.isEmpty || blocks[blocks.count - 1].count + count > blocks[blocks.count - 1].capacity {
             var block: [UInt8] = []
-            block.reserveCapacity(Swift.max(Self.blockSize, bytes.count))
+            block.reserveCapacity(Swift.max(Self.blockSize, count))
             blocks.append(block)
         }
         let last = blocks.count - 1
         let start = blocks[last].count
-        blocks[last].append(contentsOf: bytes)
-        totalBytes += bytes.count
-        return Ref(block: UInt32(last), start: UInt32(start), count: UInt32(bytes.count))
+        blocks[last].append(contentsOf: repeatElement(0, count: count))
+        blocks[last].withUnsafeMutableBytes { block in
+            write(UnsafeMutableRawBufferPointer(rebasing: block[start..<(start + count)]))
+        }
+        totalBytes += count
+        return Ref(block: UInt32(last), start: UInt32(start), count: UInt32(count))
     }
 
     func withBytes<R>(_ ref: Ref, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {

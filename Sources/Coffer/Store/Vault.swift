@@ -397,7 +397,7 @@ public final class Vault: @unchecked Sendable {
                         try RecordFrame.seal(type: .put, payload: $0, chain: &staged.chain, scratch: scratch, random: random)
                     }
                     staged.index.put(Self.indexEntry(for: item, offset: staged.end + batch.count, frameCount: frame.count, seq: seq),
-                                     text: ItemCodec.indexText(of: item))
+                                     textOf: item)
                     batch += frame
                     staged.records += 1
                     if batch.count >= 1 << 20 || index == items.count - 1 {
@@ -424,7 +424,7 @@ public final class Vault: @unchecked Sendable {
         try encoded.withUnsafeBytes { payload in
             try append(.put, payload: payload, state: &state) { state, location in
                 state.index.put(Self.indexEntry(for: item, offset: location.offset, frameCount: location.count, seq: location.seq),
-                                text: ItemCodec.indexText(of: item))
+                                textOf: item)
             }
         }
     }
@@ -556,7 +556,7 @@ public final class Vault: @unchecked Sendable {
                 moved.offset = offset
                 moved.frameCount = UInt32(frame.count)
                 moved.seq = seq
-                index.put(moved, text: state.index.text(of: entry))
+                index.put(moved, textFrom: state.index, at: entry.text)
                 offset += frame.count
                 buffer += frame
                 if buffer.count >= 1 << 20 {
