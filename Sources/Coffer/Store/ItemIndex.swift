@@ -41,6 +41,17 @@ struct ItemIndex {
     private var text = TextStore()
     /// Text bytes no live entry refers to any more (replaced or deleted items).
     private var deadTextBytes = 0
+    /// While a batch is being replayed: how to take its puts back if it turns out torn.
+    private var undo: UndoLog?
+
+    /// What `rollBack()` restores. New entries are only ever appended while a log is open (a
+    /// batch holds puts only), so undoing them is a truncation; replaced entries are saved.
+    private struct UndoLog {
+        var entryCount: Int
+        var textMark: TextStore.Mark
+        var deadTextBytes: Int
+        var replaced: [(position: UInt32, entry: Entry)] = []
+    }
 
     var count: Int { entries.count }
 
@@ -57,14 +68,31 @@ struct ItemIndex {
     /// Stores `text` (the encoded text fields) for an entry not yet in the index.
     mutating func storeText(_ bytes: UnsafeRawBufferPointer) -> TextStore.Ref { text.append(bytes) }
 
-    /// A point to roll stored text back to (a batch that turns out torn at unlock).
-    var textMark: TextStore.Mark { text.mark }
-    mutating func rollBackText(to mark: TextStore.Mark) { text.truncate(to: mark) }
+    /// Starts recording puts so that `rollBack()` can take them back (a batch at unlock, whose
+    /// frames may turn out torn). Costs nothing per new item: no pending copy of the batch.
+    mutating func beginUndoable() {
+        undo = UndoLog(entryCount: entries.count, textMark: text.mark, deadTextBytes: deadTextBytes)
+    }
+
+    /// Keeps the puts made since `beginUndoable()`.
+    mutating func commitUndoable() { undo = nil }
+
+    /// Takes back every put made since `beginUndoable()`.
+    mutating func rollBack() {
+        guard let log = undo else { return }
+        undo = nil
+        for added in entries[log.entryCount...] { positions[added.id] = nil }
+        entries.removeSubrange(log.entryCount...)
+        for (position, entry) in log.replaced.reversed() { entries[Int(position)] = entry }
+        text.truncate(to: log.textMark)
+        deadTextBytes = log.deadTextBytes
+    }
 
     /// Inserts or replaces the entry for `entry.id`; its text must come from `storeText`.
     mutating func put(_ entry: Entry) {
         if let position = positions[entry.id] {
             deadTextBytes += Int(entries[Int(position)].text.count)
+            if undo != nil, Int(position) < undo!.entryCount { undo!.replaced.append((position, entries[Int(position)])) }
             entries[Int(position)] = entry
         } else {
             positions[entry.id] = UInt32(entries.count)
@@ -94,6 +122,7 @@ struct ItemIndex {
     }
 
     mutating func remove(_ id: ItemID) {
+        precondition(undo == nil, "a batch holds puts only")
         guard let position = positions.removeValue(forKey: id) else { return }
         deadTextBytes += Int(entries[Int(position)].text.count)
         let last = entries.removeLast()
@@ -117,7 +146,7 @@ struct ItemIndex {
 
     /// Repacks the text blocks once more than half of them is dead (after many edits).
     mutating func compactTextIfWasteful() {
-        guard deadTextBytes > TextStore.blockSize, deadTextBytes > text.totalBytes / 2 else { return }
+        guard undo == nil, deadTextBytes > TextStore.blockSize, deadTextBytes > text.totalBytes / 2 else { return }
         var packed = TextStore()
         for position in entries.indices {
             entries[position].text = text.withBytes(entries[position].text) { packed.append($0) }

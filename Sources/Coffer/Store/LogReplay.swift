@@ -42,7 +42,6 @@ struct LogReplay {
         // capped so a log of mostly dead records does not reserve much more than it needs.
         state.index.reserveCapacity(Swift.min((fileSize - start) / RecordFrame.minimumFrameCount, 200_000))
         var batch: OpenBatch?
-        var pending: [ItemIndex.Entry] = []
         let openers = try (0..<Swift.max(1, workers)).map { _ in try FrameOpener() }
         var cursor = start
         var windowCount = windowSize
@@ -55,8 +54,7 @@ struct LogReplay {
                     if case .batch = results[k], k > 0 {
                         state.chain.lastTag = Array(frames[k - 1].tag)  // the batch remembers the chain it starts from
                     }
-                    try apply(results[k], frame: frames[k], index: state.records, openers: openers,
-                              state: &state, batch: &batch, pending: &pending)
+                    try apply(results[k], frame: frames[k], index: state.records, openers: openers, state: &state, batch: &batch)
                     state.chain.nextSeq += 1
                     state.records += 1
                 }
@@ -233,24 +231,24 @@ struct LogReplay {
 
     // MARK: Applying results (sequential, in file order)
 
-    /// A batch whose frames are still being applied, and what to restore if the log ends first.
+    /// A batch whose frames are still being applied, and what to restore if the log ends first
+    /// (the index keeps its own undo log).
     struct OpenBatch {
         var remaining: Int
         var chain: RecordChain
         var records: Int
         var start: Int
-        var textMark: TextStore.Mark
     }
 
     private func apply(_ result: FrameResult, frame: RecordFrame.Located, index: Int, openers: [FrameOpener],
-                       state: inout Outcome, batch: inout OpenBatch?, pending: inout [ItemIndex.Entry]) throws {
+                       state: inout Outcome, batch: inout OpenBatch?) throws {
         switch result {
         case .failure(let error):
             throw error
         case .batch(let count):
             guard batch == nil else { throw CofferError(.malformedItem, "record \(index): a batch inside a batch") }
-            batch = OpenBatch(remaining: count, chain: state.chain, records: state.records, start: frame.offset,
-                              textMark: state.index.textMark)
+            batch = OpenBatch(remaining: count, chain: state.chain, records: state.records, start: frame.offset)
+            state.index.beginUndoable()
             return
         case .delete(let id):
             guard batch == nil else { throw CofferError(.malformedItem, "a delete record inside a batch") }
@@ -259,16 +257,15 @@ struct LogReplay {
             entry.text = openers[worker].text.withUnsafeBytes {
                 state.index.storeText(UnsafeRawBufferPointer(rebasing: $0[textStart..<(textStart + textCount)]))
             }
-            // A batch's puts reach the index only once the batch is complete (§5.1).
-            if batch != nil { pending.append(entry) } else { state.index.put(entry) }
+            // Inside a batch the index can take the put back, should the batch be torn (§5.1).
+            state.index.put(entry)
         }
         if let remaining = batch?.remaining {
             if remaining > 1 {
                 batch!.remaining = remaining - 1
             } else {
                 batch = nil
-                for entry in pending { state.index.put(entry) }
-                pending = []
+                state.index.commitUndoable()
             }
         }
     }
@@ -280,7 +277,7 @@ extension LogReplay.Outcome {
         chain = batch.chain
         records = batch.records
         end = batch.start
-        index.rollBackText(to: batch.textMark)
+        index.rollBack()
     }
 }
 

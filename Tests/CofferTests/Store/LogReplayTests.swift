@@ -237,6 +237,35 @@ struct ItemIndexTests {
         }
     }
 
+    @Test("Puts made after beginUndoable are taken back by rollBack, kept by commit")
+    func undo() throws {
+        let random = SeededRandom(seed: [77])
+        func entry(for item: Item, at offset: Int) -> ItemIndex.Entry {
+            ItemIndex.Entry(id: item.id, offset: offset, seq: UInt64(offset), frameCount: 320, kind: item.kind,
+                            hasPassword: item.password != nil, created: item.created, modified: item.modified)
+        }
+        func snapshot(_ index: ItemIndex) -> [ItemID: String] {
+            Dictionary(uniqueKeysWithValues: index.entries.map { ($0.id, "\(index.summary($0)) \($0.offset)") })
+        }
+        for commit in [false, true] {
+            var index = ItemIndex()
+            let base = Fixtures.items(count: 200, random: random)
+            for (n, item) in base.enumerated() { index.put(entry(for: item, at: n), textOf: item) }
+            let before = snapshot(index)
+            var expected = before
+            index.beginUndoable()
+            for n in 0..<300 {
+                var item = Fixtures.item(number: 1000 + n, random: random)
+                if random.uniform(2) == 0 { item.id = base[Int(random.uniform(200))].id }  // replaces
+                index.put(entry(for: item, at: 1000 + n), textOf: item)
+                expected[item.id] = "\(item.summary) \(1000 + n)"
+            }
+            if commit { index.commitUndoable() } else { index.rollBack() }
+            #expect(snapshot(index) == (commit ? expected : before))
+            #expect(index.count == (commit ? expected.count : 200))
+        }
+    }
+
     @Test("Text stored after a mark is forgotten on roll-back; text before it is kept")
     func rollBack() {
         var store = TextStore()
