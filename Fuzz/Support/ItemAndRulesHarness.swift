@@ -1,9 +1,9 @@
-import Coffer
+@_spi(Testing) import Coffer
 
 /// FuzzItemDecoder: raw bytes as an item encoding (spec/format.md §6).
-/// Invariants: `decode` and `decodeSummary` accept exactly the same inputs, with the same error
-/// code (`vault.malformed-item`) when they reject; an accepted item's summary matches; and the
-/// encoding is canonical: `encode(decode(x)) == x`.
+/// Invariants: `decode`, `decodeSummary` and the unlock index's decoder (`indexSummary`) accept
+/// exactly the same inputs, with the same error code (`vault.malformed-item`) when they reject;
+/// an accepted item's summaries match; and the encoding is canonical: `encode(decode(x)) == x`.
 public enum ItemDecoderHarness {
     public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.itemDecoder
@@ -17,16 +17,27 @@ public enum ItemDecoderHarness {
         do { summary = try ItemCodec.decodeSummary(data) } catch {
             summaryError = try Check.cofferError(error, target, during: "ItemCodec.decodeSummary")
         }
+        var indexed: ItemSummary?
+        var indexError: CofferError?
+        do { indexed = try ItemCodec.indexSummary(data) } catch {
+            indexError = try Check.cofferError(error, target, during: "ItemCodec.indexSummary")
+        }
         guard let item else {
             try Check.require(itemError!.code == .malformedItem, target, "decode threw an unexpected code: \(itemError!)")
             try Check.require(summaryError?.code == itemError!.code, target,
                               "decode rejects (\(itemError!)) but decodeSummary \(summaryError.map { "throws \($0)" } ?? "accepts")")
+            try Check.require(indexError?.code == itemError!.code, target,
+                              "decode rejects (\(itemError!)) but indexSummary \(indexError.map { "throws \($0)" } ?? "accepts")")
             return .rejected
         }
         guard let summary else {
             throw Check.fail(target, "decode accepts but decodeSummary throws \(summaryError!)")
         }
+        guard let indexed else {
+            throw Check.fail(target, "decode accepts but indexSummary throws \(indexError!)")
+        }
         try Check.require(item.summary == summary, target, "decodeSummary differs from decode(…).summary")
+        try Check.require(indexed == summary, target, "indexSummary differs from decodeSummary")
         let encoded: [UInt8]
         do { encoded = try ItemCodec.encode(item) } catch {
             let e = try Check.cofferError(error, target, during: "ItemCodec.encode")

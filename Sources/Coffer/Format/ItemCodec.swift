@@ -180,6 +180,14 @@ public enum ItemCodec {
         return (header!, hasPassword)
     }
 
+    /// The summary an open vault's index yields for an item record: `decodeForIndex`, then
+    /// `summary(…)`. Exposed for the fuzz harness, which checks it against `decodeSummary`.
+    @_spi(Testing) public static func indexSummary(_ bytes: UnsafeRawBufferPointer) throws -> ItemSummary {
+        var text: [UInt8] = []
+        let (header, hasPassword) = try decodeForIndex(bytes, appendingTextTo: &text)
+        return text.withUnsafeBytes { summary(header: header, hasPassword: hasPassword, text: $0) }
+    }
+
     /// Rebuilds a summary from the text bytes `decodeForIndex` kept (already validated).
     static func summary(header: Header, hasPassword: Bool, text: UnsafeRawBufferPointer) -> ItemSummary {
         var summary = ItemSummary(id: header.id, kind: header.kind, title: "", username: nil, urls: [], tags: [],
