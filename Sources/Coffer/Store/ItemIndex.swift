@@ -175,24 +175,31 @@ struct TextStore {
     private(set) var totalBytes = 0
 
     mutating func append(_ bytes: UnsafeRawBufferPointer) -> Ref {
-        append(count: bytes.count) { if bytes.count > 0 { $0.copyMemory(from: bytes) } }
+        let (last, start) = makeRoom(bytes.count)
+        blocks[last].append(contentsOf: bytes)
+        totalBytes += bytes.count
+        return Ref(block: UInt32(last), start: UInt32(start), count: UInt32(bytes.count))
     }
 
     /// Appends `count` bytes written by `write`, in place.
     mutating func append(count: Int, _ write: (UnsafeMutableRawBufferPointer) -> Void) -> Ref {
-        if blocks.isEmpty || blocks[blocks.count - 1].count + count > blocks[blocks.count - 1].capacity {
-            var block: [UInt8] = []
-            block.reserveCapacity(Swift.max(Self.blockSize, count))
-            blocks.append(block)
-        }
-        let last = blocks.count - 1
-        let start = blocks[last].count
+        let (last, start) = makeRoom(count)
         blocks[last].append(contentsOf: repeatElement(0, count: count))
         blocks[last].withUnsafeMutableBytes { block in
             write(UnsafeMutableRawBufferPointer(rebasing: block[start..<(start + count)]))
         }
         totalBytes += count
         return Ref(block: UInt32(last), start: UInt32(start), count: UInt32(count))
+    }
+
+    /// The block that takes the next `count` bytes (a new one if the last is full) and where.
+    private mutating func makeRoom(_ count: Int) -> (block: Int, start: Int) {
+        if blocks.isEmpty || blocks[blocks.count - 1].count + count > blocks[blocks.count - 1].capacity {
+            var block: [UInt8] = []
+            block.reserveCapacity(Swift.max(Self.blockSize, count))
+            blocks.append(block)
+        }
+        return (blocks.count - 1, blocks[blocks.count - 1].count)
     }
 
     func withBytes<R>(_ ref: Ref, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
