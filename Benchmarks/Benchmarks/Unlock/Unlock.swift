@@ -17,7 +17,8 @@ let benchmarks: @Sendable () -> Void = {
     for size in Bench.sizes {
         let n = Bench.label(size)
 
-        Benchmark("Unlock-minimalKDF-\(n)", configuration: Bench.configuration(seconds: 3, iterations: 200)) { benchmark, path in
+        let threaded = size >= 1_000
+        Benchmark("Unlock-minimalKDF-\(n)", configuration: Bench.configuration(seconds: 3, iterations: 200, threaded: threaded)) { benchmark, path in
             let vault = try Vault.open(at: path, password: Bench.password)
             benchmark.stopMeasurement()
             precondition(vault.count == size)
@@ -37,7 +38,7 @@ let benchmarks: @Sendable () -> Void = {
         }
 
         Benchmark("Unlock-moderateKDF-\(n)",
-                  configuration: Bench.configuration(seconds: 6, iterations: 5, warmup: 0)) { benchmark, path in
+                  configuration: Bench.configuration(seconds: 6, iterations: 5, warmup: 0, threaded: threaded)) { benchmark, path in
             let vault = try Vault.open(at: path, password: Bench.password)
             benchmark.stopMeasurement()
             precondition(vault.count == size)
@@ -51,7 +52,7 @@ let benchmarks: @Sendable () -> Void = {
     // the device secret from memory, the throttle state read and reset, then the same replay.
     for size in [10, 10_000] {
         Benchmark("PINUnlock-interactiveKDF-\(Bench.label(size))",
-                  configuration: Bench.configuration(seconds: 3, iterations: 20)) { (benchmark, unlock: PINUnlock) in
+                  configuration: Bench.configuration(seconds: 3, iterations: 20, threaded: size >= 1_000)) { (benchmark, unlock: PINUnlock) in
             let vault = try unlock.unlock(pin: pin)
             benchmark.stopMeasurement()
             precondition(vault.count == size)
