@@ -1,4 +1,4 @@
-import Coffer
+@_spi(Testing) import Coffer
 
 /// Shared checks for a vault that opened.
 enum OpenedVault {
@@ -20,6 +20,17 @@ enum OpenedVault {
     static let afterHeaderCodes: Set<CofferError.Code> = [
         .kdfParametersRefused, .wrongPassword, .tampered, .recordCorrupted, .limitExceeded, .malformedItem,
     ]
+
+    /// Replays the file one frame at a time, then in 97-byte windows on 3 threads, then in
+    /// 4 KiB windows on 2: the outcomes must be identical (spec/format.md §7 step 9).
+    static func checkReplayAgrees(_ fs: MemoryFileSystem, target: FuzzTarget) throws {
+        guard let outcomes = Vault.describeReplays(at: path, password: password, fileSystem: fs,
+                                                   configurations: [(1 << 20, 1), (97, 3), (4096, 2)]) else { return }
+        for (k, outcome) in outcomes.enumerated().dropFirst() {
+            try Check.require(outcome == outcomes[0], target,
+                              "replay configuration \(k) reports\n\(outcome)\nbut one thread with 1 MiB windows reports\n\(outcomes[0])")
+        }
+    }
 
     static func open(_ fs: MemoryFileSystem, mode: Vault.AccessMode) throws -> Vault {
         try Vault.open(at: path, password: password, mode: mode, fileSystem: fs, random: CounterRandom())
@@ -123,6 +134,7 @@ public enum VaultReaderHarness {
             keylessError = try Check.cofferError(error, target, during: "VaultHeader.parse")
         }
         let fs = MemoryFileSystem(path: OpenedVault.path, contents: file)
+        try OpenedVault.checkReplayAgrees(fs, target: target)
         let vault: Vault
         do {
             vault = try OpenedVault.open(fs, mode: .readOnly)
@@ -208,6 +220,7 @@ public enum VaultRecordsHarness {
         let expected = model(plaintexts: plaintexts, frames: frames, headerCount: writer.header.count, file: file)
 
         let fs = MemoryFileSystem(path: OpenedVault.path, contents: file)
+        try OpenedVault.checkReplayAgrees(fs, target: target)
         let vault: Vault
         do {
             vault = try OpenedVault.open(fs, mode: .readOnly)

@@ -35,10 +35,6 @@ public protocol VaultLockHandle: AnyObject {
     func unlock()
 }
 
-extension VaultFileHandle {
-    func readAll() throws -> [UInt8] { try read(at: 0, count: try size()) }
-}
-
 /// The real file system through POSIX calls.
 public struct POSIXFileSystem: VaultFileSystem {
     public init() {}

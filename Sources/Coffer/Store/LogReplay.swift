@@ -287,3 +287,37 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }
+
+extension Vault {
+    /// Replays the log at `path` once per configuration — `(window size, threads)`, every window
+    /// opened in parallel when `threads > 1` — and describes each outcome (records, log end,
+    /// chain, every live item's summary and location) or its error. Nil when the header does
+    /// not parse or the password does not unlock it. For the fuzz harnesses, which require the
+    /// descriptions to be equal: what a reader reports must not depend on how it reads.
+    @_spi(Testing) public static func describeReplays(at path: String, password: SecureBytes, fileSystem: any VaultFileSystem,
+                                                      configurations: [(windowSize: Int, threads: Int)]) -> [String]? {
+        guard let handle = try? fileSystem.open(path, writable: false) else { return nil }
+        defer { handle.close() }
+        guard let size = try? handle.size(), let (header, headerBytes) = try? readHeader(handle, fileSize: size),
+              let key = try? passwordVaultKey(header: header, password: password), let keys = try? VaultKeys(vaultKey: key)
+        else { return nil }
+        return configurations.map { configuration in
+            var replay = LogReplay(handle: handle, fileSize: size, fullDecode: false)
+            replay.windowSize = configuration.windowSize
+            replay.workers = configuration.threads
+            replay.parallelThreshold = configuration.threads > 1 ? 1 : Int.max
+            do {
+                let outcome = try replay.run(from: headerBytes.count,
+                                             chain: RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys.recordKey))
+                let items = outcome.index.entries.sorted { $0.id < $1.id }
+                    .map { "\(outcome.index.summary($0)) @\($0.offset)/\($0.frameCount)/\($0.seq)" }
+                return "records \(outcome.records), end \(outcome.end), next \(outcome.chain.nextSeq) after \(outcome.chain.lastTag.lowercaseHex)\n"
+                    + items.joined(separator: "\n")
+            } catch let error as CofferError {
+                return "error \(error)"
+            } catch {
+                return "unexpected error \(error)"
+            }
+        }
+    }
+}

@@ -183,7 +183,7 @@ public final class Vault: @unchecked Sendable {
 
     /// Reads and parses the header (keyless checks only: the MAC needs the key). Only the
     /// header is read here; `LogReplay` reads the frames in windows.
-    private static func readHeader(_ handle: any VaultFileHandle, fileSize: Int) throws -> (VaultHeader, [UInt8]) {
+    static func readHeader(_ handle: any VaultFileHandle, fileSize: Int) throws -> (VaultHeader, [UInt8]) {
         let prefix = try handle.read(at: 0, count: Swift.min(fileSize, VaultHeader.lengthBounds.upperBound))
         let (header, length) = try prefix.withUnsafeBytes { try VaultHeader.parse($0) }
         return (header, Array(prefix[0..<length]))
