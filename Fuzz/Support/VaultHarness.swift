@@ -36,6 +36,18 @@ enum OpenedVault {
         try Vault.open(at: path, password: password, mode: mode, fileSystem: fs, random: CounterRandom())
     }
 
+    /// Opens `file` read-only as a reader would, once the replay configurations agree on it. A
+    /// refusal comes back as its `CofferError` (any other error type breaks the contract).
+    static func openForReading(_ file: [UInt8], target: FuzzTarget) throws -> Result<Vault, CofferError> {
+        let fs = MemoryFileSystem(path: path, contents: file)
+        try checkReplayAgrees(fs, target: target)
+        do {
+            return .success(try open(fs, mode: .readOnly))
+        } catch {
+            return .failure(try Check.cofferError(error, target, during: "Vault.open"))
+        }
+    }
+
     /// Everything a reader promises about a vault it opened: `verify()` agrees with the open,
     /// every listed item can be read and re-encoded, and a writer opening the same bytes
     /// recovers the same state, cuts exactly the torn tail and keeps an acknowledged write.
@@ -133,13 +145,11 @@ public enum VaultReaderHarness {
         } catch {
             keylessError = try Check.cofferError(error, target, during: "VaultHeader.parse")
         }
-        let fs = MemoryFileSystem(path: OpenedVault.path, contents: file)
-        try OpenedVault.checkReplayAgrees(fs, target: target)
         let vault: Vault
-        do {
-            vault = try OpenedVault.open(fs, mode: .readOnly)
-        } catch {
-            let e = try Check.cofferError(error, target, during: "Vault.open")
+        switch try OpenedVault.openForReading(file, target: target) {
+        case .success(let opened):
+            vault = opened
+        case .failure(let e):
             try Check.require(OpenedVault.readerCodes.contains(e.code), target, "Vault.open threw an unexpected code: \(e)")
             if let keylessError {
                 try Check.require(e.code == keylessError.code, target,
@@ -219,13 +229,11 @@ public enum VaultRecordsHarness {
         }
         let expected = model(plaintexts: plaintexts, frames: frames, headerCount: writer.header.count, file: file)
 
-        let fs = MemoryFileSystem(path: OpenedVault.path, contents: file)
-        try OpenedVault.checkReplayAgrees(fs, target: target)
         let vault: Vault
-        do {
-            vault = try OpenedVault.open(fs, mode: .readOnly)
-        } catch {
-            let e = try Check.cofferError(error, target, during: "Vault.open")
+        switch try OpenedVault.openForReading(file, target: target) {
+        case .success(let opened):
+            vault = opened
+        case .failure(let e):
             try Check.require(expected == .fails(e.code), target, "Vault.open reports \(e), the spec model expects \(describe(expected))")
             return .rejected
         }

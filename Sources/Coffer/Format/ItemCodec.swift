@@ -209,41 +209,32 @@ public enum ItemCodec {
         return summary
     }
 
-    /// The text fields `decodeForIndex` would keep for `item`, in order.
-    private static func indexFields(of item: Item) -> [(Tag, String)] {
-        [(.title, item.title)] + (item.username.map { [(.username, $0)] } ?? [])
-            + item.urls.map { (.url, $0) } + item.tags.map { (.tag, $0) }
+    /// Calls `body` with each text field `decodeForIndex` would keep for `item`, in encoding order.
+    private static func forEachIndexField(of item: Item, _ body: (Tag, String) -> Void) {
+        body(.title, item.title)
+        if let username = item.username { body(.username, username) }
+        for url in item.urls { body(.url, url) }
+        for tag in item.tags { body(.tag, tag) }
     }
 
     /// The size of `item`'s index text.
     static func indexTextCount(of item: Item) -> Int {
-        5 + item.title.utf8.count + (item.username.map { 5 + $0.utf8.count } ?? 0)
-            + item.urls.reduce(0) { $0 + 5 + $1.utf8.count } + item.tags.reduce(0) { $0 + 5 + $1.utf8.count }
+        var count = 0
+        forEachIndexField(of: item) { _, value in count += 5 + value.utf8.count }
+        return count
     }
 
     /// Writes the text bytes `decodeForIndex` would keep for `item` into `out`, which holds
     /// exactly `indexTextCount(of:)` bytes (straight into the index: no intermediate array).
     static func writeIndexText(of item: Item, into out: UnsafeMutableRawBufferPointer) {
         var at = 0
-        func write(_ tag: Tag, _ value: String) {
+        forEachIndexField(of: item) { tag, value in
             out[at] = tag.rawValue
             out.storeBytes(of: UInt32(value.utf8.count).littleEndian, toByteOffset: at + 1, as: UInt32.self)
             at += 5
             for byte in value.utf8 { out[at] = byte; at += 1 }
         }
-        write(.title, item.title)
-        if let username = item.username { write(.username, username) }
-        for url in item.urls { write(.url, url) }
-        for tag in item.tags { write(.tag, tag) }
         assert(at == out.count)
-    }
-
-    /// `item`'s index text as an array (tests).
-    static func indexText(of item: Item) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: indexTextCount(of: item)) { buffer, initialized in
-            writeIndexText(of: item, into: UnsafeMutableRawBufferPointer(buffer))
-            initialized = buffer.count
-        }
     }
 
     struct Header {

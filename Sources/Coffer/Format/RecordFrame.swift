@@ -28,14 +28,9 @@ struct RecordChain {
         self.recordKey = recordKey
     }
 
+    /// The AD for the frame with sequence `seq` after the chain's last frame.
     func associatedData(seq: UInt64) -> [UInt8] {
-        var w = ByteWriter(capacity: RecordChain.associatedDataCount)
-        w.append("coffer/record/v1")
-        w.append(vaultID)
-        w.append(logID)
-        w.uint64(seq)
-        w.append(lastTag)
-        return w.bytes
+        lastTag.withUnsafeBytes { previousTag in withAssociatedData(seq: seq, previousTag: previousTag) { Array($0) } }
     }
 
     static let associatedDataCount = 16 + 16 + 16 + 8 + 16
@@ -260,16 +255,5 @@ enum RecordFrame {
             }
             return try body(type, payload)
         }
-    }
-
-    /// Opens a located frame as the chain's next frame, then advances the chain.
-    static func open<R>(_ frame: Located, index: Int, chain: inout RecordChain, scratch: SecureScratch,
-                        _ body: (RecordType, UnsafeRawBufferPointer) throws -> R) throws -> R {
-        let result = try chain.lastTag.withUnsafeBytes { previousTag in
-            try open(frame, index: index, seq: chain.nextSeq, previousTag: previousTag, chain: chain, scratch: scratch, body)
-        }
-        chain.lastTag = Array(frame.tag)
-        chain.nextSeq += 1
-        return result
     }
 }

@@ -100,13 +100,6 @@ struct ItemIndex {
         }
     }
 
-    /// Inserts or replaces an entry whose text is `text`.
-    mutating func put(_ entry: Entry, text bytes: [UInt8]) {
-        var entry = entry
-        entry.text = bytes.withUnsafeBytes { storeText($0) }
-        put(entry)
-    }
-
     /// Inserts or replaces the entry for `item` (after a write), its text written in place.
     mutating func put(_ entry: Entry, textOf item: Item) {
         var entry = entry

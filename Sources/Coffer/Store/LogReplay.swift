@@ -49,7 +49,7 @@ struct LogReplay {
             let window = try handle.read(at: cursor, count: Swift.min(windowCount, fileSize - cursor))
             let stop = try window.withUnsafeBytes { bytes -> Stop in
                 let (frames, stop) = try locate(in: bytes, at: cursor, firstIndex: state.records)
-                let results = try open(frames, chain: state.chain, firstIndex: state.records, openers: openers)
+                let results = open(frames, chain: state.chain, firstIndex: state.records, openers: openers)
                 for k in frames.indices {
                     if case .batch = results[k], k > 0 {
                         state.chain.lastTag = Array(frames[k - 1].tag)  // the batch remembers the chain it starts from
@@ -174,54 +174,54 @@ struct LogReplay {
         return Swift.max(1, Swift.min(online, 8))
     }()
 
-    private func open(_ frames: [RecordFrame.Located], chain: RecordChain, firstIndex: Int, openers: [FrameOpener]) throws -> [FrameResult] {
+    private func open(_ frames: [RecordFrame.Located], chain: RecordChain, firstIndex: Int, openers: [FrameOpener]) -> [FrameResult] {
         for opener in openers { opener.text.removeAll(keepingCapacity: true) }
         let workers = frames.count >= parallelThreshold ? openers.count : 1
-        return [FrameResult](unsafeUninitializedCapacity: frames.count) { results, initialized in
-            let perWorker = (frames.count + workers - 1) / workers
-            let out = results.baseAddress!
-            // Each worker reads the window and writes its own range of `results` with its own
-            // opener: nothing is shared mutably, which the compiler cannot see through the
-            // pointers, hence the unchecked box.
-            let work = UncheckedSendable { (worker: Int) in
-                let range = Swift.min(frames.count, worker * perWorker)..<Swift.min(frames.count, (worker + 1) * perWorker)
-                for k in range {
-                    (out + k).initialize(to: openFrame(
-                        frames[k], index: firstIndex + k, seq: chain.nextSeq + UInt64(k),
-                        previousTag: k == 0 ? nil : frames[k - 1].tag, chain: chain, opener: openers[worker], worker: worker))
+        // The window's first frame follows the chain's last tag; every other, the frame before it.
+        return chain.lastTag.withUnsafeBytes { chainTag in
+            [FrameResult](unsafeUninitializedCapacity: frames.count) { results, initialized in
+                let perWorker = (frames.count + workers - 1) / workers
+                let out = results.baseAddress!
+                // Each worker reads the window and writes its own range of `results` with its own
+                // opener: nothing is shared mutably, which the compiler cannot see through the
+                // pointers, hence the unchecked box.
+                let work = UncheckedSendable { (worker: Int) in
+                    let range = Swift.min(frames.count, worker * perWorker)..<Swift.min(frames.count, (worker + 1) * perWorker)
+                    for k in range {
+                        (out + k).initialize(to: openFrame(
+                            frames[k], index: firstIndex + k, seq: chain.nextSeq + UInt64(k),
+                            previousTag: k == 0 ? chainTag : frames[k - 1].tag, chain: chain, opener: openers[worker], worker: worker))
+                    }
                 }
+                if workers == 1 { work.value(0) } else { DispatchQueue.concurrentPerform(iterations: workers) { work.value($0) } }
+                initialized = frames.count
             }
-            if workers == 1 { work.value(0) } else { DispatchQueue.concurrentPerform(iterations: workers) { work.value($0) } }
-            initialized = frames.count
         }
     }
 
-    private func openFrame(_ frame: RecordFrame.Located, index: Int, seq: UInt64, previousTag: UnsafeRawBufferPointer?,
+    private func openFrame(_ frame: RecordFrame.Located, index: Int, seq: UInt64, previousTag: UnsafeRawBufferPointer,
                            chain: RecordChain, opener: FrameOpener, worker: Int) -> FrameResult {
         do {
-            let openAfter = { (previousTag: UnsafeRawBufferPointer) in
-                try RecordFrame.open(frame, index: index, seq: seq, previousTag: previousTag, chain: chain, scratch: opener.scratch) { type, payload -> FrameResult in
-                    switch type {
-                    case .batch:
-                        return .batch(count: try RecordFrame.batchCount(payload, index: index))
-                    case .delete:
-                        guard payload.count == 16, let id = ItemID(bytes: payload) else {
-                            throw CofferError(.malformedItem, "malformed tombstone record")
-                        }
-                        return .delete(id)
-                    case .put:
-                        let textStart = opener.text.count
-                        let (header, hasPassword) = try ItemCodec.decodeForIndex(payload, appendingTextTo: &opener.text)
-                        if fullDecode { _ = try ItemCodec.decode(payload) }
-                        let entry = ItemIndex.Entry(id: header.id, offset: frame.offset, seq: seq, frameCount: frame.totalCount,
-                                                    kind: header.kind, hasPassword: hasPassword,
-                                                    created: header.created, modified: header.modified)
-                        return .put(entry, opener: worker, textStart: textStart, textCount: opener.text.count - textStart)
+            return try RecordFrame.open(frame, index: index, seq: seq, previousTag: previousTag, chain: chain,
+                                        scratch: opener.scratch) { type, payload -> FrameResult in
+                switch type {
+                case .batch:
+                    return .batch(count: try RecordFrame.batchCount(payload, index: index))
+                case .delete:
+                    guard payload.count == 16, let id = ItemID(bytes: payload) else {
+                        throw CofferError(.malformedItem, "malformed tombstone record")
                     }
+                    return .delete(id)
+                case .put:
+                    let textStart = opener.text.count
+                    let (header, hasPassword) = try ItemCodec.decodeForIndex(payload, appendingTextTo: &opener.text)
+                    if fullDecode { _ = try ItemCodec.decode(payload) }
+                    let entry = ItemIndex.Entry(id: header.id, offset: frame.offset, seq: seq, frameCount: frame.totalCount,
+                                                kind: header.kind, hasPassword: hasPassword,
+                                                created: header.created, modified: header.modified)
+                    return .put(entry, opener: worker, textStart: textStart, textCount: opener.text.count - textStart)
                 }
             }
-            if let previousTag { return try openAfter(previousTag) }
-            return try chain.lastTag.withUnsafeBytes(openAfter)
         } catch let error as CofferError {
             return .failure(error)
         } catch {
@@ -302,13 +302,12 @@ extension Vault {
               let key = try? passwordVaultKey(header: header, password: password), let keys = try? VaultKeys(vaultKey: key)
         else { return nil }
         return configurations.map { configuration in
-            var replay = LogReplay(handle: handle, fileSize: size, fullDecode: false)
-            replay.windowSize = configuration.windowSize
-            replay.workers = configuration.threads
-            replay.parallelThreshold = configuration.threads > 1 ? 1 : Int.max
             do {
-                let outcome = try replay.run(from: headerBytes.count,
-                                             chain: RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys.recordKey))
+                let outcome = try replayLog(handle, fileSize: size, header: header, headerBytes: headerBytes, keys: keys) { replay in
+                    replay.windowSize = configuration.windowSize
+                    replay.workers = configuration.threads
+                    replay.parallelThreshold = configuration.threads > 1 ? 1 : Int.max
+                }
                 let items = outcome.index.entries.sorted { $0.id < $1.id }
                     .map { "\(outcome.index.summary($0)) @\($0.offset)/\($0.frameCount)/\($0.seq)" }
                 return "records \(outcome.records), end \(outcome.end), next \(outcome.chain.nextSeq) after \(outcome.chain.lastTag.lowercaseHex)\n"

@@ -162,9 +162,7 @@ public final class Vault: @unchecked Sendable {
                     "vault format 1.\(header.versionMinor) is newer than this Coffer (1.\(VaultHeader.versionMinor)); it can be read but not changed")
             }
             let keys = try VaultKeys(vaultKey: try unlock(header))
-            try headerBytes.withUnsafeBytes { try VaultHeader.verifyMAC($0, keys: keys) }
-            let replay = try LogReplay(handle: handle, fileSize: fileSize, fullDecode: false)
-                .run(from: headerBytes.count, chain: RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys.recordKey))
+            let replay = try replayLog(handle, fileSize: fileSize, header: header, headerBytes: headerBytes, keys: keys)
             let torn = fileSize - replay.end
             if torn > 0 && mode == .readWrite {
                 try handle.truncate(to: replay.end)
@@ -187,6 +185,18 @@ public final class Vault: @unchecked Sendable {
         let prefix = try handle.read(at: 0, count: Swift.min(fileSize, VaultHeader.lengthBounds.upperBound))
         let (header, length) = try prefix.withUnsafeBytes { try VaultHeader.parse($0) }
         return (header, Array(prefix[0..<length]))
+    }
+
+    /// Checks the header's MAC with `keys`, then replays the log after it (spec/format.md §7
+    /// steps 8–9). `configure` sets the window size and threads (tests and fuzz harnesses).
+    static func replayLog(_ handle: any VaultFileHandle, fileSize: Int, header: VaultHeader, headerBytes: [UInt8],
+                          keys: VaultKeys, fullDecode: Bool = false,
+                          configure: (inout LogReplay) -> Void = { _ in }) throws -> LogReplay.Outcome {
+        try headerBytes.withUnsafeBytes { try VaultHeader.verifyMAC($0, keys: keys) }
+        var replay = LogReplay(handle: handle, fileSize: fileSize, fullDecode: fullDecode)
+        configure(&replay)
+        return try replay.run(from: headerBytes.count,
+                              chain: RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys.recordKey))
     }
 
     static func passwordVaultKey(header: VaultHeader, password: SecureBytes) throws -> SymmetricKey {
@@ -295,9 +305,8 @@ public final class Vault: @unchecked Sendable {
             guard let handle = state.handle, let keys = state.keys else { throw closedError }
             let fileSize = try handle.size()
             let (header, headerBytes) = try Self.readHeader(handle, fileSize: fileSize)
-            try headerBytes.withUnsafeBytes { try VaultHeader.verifyMAC($0, keys: keys) }
-            let replay = try LogReplay(handle: handle, fileSize: fileSize, fullDecode: true)
-                .run(from: headerBytes.count, chain: RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys.recordKey))
+            let replay = try Self.replayLog(handle, fileSize: fileSize, header: header, headerBytes: headerBytes, keys: keys,
+                                            fullDecode: true)
             return VerifyReport(records: replay.records, liveItems: replay.index.count,
                                 deadRecords: replay.records - replay.index.count, tornTailBytes: fileSize - replay.end)
         }
@@ -325,12 +334,11 @@ public final class Vault: @unchecked Sendable {
                 throw CofferError(.recordCorrupted, "record of item \(entry.id) is no longer complete")
             }
             let chain = RecordChain(vaultID: state.header.vaultID, logID: state.header.logID, recordKey: keys.recordKey)
-            // The first frame follows the all-zero tag (a fresh chain's `lastTag`).
-            let firstTag = chain.lastTag
-            return try firstTag.withUnsafeBytes { zeroTag in
-                try RecordFrame.open(frame, index: Int(entry.seq), seq: entry.seq,
-                                     previousTag: before > 0 ? UnsafeRawBufferPointer(rebasing: buffer[0..<tagCount]) : zeroTag,
-                                     chain: chain, scratch: scratch, body)
+            return try chain.lastTag.withUnsafeBytes { zeroTag in
+                // The first frame follows the all-zero tag (a fresh chain's `lastTag`).
+                let previousTag = before > 0 ? UnsafeRawBufferPointer(rebasing: buffer[0..<tagCount]) : zeroTag
+                return try RecordFrame.open(frame, index: Int(entry.seq), seq: entry.seq, previousTag: previousTag,
+                                            chain: chain, scratch: scratch, body)
             }
         }
     }

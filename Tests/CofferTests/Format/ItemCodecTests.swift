@@ -1,6 +1,16 @@
 import Testing
 @testable import Coffer
 
+extension ItemCodec {
+    /// `item`'s index text as an array.
+    static func indexText(of item: Item) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: indexTextCount(of: item)) { buffer, initialized in
+            writeIndexText(of: item, into: UnsafeMutableRawBufferPointer(buffer))
+            initialized = buffer.count
+        }
+    }
+}
+
 /// spec/format.md §6: the item encoding round-trips, malformed encodings are refused, and the
 /// three decoders (full item, summary, and the unlock index's text) accept exactly the same
 /// encodings and agree on what they decode.

@@ -37,16 +37,15 @@ struct LogReplayTests {
         let handle = try POSIXFileSystem().open(path, writable: false)
         defer { handle.close() }
         let size = try handle.size()
-        let prefix = try handle.read(at: 0, count: Swift.min(size, VaultHeader.lengthBounds.upperBound))
-        let (header, headerLength) = try prefix.withUnsafeBytes { try VaultHeader.parse($0) }
+        let (header, headerBytes) = try Vault.readHeader(handle, fileSize: size)
         let keys = try VaultKeys(vaultKey: try Vault.passwordVaultKey(header: header, password: Fixtures.password))
-        var replay = LogReplay(handle: handle, fileSize: size, fullDecode: true)
-        replay.windowSize = configuration.window
-        replay.workers = configuration.workers
-        replay.parallelThreshold = configuration.threshold
         do {
-            let outcome = try replay.run(from: headerLength,
-                                         chain: RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys.recordKey))
+            let outcome = try Vault.replayLog(handle, fileSize: size, header: header, headerBytes: headerBytes, keys: keys,
+                                              fullDecode: true) { replay in
+                replay.windowSize = configuration.window
+                replay.workers = configuration.workers
+                replay.parallelThreshold = configuration.threshold
+            }
             let entries = outcome.index.entries.sorted { $0.id < $1.id }
             let description = entries.map { "\(outcome.index.summary($0)) at \($0.offset)/\($0.frameCount)/\($0.seq)" }.joined(separator: "\n")
             return .replayed(records: outcome.records, end: outcome.end, nextSeq: outcome.chain.nextSeq, lastTag: outcome.chain.lastTag,
@@ -217,7 +216,7 @@ struct ItemIndexTests {
                     if random.uniform(8) == 0 { item.urls = [String(repeating: "u", count: 5_000)] }
                     let entry = ItemIndex.Entry(id: item.id, offset: step, seq: UInt64(step), frameCount: 320, kind: item.kind,
                                                 hasPassword: item.password != nil, created: item.created, modified: item.modified)
-                    index.put(entry, text: ItemCodec.indexText(of: item))
+                    index.put(entry, textOf: item)
                     if model[item.id] == nil { ids.append(item.id) }
                     model[item.id] = (item.summary, step)
                 default:
