@@ -25,10 +25,15 @@ let package = Package(
         .target(
             name: "Coffer",
             dependencies: ["CSodium", "CZxcvbn"]),
+        // Starting other programs (clipboard tools, the CLI under test) without Foundation's
+        // Process, which waits on pipes a forking child keeps open (spec/cli.md §4.7).
+        .target(name: "CSpawn"),
+        .target(name: "CofferProcess", dependencies: ["CSpawn"]),
         .executableTarget(
             name: "coffer",
             dependencies: [
                 "Coffer",
+                "CofferProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // Child process for UnlockCrashTests: attempts wrong PINs until killed (spec/unlock.md §5.3).
@@ -38,6 +43,7 @@ let package = Package(
             dependencies: [
                 "Coffer",
                 "CofferFuzzSupport",
+                "CofferProcess",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
         // Fuzzing (Fuzz/README.md): harnesses shared by the libFuzzer executables and `swift test`.

@@ -66,7 +66,7 @@ struct ByteWriter {
 
 extension Array where Element == UInt8 {
     /// Lowercase hex, for ids and diagnostics (never for secrets).
-    var lowercaseHex: String {
+    package var lowercaseHex: String {
         let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         out.reserveCapacity(count * 2)

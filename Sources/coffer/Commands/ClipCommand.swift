@@ -1,26 +1,29 @@
 import ArgumentParser
 import Coffer
+import CofferProcess
 import Foundation
 
 /// A clipboard command-line tool (spec/cli.md §4.7).
 struct ClipboardTool {
     let name: String
-    let copy: [String]
-    let paste: [String]
+    /// The command that reads the value on stdin and serves it.
+    let copyCommand: [String]
+    /// The command that prints what the clipboard holds.
+    let pasteCommand: [String]
 
     /// wl-copy under Wayland, else xclip or xsel under X11; nil when none is usable.
     static func find() -> ClipboardTool? {
         let env = ProcessInfo.processInfo.environment
         if env["WAYLAND_DISPLAY"] != nil, let copy = which("wl-copy"), let paste = which("wl-paste") {
-            return ClipboardTool(name: "wl-copy", copy: [copy], paste: [paste, "--no-newline"])
+            return ClipboardTool(name: "wl-copy", copyCommand: [copy], pasteCommand: [paste, "--no-newline"])
         }
         if env["DISPLAY"] != nil {
             if let xclip = which("xclip") {
-                return ClipboardTool(name: "xclip", copy: [xclip, "-selection", "clipboard", "-in"],
-                                     paste: [xclip, "-selection", "clipboard", "-out"])
+                return ClipboardTool(name: "xclip", copyCommand: [xclip, "-selection", "clipboard", "-in"],
+                                     pasteCommand: [xclip, "-selection", "clipboard", "-out"])
             }
             if let xsel = which("xsel") {
-                return ClipboardTool(name: "xsel", copy: [xsel, "--clipboard", "--input"], paste: [xsel, "--clipboard", "--output"])
+                return ClipboardTool(name: "xsel", copyCommand: [xsel, "--clipboard", "--input"], pasteCommand: [xsel, "--clipboard", "--output"])
             }
         }
         return nil
@@ -39,25 +42,18 @@ struct ClipboardTool {
         return nil
     }
 
-    /// Runs `arguments` with `input` on stdin; returns stdout (for paste) and the status.
-    @discardableResult
-    static func run(_ arguments: [String], input: [UInt8]?, capture: Bool) throws -> (status: Int32, output: [UInt8]) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
-        let inPipe = Pipe(), outPipe = Pipe()
-        process.standardInput = input == nil ? FileHandle.nullDevice : inPipe
-        process.standardOutput = capture ? outPipe : FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        if let input {
-            inPipe.fileHandleForWriting.write(Data(input))
-            try? inPipe.fileHandleForWriting.close()
-        }
-        var output: [UInt8] = []
-        if capture { output = [UInt8](outPipe.fileHandleForReading.readDataToEndOfFile()) }
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
+    /// Longest a copy or paste may take before it counts as a failure (an unreachable display).
+    static let timeoutSeconds = 10.0
+
+    /// Puts `value` on the clipboard. The tool's own process is waited for, not the selection
+    /// server it forks (xclip, xsel and wl-copy all leave one running to serve the value).
+    func copy(_ value: [UInt8]) throws -> Int32 {
+        try ChildProcess(copyCommand).run(input: value, timeoutSeconds: Self.timeoutSeconds)
+    }
+
+    /// What the clipboard holds now, and the tool's status (non-zero when it is empty).
+    func paste() throws -> (status: Int32, output: [UInt8]) {
+        try ChildProcess(pasteCommand).runCapturingOutput(timeoutSeconds: Self.timeoutSeconds)
     }
 }
 
@@ -66,9 +62,9 @@ struct ClipCommand: ParsableCommand {
         commandName: "clip",
         abstract: "Copy a field (default: the password) to the clipboard, and clear it later.",
         discussion: """
-            Uses wl-copy (Wayland), xclip or xsel (X11). After --clear-after seconds (default 45; 0 never) \
-            a background process empties the clipboard if it still holds the value. Exit 69 when no \
-            clipboard tool is available.
+            Uses wl-copy (Wayland), xclip or xsel (X11), and returns at once. After --clear-after seconds \
+            (default 45; 0 never) a background process empties the clipboard if it still holds the value \
+            (not if you copied something else meanwhile). Exit 69 when no clipboard tool is available.
             """)
 
     @Argument(help: "An id, a unique id prefix, or the exact service name.")
@@ -98,7 +94,7 @@ struct ClipCommand: ParsableCommand {
         }
         var bytes = Array(value.value.utf8)
         defer { secureZero(&bytes) }
-        let status = try ClipboardTool.run(tool.copy, input: bytes, capture: false).status
+        let status = try tool.copy(bytes)
         guard status == 0 else { throw CLIError(Exit.unavailable, "\(tool.name) failed (status \(status)); is the graphical session reachable?") }
         if clearAfter > 0 {
             try spawnClearer(tool: tool, digest: BLAKE2b.hash(bytes))
@@ -108,21 +104,19 @@ struct ClipCommand: ParsableCommand {
         }
     }
 
-    /// Starts `coffer clip-clear` in the background; it gets the value's hash (not the value) on stdin.
+    /// Starts `coffer clip-clear` in the background, in a session of its own so that closing the
+    /// terminal does not end it, and returns without waiting for it. It gets the value's hash (not
+    /// the value) on stdin.
     private func spawnClearer(tool: ClipboardTool, digest: [UInt8]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).standardizedFileURL
-        if !(process.executableURL.map { FileManager.default.isExecutableFile(atPath: $0.path) } ?? false) {
-            process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        }
-        process.arguments = ["clip-clear", "--after", String(clearAfter), "--tool", tool.name]
-        let pipe = Pipe()
-        process.standardInput = pipe
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        pipe.fileHandleForWriting.write(Data(digest.map { String(format: "%02x", $0) }.joined().utf8 + [10]))
-        try? pipe.fileHandleForWriting.close()
+        var clearer = ChildProcess([Self.ownExecutable(), "clip-clear", "--after", String(clearAfter), "--tool", tool.name])
+        clearer.newSession = true
+        _ = try clearer.start(input: Array(digest.lowercaseHex.utf8) + [10])
+    }
+
+    /// This program's own file, to start it again.
+    private static func ownExecutable() -> String {
+        if let resolved = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return resolved }
+        return URL(fileURLWithPath: ProcessInfo.processInfo.arguments[0]).standardizedFileURL.path
     }
 }
 
@@ -140,11 +134,10 @@ struct ClipClearCommand: ParsableCommand {
         let expected = readLine(strippingNewline: true) ?? ""
         sleep(UInt32(max(0, after)))
         guard let tool = ClipboardTool.named(tool) else { return }
-        var (status, current) = try ClipboardTool.run(tool.paste, input: nil, capture: true)
+        var (status, current) = try tool.paste()
         defer { secureZero(&current) }
         guard status == 0 else { return }
-        let digest = BLAKE2b.hash(current).map { String(format: "%02x", $0) }.joined()
-        guard constantTimeEquals(Array(digest.utf8), Array(expected.utf8)) else { return }
-        try ClipboardTool.run(tool.copy, input: [], capture: false)
+        guard constantTimeEquals(Array(BLAKE2b.hash(current).lowercaseHex.utf8), Array(expected.utf8)) else { return }
+        _ = try tool.copy([])
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CofferProcess
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -31,35 +32,30 @@ enum CLI {
         var description: String { "exit \(status)\nstdout: \(stdout)\nstderr: \(stderr)" }
     }
 
-    /// Runs coffer with `arguments` in `directory`, with a clean environment (no tty, HOME and
-    /// XDG_DATA_HOME inside the directory, NO_COLOR unset unless given).
-    static func run(_ arguments: [String], in directory: CLIWorkspace, stdin: [UInt8] = [], environment: [String: String] = [:]) throws -> Result {
+    /// Runs coffer with `arguments` in `directory`, with a clean environment (HOME and
+    /// XDG_DATA_HOME inside the directory, NO_COLOR unset unless given) and in a session of its
+    /// own: the child has no controlling terminal, so a prompt fails as it does in CI even when
+    /// the suite runs from an interactive shell (it must never read the user's keyboard).
+    static func run(_ arguments: [String], in directory: CLIWorkspace, stdin: [UInt8] = [], environment: [String: String] = [:],
+                    timeoutSeconds: Double = 600) throws -> Result {
         let binary = try #require(CLI.binary, "the coffer binary was not found next to the test bundle; run `swift build --build-tests`")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
         var env = ["PATH": "/usr/bin:/bin", "HOME": directory.path + "/home", "XDG_DATA_HOME": directory.path + "/data",
                    "LANG": "C.UTF-8"]
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        let outPath = directory.path + "/.stdout-\(UUID().uuidString)", errPath = directory.path + "/.stderr-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
-        defer { try? FileManager.default.removeItem(atPath: outPath); try? FileManager.default.removeItem(atPath: errPath) }
-        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-        let err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        let input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        input.fileHandleForWriting.write(Data(stdin))
-        try input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        try out.close()
-        try err.close()
-        return Result(status: process.terminationStatus,
+        let name = UUID().uuidString
+        let inPath = directory.path + "/.stdin-\(name)", outPath = directory.path + "/.stdout-\(name)",
+            errPath = directory.path + "/.stderr-\(name)"
+        defer { for path in [inPath, outPath, errPath] { try? FileManager.default.removeItem(atPath: path) } }
+        try Data(stdin).write(to: URL(fileURLWithPath: inPath))
+        var child = ChildProcess([binary] + arguments)
+        child.environment = env
+        child.directory = directory.path
+        child.stdin = .file(inPath)
+        child.stdout = .file(outPath)
+        child.stderr = .file(errPath)
+        child.newSession = true
+        let status = try child.run(timeoutSeconds: timeoutSeconds)
+        return Result(status: status,
                       stdout: String(decoding: try Data(contentsOf: URL(fileURLWithPath: outPath)), as: UTF8.self),
                       stderr: String(decoding: try Data(contentsOf: URL(fileURLWithPath: errPath)), as: UTF8.self))
     }
@@ -72,7 +68,7 @@ final class CLIWorkspace: @unchecked Sendable {
 
     init() throws {
         path = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-cli-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: path + "/home", withIntermediateDirectories: true)
         try write("pw", Self.password + "\n")
     }
 
@@ -89,8 +85,9 @@ final class CLIWorkspace: @unchecked Sendable {
     /// The options that point at this workspace's vault and password file.
     var unlock: [String] { ["--vault", vault, "--password-file", file("pw")] }
 
-    func run(_ arguments: [String], stdin: [UInt8] = [], environment: [String: String] = [:]) throws -> CLI.Result {
-        try CLI.run(arguments, in: self, stdin: stdin, environment: environment)
+    func run(_ arguments: [String], stdin: [UInt8] = [], environment: [String: String] = [:],
+             timeoutSeconds: Double = 600) throws -> CLI.Result {
+        try CLI.run(arguments, in: self, stdin: stdin, environment: environment, timeoutSeconds: timeoutSeconds)
     }
 
     /// `coffer <command> <arguments> --vault V --password-file P`.

@@ -1,0 +1,220 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CSpawn
+
+/// Starts another program with `posix_spawn` and waits for the program itself, not for its pipes.
+///
+/// Foundation's `Process` waits through descriptors a forking child can inherit: `xclip` and
+/// `wl-copy` fork a selection server that lives on, so `waitUntilExit` never returned
+/// (spec/cli.md §4.7). Here the parent waits with `waitpid` on the pid it started, and every
+/// descriptor it creates is close-on-exec, so nothing of ours outlives the exec in a grandchild.
+/// A new session (`setsid`) detaches the child from the controlling terminal: it cannot open
+/// `/dev/tty`, which is what the end-to-end tests need (a prompt must fail, not read the user's
+/// keyboard) and what a background clipboard clearer needs (the terminal closing must not end it).
+public struct ChildProcess {
+    /// Where a standard descriptor of the child comes from or goes to.
+    public enum Stream: Sendable {
+        /// `/dev/null`.
+        case null
+        /// The parent's own descriptor of the same number.
+        case inherit
+        /// An open file (read for stdin, created/truncated for output), by path.
+        case file(String)
+    }
+
+    public enum Failure: Error, CustomStringConvertible {
+        case spawn(program: String, errno: Int32)
+        case open(path: String, errno: Int32)
+        case timedOut(program: String, seconds: Double)
+
+        public var description: String {
+            switch self {
+            case .spawn(let program, let error): return "cannot start \(program): \(String(cString: strerror(error)))"
+            case .open(let path, let error): return "cannot open \(path): \(String(cString: strerror(error)))"
+            case .timedOut(let program, let seconds): return "\(program) did not finish within \(seconds) s"
+            }
+        }
+    }
+
+    public var arguments: [String]
+    /// The child's whole environment; nil keeps the parent's.
+    public var environment: [String: String]?
+    public var directory: String?
+    public var stdin: Stream = .null
+    public var stdout: Stream = .null
+    public var stderr: Stream = .null
+    /// Start the child in a session of its own, without a controlling terminal.
+    public var newSession = false
+
+    public init(_ arguments: [String]) {
+        precondition(!arguments.isEmpty, "ChildProcess needs a program")
+        self.arguments = arguments
+    }
+
+    /// A started child: its pid, and the write end of its stdin pipe when `input` was used.
+    public struct Running {
+        public let pid: pid_t
+        let program: String
+
+        /// Waits for the child to end; returns its exit status (128 + signal when killed). With a
+        /// timeout, kills it (SIGKILL) and throws when it runs longer.
+        public func wait(timeoutSeconds: Double? = nil) throws -> Int32 {
+            var status: Int32 = 0
+            if let timeoutSeconds {
+                let deadline = monotonicSeconds() + timeoutSeconds
+                while true {
+                    let done = waitpid(pid, &status, WNOHANG)
+                    if done == pid { break }
+                    if done < 0 && errno != EINTR { return -1 }
+                    if monotonicSeconds() >= deadline {
+                        kill(pid, SIGKILL)
+                        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                        throw Failure.timedOut(program: program, seconds: timeoutSeconds)
+                    }
+                    usleep(5_000)
+                }
+            } else {
+                while waitpid(pid, &status, 0) < 0 {
+                    if errno != EINTR { return -1 }
+                }
+            }
+            return Self.exitCode(status)
+        }
+
+        static func exitCode(_ status: Int32) -> Int32 {
+            let signal = status & 0x7f
+            return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+        }
+    }
+
+    /// Starts the child. When `input` is given, the child's stdin is a pipe that receives those
+    /// bytes and is then closed (so at most one pipe buffer, 64 KiB on Linux, should be sent to a
+    /// child that might not read it all).
+    public func start(input: [UInt8]? = nil) throws -> Running {
+        var opened: [Int32] = []
+        defer { for fd in opened { close(fd) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+
+        var inputPipe: (read: Int32, write: Int32)?
+        if input != nil {
+            var fds: [Int32] = [-1, -1]
+            guard pipe(&fds) == 0 else { throw Failure.spawn(program: arguments[0], errno: errno) }
+            _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+            inputPipe = (fds[0], fds[1])
+            opened.append(fds[0])
+            posix_spawn_file_actions_adddup2(&actions, fds[0], 0)
+        } else {
+            try redirect(stdin, to: 0, writing: false, actions: &actions, opened: &opened)
+        }
+        try redirect(stdout, to: 1, writing: true, actions: &actions, opened: &opened)
+        try redirect(stderr, to: 2, writing: true, actions: &actions, opened: &opened)
+        if let directory { cspawn_addchdir(&actions, directory) }
+        // Nothing of the parent's beyond 0–2 reaches the child (nor a grandchild it forks).
+        cspawn_addclosefrom(&actions, 3)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // Default signal dispositions and an empty mask in the child, whatever the parent set.
+        var all = sigset_t(), none = sigset_t()
+        sigfillset(&all)
+        sigemptyset(&none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var flags = Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)
+        if newSession { flags |= cspawn_setsid_flag() }
+        posix_spawnattr_setflags(&attributes, flags)
+
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let environmentList = environment.map { $0.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+        defer { environmentList?.forEach { free($0) } }
+
+        var pid: pid_t = 0
+        let result: Int32 = argv.withUnsafeBufferPointer { argvPointer in
+            if let environmentList {
+                return environmentList.withUnsafeBufferPointer {
+                    posix_spawn(&pid, arguments[0], &actions, &attributes, argvPointer.baseAddress!, $0.baseAddress!)
+                }
+            }
+            return posix_spawn(&pid, arguments[0], &actions, &attributes, argvPointer.baseAddress!, environ)
+        }
+        guard result == 0 else {
+            if let inputPipe { close(inputPipe.write) }
+            throw Failure.spawn(program: arguments[0], errno: result)
+        }
+        if let inputPipe, let input {
+            Self.writeAll(inputPipe.write, input)
+            close(inputPipe.write)
+        }
+        return Running(pid: pid, program: arguments[0])
+    }
+
+    /// Starts the child, sends `input`, and waits for it.
+    public func run(input: [UInt8]? = nil, timeoutSeconds: Double? = nil) throws -> Int32 {
+        try start(input: input).wait(timeoutSeconds: timeoutSeconds)
+    }
+
+    /// Runs the child with its stdout captured (through a private file, so a forked grandchild
+    /// holding the descriptor cannot make the parent wait); returns the status and the bytes.
+    public func runCapturingOutput(input: [UInt8]? = nil, timeoutSeconds: Double? = nil) throws -> (status: Int32, output: [UInt8]) {
+        var template = Array("/tmp/coffer-child-XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw Failure.open(path: "/tmp", errno: errno) }
+        let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        defer { close(fd); unlink(path) }
+        var child = self
+        child.stdout = .file(path)
+        let status = try child.run(input: input, timeoutSeconds: timeoutSeconds)
+        var output: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        lseek(fd, 0, SEEK_SET)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            output += chunk[0..<n]
+        }
+        return (status, output)
+    }
+
+    private func redirect(_ stream: Stream, to target: Int32, writing: Bool,
+                          actions: inout posix_spawn_file_actions_t, opened: inout [Int32]) throws {
+        let path: String
+        switch stream {
+        case .inherit: return
+        case .null: path = "/dev/null"
+        case .file(let file): path = file
+        }
+        let flags = writing ? (O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC) : (O_RDONLY | O_CLOEXEC)
+        let fd = open(path, flags, 0o600)
+        guard fd >= 0 else { throw Failure.open(path: path, errno: errno) }
+        opened.append(fd)
+        posix_spawn_file_actions_adddup2(&actions, fd, target)
+    }
+
+    /// Writes everything it can; a child that exits early (EPIPE) just gets less.
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        let previous = signal(SIGPIPE, SIG_IGN)
+        defer { signal(SIGPIPE, previous) }
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return }
+            done += n
+        }
+    }
+}
+
+private func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
