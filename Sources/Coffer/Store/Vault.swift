@@ -204,14 +204,22 @@ public final class Vault: @unchecked Sendable {
             throw CofferError(.headerCorrupted, "header corrupted: no password keyslot")
         }
         try slot.kdf.validate()
-        let kek = try SymmetricKey(Argon2id.deriveKey(password: password, salt: slot.salt, parameters: slot.kdf))
-        return try slot.unwrap(kek: kek, vaultID: header.vaultID)
+        let kek = try SymmetricKey(PasswordKDF.deriveKey(password: password, salt: slot.salt, parameters: slot.kdf))
+        do {
+            return try slot.unwrap(kek: kek, vaultID: header.vaultID)
+        } catch let error as CofferError where error.code == .wrongPassword {
+            // Vaults made before normalisation hold a key derived from the bytes as typed
+            // (spec/crypto.md §2.1): try those too, only when they differ from the NFKC form.
+            guard try PasswordKDF.normalized(password) != nil else { throw error }
+            let asTyped = try SymmetricKey(Argon2id.deriveKey(password: password, salt: slot.salt, parameters: slot.kdf))
+            return try slot.unwrap(kek: asTyped, vaultID: header.vaultID)
+        }
     }
 
     static func passwordSlot(for password: SecureBytes, kdf: KDFParameters, vaultKey: SymmetricKey, vaultID: [UInt8],
                              random: any RandomSource) throws -> Keyslot {
         let salt = random.bytes(Argon2id.saltCount)
-        let kek = try SymmetricKey(Argon2id.deriveKey(password: password, salt: salt, parameters: kdf))
+        let kek = try SymmetricKey(PasswordKDF.deriveKey(password: password, salt: salt, parameters: kdf))
         return Keyslot.wrap(vaultKey, kind: .password, kdf: kdf, salt: salt, kek: kek, vaultID: vaultID, using: random)
     }
 

@@ -6,7 +6,7 @@ struct PINKeys {
 
     /// `KEK_pin = MAC(DS, "coffer/pin-kek/v1" ‖ vault_id ‖ Argon2id(pin, salt, t, m))`.
     func keyEncryptionKey(pin: SecureBytes, slotSalt: [UInt8], kdf: KDFParameters) throws -> SymmetricKey {
-        let stretched = try Argon2id.deriveKey(password: pin, salt: slotSalt, parameters: kdf)
+        let stretched = try PasswordKDF.deriveKey(password: pin, salt: slotSalt, parameters: kdf)
         var message = Array("coffer/pin-kek/v1".utf8) + vaultID
         stretched.withUnsafeBytes { message.append(contentsOf: $0) }
         defer { secureZero(&message) }

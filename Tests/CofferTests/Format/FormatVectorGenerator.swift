@@ -311,6 +311,24 @@ struct FormatVectorGenerator {
         try nested.seal(.batch, batchHeader.bytes)
         try nested.seal(.batch, batchHeader.bytes)
         add("041-batch-inside-batch", "a batch record inside a batch", expect: "malformed item", bytes: try nested.file())
+
+        // spec/crypto.md §2.1: the key comes from the UTF-8 bytes of NFKC(password). Each vault's
+        // slot is derived here from the NFKC form written out by hand (composed é and ü, ASCII
+        // "fi" and digits), not by calling Coffer's normaliser; the `password:` line is what a
+        // person typed.
+        let nfkc = "Grüße, café fi 123"
+        var normalised = try Builder(seed: "nfkc", password: nfkc)
+        try normalised.put(login(1, random: normalised.random))
+        let normalisedFile = try normalised.file()
+        add("042-password-typed-composed", "non-ASCII password typed in NFC (already NFKC)", expect: "success",
+            password: "Gr\u{FC}\u{DF}e, caf\u{E9} fi 123", bytes: normalisedFile, items: normalised.liveItems)
+        add("043-password-typed-decomposed", "the same password typed in NFD (u + U+0308, e + U+0301): NFKC makes it the same key",
+            expect: "success", password: "Gru\u{308}\u{DF}e, cafe\u{301} fi 123", bytes: normalisedFile, items: normalised.liveItems)
+        add("044-password-typed-compatibility-forms", "the same password with the fi ligature U+FB01 and full-width digits: NFKC folds them",
+            expect: "success", password: "Gr\u{FC}\u{DF}e, caf\u{E9} \u{FB01} \u{FF11}\u{FF12}\u{FF13}", bytes: normalisedFile,
+            items: normalised.liveItems)
+        add("045-password-differs-after-nfkc", "NFKC keeps ß (it is not case folding): typed with ss it is another password",
+            expect: "wrong password", password: "Grüsse, café fi 123", bytes: normalisedFile)
         return out
     }
 
