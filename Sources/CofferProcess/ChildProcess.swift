@@ -23,6 +23,9 @@ public struct ChildProcess {
         case inherit
         /// An open file (read for stdin, created/truncated for output), by path.
         case file(String)
+        /// A terminal device (a pseudo-terminal's slave), opened read-write by the child itself:
+        /// with `newSession` it becomes the child's controlling terminal, so `/dev/tty` works.
+        case terminal(String)
     }
 
     public enum Failure: Error, CustomStringConvertible {
@@ -156,6 +159,15 @@ public struct ChildProcess {
         return Running(pid: pid, program: arguments[0])
     }
 
+    /// Opens a new pseudo-terminal: the master descriptor (close-on-exec) for the parent, and the
+    /// slave's path to hand a child as `.terminal`.
+    public static func openPseudoTerminal() throws -> (master: Int32, slavePath: String) {
+        var name = [CChar](repeating: 0, count: 256)
+        let master = cspawn_open_pty(&name, UInt(name.count))
+        guard master >= 0 else { throw Failure.open(path: "/dev/ptmx", errno: errno) }
+        return (master, String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+    }
+
     /// Starts the child, sends `input`, and waits for it.
     public func run(input: [UInt8]? = nil, timeoutSeconds: Double? = nil) throws -> Int32 {
         try start(input: input).wait(timeoutSeconds: timeoutSeconds)
@@ -191,6 +203,9 @@ public struct ChildProcess {
         case .inherit: return
         case .null: path = "/dev/null"
         case .file(let file): path = file
+        case .terminal(let device):
+            posix_spawn_file_actions_addopen(&actions, target, device, O_RDWR, 0)
+            return
         }
         let flags = writing ? (O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC) : (O_RDONLY | O_CLOEXEC)
         let fd = open(path, flags, 0o600)

@@ -11,4 +11,9 @@ int cspawn_addchdir(void *actions, const char *path);
 /// Every descriptor from `low` up is closed in the child (a no-op where unsupported).
 int cspawn_addclosefrom(void *actions, int low);
 
+/// Opens a new pseudo-terminal: returns its master descriptor (close-on-exec) and writes the
+/// slave's path into `slave_path`; -1 with errno on failure. (posix_openpt and friends are
+/// X/Open functions Swift does not import.)
+int cspawn_open_pty(char *slave_path, unsigned long size);
+
 #endif

@@ -73,11 +73,7 @@ public struct PasswordPolicy: Hashable, Sendable {
         let result = check(password, confirmation: confirmation, context: context, includeStrength: false)
         guard !result.isAcceptable else { return }
         var problems = result.unmetRules.map { "rule not met: \($0)" }
-        switch result.blocklistMatch {
-        case .commonPassword: problems.append("it is a common password")
-        case .contextWord: problems.append("it contains a name from the context")
-        case nil: break
-        }
+        if let match = result.blocklistMatch { problems.append(match.reason) }
         if result.confirmationMatches == false { problems.append("the confirmation does not match") }
         throw CofferError(.policyViolation, "password refused: " + problems.joined(separator: "; "))
     }

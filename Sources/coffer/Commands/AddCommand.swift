@@ -52,6 +52,11 @@ struct AddCommand: ParsableCommand {
         } else if !secret.noPassword {
             password = Secret(bytes: try SecretInput.prompt("Password for \(service): ", what: "item password", confirm: true))
         }
+        if password?.isEmpty == true {
+            // An empty entry (Enter twice, an empty file line) is no password, not a password "".
+            password = nil
+            Terminal.note("the password is empty: \(service) is stored with no password (as with --no-password)")
+        }
         let item = Item.login(service, username: fields.username, password: password,
                               urls: fields.url.map { [$0] } ?? [], notes: fields.notes, tags: fields.tags)
         let id = try vault.add(item)

@@ -47,10 +47,10 @@ struct CheckCommand: ParsableCommand {
             for rule in result.results {
                 Terminal.out((rule.isMet ? "met      " : "NOT MET  ") + rule.rule.description)
             }
+            let blocklist = "not a common password, repetitive or sequential" + (context.isEmpty ? "" : ", no context word")
             switch result.blocklistMatch {
-            case nil: Terminal.out("met      not a common password" + (context.isEmpty ? "" : " or context word"))
-            case .commonPassword: Terminal.out("NOT MET  not a common password (it is one)")
-            case .contextWord: Terminal.out("NOT MET  contains no context word (it contains one)")
+            case nil: Terminal.out("met      " + blocklist)
+            case let match?: Terminal.out("NOT MET  \(blocklist) (\(match.reason))")
             }
             if let recommended = policy.recommendedLength, result.meetsRecommendedLength == false {
                 Terminal.out("advice   \(recommended)+ characters recommended")

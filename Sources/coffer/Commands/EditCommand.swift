@@ -42,6 +42,9 @@ struct EditCommand: ParsableCommand {
         if !fields.tags.isEmpty { found.tags = fields.tags; changed.append("tags") }
         if clearTags { found.tags = []; changed.append("tags") }
         if let new = try secret.newSecret() {
+            guard !new.secret.isEmpty else {
+                throw CLIError.usage("the new password is empty; edit keeps the password unless given a non-empty one (nothing was changed)")
+            }
             found.changePassword(to: new.secret)
             changed.append("password")
         }

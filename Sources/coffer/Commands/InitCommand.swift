@@ -24,9 +24,8 @@ struct InitCommand: ParsableCommand {
             throw CofferError(.vaultExists, "a vault already exists at \(path); refusing to overwrite it")
         }
         kdf.warnIfInsecure()
-        let password = try SecretInput.read(file: vaultOptions.passwordFile, label: "New master password: ",
-                                            what: "master password", confirm: true, option: "--password-file FILE")
-        try MasterPasswordPolicy.validate(password)
+        let password = try MasterPasswordPolicy.readNew(file: vaultOptions.passwordFile, what: "master password",
+                                                        option: "--password-file FILE", vaultPath: path)
         try VaultLocation.createParentDirectories(of: path)
         let vault = try Progress.during("Deriving the key") { try Vault.create(at: path, password: password, kdf: kdf.parameters) }
         vault.close()
@@ -34,13 +33,28 @@ struct InitCommand: ParsableCommand {
     }
 }
 
-/// The NIST profile check for a new master password (spec/policy.md §6).
+/// The NIST profile check for a new master password (spec/policy.md §6, spec/cli.md §3).
 enum MasterPasswordPolicy {
+    /// Words a master password must not contain, besides the vault's own name.
     static let context = ["coffer", "vault", "password"]
 
-    static func validate(_ password: SecureBytes) throws {
+    /// Reads a new master password (file, or the terminal with retries) that the profile accepts.
+    static func readNew(file: String?, what: String, option: String, vaultPath: String) throws -> SecureBytes {
+        try SecretInput.readNew(file: file, label: "New \(what): ", what: what, option: option) {
+            try validate($0, vaultPath: vaultPath)
+        }
+    }
+
+    /// The context words for a vault: the fixed ones and the file's name without `.coffer`.
+    static func context(vaultPath: String) -> [String] {
+        var name = Substring(vaultPath.split(separator: "/").last ?? "")
+        if name.hasSuffix(".coffer") { name = name.dropLast(".coffer".count) }
+        return context + (name.isEmpty ? [] : [String(name)])
+    }
+
+    static func validate(_ password: SecureBytes, vaultPath: String) throws {
         let text = password.unsafeString()
-        let result = PasswordPolicy.nist.check(text, context: context, includeStrength: false)
+        let result = PasswordPolicy.nist.check(text, context: context(vaultPath: vaultPath), includeStrength: false)
         guard !result.isAcceptable else { return }
         var problems: [String] = []
         for rule in result.unmetRules {
@@ -51,8 +65,8 @@ enum MasterPasswordPolicy {
             }
         }
         switch result.blocklistMatch {
-        case .commonPassword: problems.append("it is a common password")
-        case .contextWord: problems.append("it contains a word like 'coffer' or 'password'")
+        case .contextWord: problems.append("it contains a word like 'coffer', 'password' or the vault's name")
+        case let match?: problems.append(match.reason)
         case nil: break
         }
         throw CofferError(.policyViolation, "master password refused: " + problems.joined(separator: "; ")

@@ -21,10 +21,8 @@ struct PasswdCommand: ParsableCommand {
         let vault = try vaultOptions.open(mode: .readWrite, allowPIN: false)
         defer { vault.close() }
         kdf?.warnIfInsecure()
-        let password = try SecretInput.read(file: newPasswordFile, label: "New master password: ",
-                                            what: "new master password", confirm: true,
-                                            option: "--new-password-file FILE")
-        try MasterPasswordPolicy.validate(password)
+        let password = try MasterPasswordPolicy.readNew(file: newPasswordFile, what: "master password",
+                                                        option: "--new-password-file FILE", vaultPath: vault.path)
         try Progress.during("Deriving the new key") { try vault.changePassword(to: password, kdf: kdf?.parameters) }
         Terminal.note("Master password changed")
     }

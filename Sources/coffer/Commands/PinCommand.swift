@@ -24,10 +24,15 @@ struct PinSetCommand: ParsableCommand {
 
     func run() throws {
         let store = try RuntimeDirectoryDeviceSecretStore.forCurrentUser()
+        let path = try vaultOptions.path()
+        guard VaultLocation.exists(path) else { throw CofferError(.vaultMissing, "no vault at \(path)") }
+        // The PIN is checked before the master password is asked for (and its key derived).
+        let pin = try SecretInput.readNew(file: newPinFile, label: "New PIN (6–12 digits): ", what: "PIN",
+                                          option: "--new-pin-file FILE") { pin in
+            try PINPolicy.validate(pin.unsafeString())
+        }
         let vault = try vaultOptions.open(mode: .readWrite, allowPIN: false)
         defer { vault.close() }
-        let pin = try SecretInput.read(file: newPinFile, label: "New PIN (6–12 digits): ", what: "PIN", confirm: true,
-                                       option: "--new-pin-file FILE")
         let pins = PINUnlock(vaultPath: vault.path, deviceSecrets: store)
         try Progress.during("Deriving the PIN key") { try pins.setPIN(pin, on: vault) }
         Terminal.note("PIN set; unlock with --pin (or --pin-file) until logout or reboot")

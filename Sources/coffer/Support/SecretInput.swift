@@ -46,32 +46,63 @@ enum SecretInput {
         return try firstLine(ofFile: "/dev/stdin", what: what)
     }
 
+    /// How many times a new secret is asked for on the terminal when it is refused or its two
+    /// entries differ (spec/cli.md §3).
+    static let newSecretAttempts = 3
+
     /// Asks on the terminal with echo off. `confirm` asks a second time and requires a match.
     static func prompt(_ label: String, what: String, confirm: Bool = false, option: String = "a file option") throws -> SecureBytes {
+        try promptNew(label, what: what, confirm: confirm, option: option, attempts: 1) { _ in }
+    }
+
+    /// A new secret (master password, PIN, item password): the file's first line, checked once;
+    /// or asked on the terminal, checked by `accept` before the confirmation, and asked again (up
+    /// to `newSecretAttempts` times in all) when `accept` refuses it or the two entries differ.
+    static func readNew(file: String?, label: String, what: String, option: String,
+                        accept: (SecureBytes) throws -> Void) throws -> SecureBytes {
+        if let file {
+            let secret = try firstLine(ofFile: file, what: what)
+            try accept(secret)
+            return secret
+        }
+        return try promptNew(label, what: what, confirm: true, option: option, attempts: newSecretAttempts, accept: accept)
+    }
+
+    private static func promptNew(_ label: String, what: String, confirm: Bool, option: String, attempts: Int,
+                                  accept: (SecureBytes) throws -> Void) throws -> SecureBytes {
         let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else {
             throw CLIError.usage("no terminal to ask for the \(what) on; pass \(option)")
         }
         defer { close(fd) }
-        let first = try readHidden(fd: fd, label: label, what: what)
-        guard confirm else { return first }
-        let second = try readHidden(fd: fd, label: "Repeat \(what): ", what: what)
-        guard first.constantTimeEquals(second) else {
-            throw CLIError(Exit.failed, "the two entries of the \(what) differ; nothing was changed, try again")
+        for attempt in 1...attempts {
+            let left = attempts - attempt
+            let first = try readHidden(fd: fd, label: label, what: what)
+            do {
+                try accept(first)
+            } catch let refused as CofferError where refused.code == .policyViolation && left > 0 {
+                Terminal.warn("\(refused.reason); try again (\(left) more \(left == 1 ? "try" : "tries"))")
+                continue
+            }
+            guard confirm else { return first }
+            let second = try readHidden(fd: fd, label: "Repeat \(what): ", what: what)
+            if first.constantTimeEquals(second) { return first }
+            if left > 0 {
+                Terminal.warn("the two entries differ; try again (\(left) more \(left == 1 ? "try" : "tries"))")
+            }
         }
-        return first
+        throw CLIError(Exit.failed, "the two entries of the \(what) differ; nothing was changed, try again")
     }
 
     /// The file's first line when a path is given, else a prompt.
-    static func read(file: String?, label: String, what: String, confirm: Bool = false,
-                     option: String = "a file option") throws -> SecureBytes {
+    static func read(file: String?, label: String, what: String, option: String = "a file option") throws -> SecureBytes {
         if let file { return try firstLine(ofFile: file, what: what) }
-        return try prompt(label, what: what, confirm: confirm, option: option)
+        return try prompt(label, what: what, option: option)
     }
 
     private static func readHidden(fd: Int32, label: String, what: String) throws -> SecureBytes {
-        var labelBytes = Array(label.utf8)
-        Terminal.writeAll(fd, &labelBytes)
+        // Echo goes off (discarding anything typed ahead) before the label appears, so whatever is
+        // typed once the label is visible is read, and never echoed.
         var saved = termios()
         let isTerminal = tcgetattr(fd, &saved) == 0
         if isTerminal {
@@ -81,6 +112,8 @@ enum SecretInput {
             TerminalRestore.arm(fd: fd, saved: saved)
             tcsetattr(fd, TCSAFLUSH, &quiet)
         }
+        var labelBytes = Array(label.utf8)
+        Terminal.writeAll(fd, &labelBytes)
         defer {
             if isTerminal {
                 var restore = saved

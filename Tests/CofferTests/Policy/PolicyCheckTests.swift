@@ -119,6 +119,24 @@ import PropertyBased
         #expect(nist.check("otter-basalt-quiver", includeStrength: false).blocklistMatch == nil)
     }
 
+    /// spec/policy.md §6.3: repetitive and sequential strings (NIST SP 800-63B §5.1.1.2).
+    @Test func nistRefusesRepetitiveAndSequentialStrings() {
+        let nist = PasswordPolicy.nist
+        for password in ["aaaaaaaa", "zzzzzzzzzzzz", "abababab", "xyzxyzxyzxyz", "passpasspass", "ÉÉÉÉÉÉÉÉ"] {
+            #expect(nist.check(password, includeStrength: false).blocklistMatch == .repetitive, "\(password)")
+        }
+        for password in ["abcdefghij", "ABCDEFGHIJ", "987654321x", "5678wxyz", "bbbb2222", "hgfedcba1", "b2345678", "qrstuvwxyz"] {
+            #expect(nist.check(password, includeStrength: false).blocklistMatch == .sequential, "\(password)")
+        }
+        // The common-password list is consulted first (these are on it).
+        for password in ["1234abcd", "aaaa1111", "a1234567"] {
+            #expect(nist.check(password, includeStrength: false).blocklistMatch == .commonPassword, "\(password)")
+        }
+        for password in ["otter-basalt-quiver", "correct horse battery staple", "Tr0ub4dor&3x", "abcdefgh-lantern", "zzzzzzzz9q"] {
+            #expect(nist.check(password, includeStrength: false).blocklistMatch == nil, "\(password)")
+        }
+    }
+
     @Test func nistBlocklistCatchesContextWords() {
         let nist = PasswordPolicy.nist
         let context = ["GitHub", "alice@example.com", "bob"]
