@@ -21,3 +21,12 @@ final class Lock: @unchecked Sendable {
         return try body()
     }
 }
+
+/// The calling thread, to recognise a thread coming back into code it is already running.
+struct ThreadIdentity: Equatable {
+    private let thread: pthread_t
+
+    static var current: ThreadIdentity { ThreadIdentity(thread: pthread_self()) }
+
+    static func == (lhs: ThreadIdentity, rhs: ThreadIdentity) -> Bool { pthread_equal(lhs.thread, rhs.thread) != 0 }
+}

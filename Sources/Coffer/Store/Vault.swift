@@ -62,7 +62,11 @@ public final class Vault: @unchecked Sendable {
     public let openReport: OpenReport
     let fileSystem: any VaultFileSystem
     let random: any RandomSource
+    /// Guards `state` (and `scratch`, `writerThread`); held briefly by readers and writers alike.
     private let mutex = Lock()
+    /// Serialises writers (`asWriter`); always taken before `mutex`, never while holding it.
+    private let writer = Lock()
+    private var writerThread: ThreadIdentity?
     private var state: State
     private let scratch: SecureScratch
 
@@ -387,50 +391,65 @@ public final class Vault: @unchecked Sendable {
 
     /// Adds many items, one durable record each but a single sync at the end (for imports).
     /// Either all are acknowledged or, on error, none of them is (the file is cut back).
+    ///
+    /// `progress` runs after each item on the calling thread, with no lock of the vault's held: it
+    /// may read the vault (which shows the items before the import until `addAll` returns) or close
+    /// it (the import then fails and nothing is added). A write from inside it throws
+    /// `store.vault-busy` instead of waiting for the import it is part of.
     public func addAll(_ items: [Item], progress: ((Int) -> Void)? = nil) throws {
-        try withWritableState { state in
-            var seen = Set<ItemID>()
-            for item in items {
-                guard !state.index.contains(item.id), seen.insert(item.id).inserted else {
-                    throw CofferError(.duplicateItem, "an item with id \(item.id) already exists")
+        try asWriter {
+            var staged: State = try mutex.withLock {
+                try checkWritable()
+                var seen = Set<ItemID>()
+                for item in items {
+                    guard !state.index.contains(item.id), seen.insert(item.id).inserted else {
+                        throw CofferError(.duplicateItem, "an item with id \(item.id) already exists")
+                    }
                 }
+                return state
             }
             guard !items.isEmpty else { return }
             guard items.count <= RecordFrame.maximumBatchCount else {
                 throw CofferError(.limitExceeded, "at most \(RecordFrame.maximumBatchCount) items can be added at once")
             }
-            let saved = state
-            var staged = state
             // The batch record makes the whole import atomic even across a crash (spec/format.md §5.1).
-            var batch = try RecordFrame.sealBatchHeader(count: items.count, chain: &staged.chain, scratch: scratch, random: random)
+            var batch = try mutex.withLock {
+                try RecordFrame.sealBatchHeader(count: items.count, chain: &staged.chain, scratch: scratch, random: random)
+            }
             staged.records += 1
             do {
                 for (index, item) in items.enumerated() {
-                    var encoded = try ItemCodec.encode(item)
-                    defer { secureZero(&encoded) }
-                    let seq = staged.chain.nextSeq
-                    let frame = try encoded.withUnsafeBytes {
-                        try RecordFrame.seal(type: .put, payload: $0, chain: &staged.chain, scratch: scratch, random: random)
-                    }
-                    staged.index.put(Self.indexEntry(for: item, offset: staged.end + batch.count, frameCount: frame.count, seq: seq),
-                                     textOf: item)
-                    batch += frame
-                    staged.records += 1
-                    if batch.count >= 1 << 20 || index == items.count - 1 {
-                        try batch.withUnsafeBytes { try state.handle!.write($0, at: staged.end) }
-                        staged.end += batch.count
-                        batch.removeAll(keepingCapacity: true)
+                    try mutex.withLock {
+                        guard let handle = state.handle, state.keys != nil else { throw closedError }
+                        var encoded = try ItemCodec.encode(item)
+                        defer { secureZero(&encoded) }
+                        let seq = staged.chain.nextSeq
+                        let frame = try encoded.withUnsafeBytes {
+                            try RecordFrame.seal(type: .put, payload: $0, chain: &staged.chain, scratch: scratch, random: random)
+                        }
+                        staged.index.put(Self.indexEntry(for: item, offset: staged.end + batch.count, frameCount: frame.count, seq: seq),
+                                         textOf: item)
+                        batch += frame
+                        staged.records += 1
+                        if batch.count >= 1 << 20 || index == items.count - 1 {
+                            try batch.withUnsafeBytes { try handle.write($0, at: staged.end) }
+                            staged.end += batch.count
+                            batch.removeAll(keepingCapacity: true)
+                        }
                     }
                     progress?(index + 1)
                 }
-                try state.handle!.sync()
+                try mutex.withLock {
+                    guard let handle = state.handle, state.keys != nil else { throw closedError }
+                    try handle.sync()
+                    state = staged
+                    try compactIfNeeded(&state)
+                }
             } catch {
-                state = saved
-                rollBack(&state)
+                // Nothing of the batch was acknowledged: `state` still ends where it did.
+                mutex.withLock { rollBack(&state) }
                 throw error
             }
-            state = staged
-            try compactIfNeeded(&state)
         }
     }
 
@@ -668,13 +687,36 @@ public final class Vault: @unchecked Sendable {
     }
 
     private func withWritableState<R>(_ body: (inout State) throws -> R) throws -> R {
-        try mutex.withLock {
-            guard state.keys != nil else { throw closedError }
-            guard mode == .readWrite else { throw CofferError(.readOnly, "the vault was opened read-only") }
-            guard !state.poisoned else {
-                throw CofferError(.io, "an earlier write failed and could not be undone; close and reopen the vault")
+        try asWriter {
+            try mutex.withLock {
+                try checkWritable()
+                return try body(&state)
             }
-            return try body(&state)
+        }
+    }
+
+    /// Throws unless the vault is open read-write and usable. Call with `mutex` held.
+    private func checkWritable() throws {
+        guard state.keys != nil else { throw closedError }
+        guard mode == .readWrite else { throw CofferError(.readOnly, "the vault was opened read-only") }
+        guard !state.poisoned else {
+            throw CofferError(.io, "an earlier write failed and could not be undone; close and reopen the vault")
+        }
+    }
+
+    /// Runs `body` as the vault's only writer. Writers queue on `writer`, readers only take
+    /// `mutex`, so a long `addAll` can release `mutex` between items. A write attempted by the
+    /// thread that is already writing (from `addAll`'s progress callback) would wait for itself:
+    /// it throws instead.
+    private func asWriter<R>(_ body: () throws -> R) throws -> R {
+        let me = ThreadIdentity.current
+        if mutex.withLock({ writerThread == me }) {
+            throw CofferError(.vaultBusy, "the vault is being written by this thread (a write from addAll's progress callback); write after addAll returns")
+        }
+        return try writer.withLock {
+            mutex.withLock { writerThread = me }
+            defer { mutex.withLock { writerThread = nil } }
+            return try body()
         }
     }
 }

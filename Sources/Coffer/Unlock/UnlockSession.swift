@@ -171,26 +171,34 @@ public final class UnlockSession: @unchecked Sendable {
     // MARK: Using and locking
 
     /// Runs `body` with the open vault; counts as activity. `store.locked` when not unlocked.
+    /// `body` may change the vault, so the items `item(_:)` holds are dropped afterwards (also
+    /// when it throws): the next `item(_:)` reads what the vault now has.
     public func withVault<R>(_ body: (Vault) throws -> R) throws -> R {
-        let open: Vault = try mutex.withLock {
+        let open = try openVault()
+        defer { mutex.withLock { heldItems.removeAll() } }
+        return try body(open)
+    }
+
+    /// The decrypted item, held by the session until it locks or `withVault` runs; counts as activity.
+    public func item(_ id: ItemID) throws -> Item {
+        if let held = mutex.withLock({ current == .unlocked ? heldItems[id] : nil }) {
+            noteActivity()
+            return held
+        }
+        let item = try openVault().get(id)
+        mutex.withLock { if current == .unlocked { heldItems[id] = item } }
+        return item
+    }
+
+    /// The open vault, counting as activity; `store.locked` when not unlocked.
+    private func openVault() throws -> Vault {
+        try mutex.withLock {
             guard current == .unlocked, let vault else {
                 throw CofferError(.locked, "the vault is locked; unlock it first")
             }
             scheduleAutoLock()
             return vault
         }
-        return try body(open)
-    }
-
-    /// The decrypted item, held by the session until it locks; counts as activity.
-    public func item(_ id: ItemID) throws -> Item {
-        if let held = mutex.withLock({ current == .unlocked ? heldItems[id] : nil }) {
-            noteActivity()
-            return held
-        }
-        let item = try withVault { try $0.get(id) }
-        mutex.withLock { if current == .unlocked { heldItems[id] = item } }
-        return item
     }
 
     /// Postpones auto-lock (a key press, a scroll).

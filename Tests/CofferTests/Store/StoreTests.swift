@@ -162,6 +162,35 @@ struct StoreTests {
         #expect(contents[items[299].id] == items[299])
     }
 
+    /// The progress callback runs with no vault lock held: reading works (and sees the vault as
+    /// it was before the import), a write fails instead of deadlocking, closing aborts the import.
+    @Test("Bulk add: the progress callback may read, may not write, and closing aborts")
+    func bulkProgressCallbackTouchesTheVault() throws {
+        let vault = try Fixtures.createVault(in: directory, items: [.login("before")])
+        let items = Fixtures.items(count: 50, random: SeededRandom(seed: [9]))
+        var counts: [Int] = [], writeError: CofferError?
+        try vault.addAll(items) { done in
+            counts.append(vault.count)
+            if done == 10 {
+                do { try vault.add(.login("inside")) } catch let error as CofferError { writeError = error } catch {}
+            }
+        }
+        #expect(counts == Array(repeating: 1, count: 50))
+        #expect(writeError?.code == .vaultBusy)
+        #expect(vault.count == 51)
+        try vault.add(.login("after"))
+
+        let other = try Fixtures.createVault(in: directory, name: "w.coffer")
+        let aborted = #expect(throws: CofferError.self) {
+            try other.addAll(items) { if $0 == 5 { other.close() } }
+        }
+        #expect(aborted?.code == .locked)
+        let reopened = try Vault.open(at: directory.file("w.coffer"), password: Fixtures.password)
+        #expect(reopened.count == 0)
+        reopened.close()
+        vault.close()
+    }
+
     @Test("A torn tail is cut by a writer and reported; a reader leaves it alone")
     func tornTail() throws {
         let path = directory.file("v.coffer")

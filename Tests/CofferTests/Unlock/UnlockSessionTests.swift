@@ -148,6 +148,23 @@ final class GatedFileSystem: VaultFileSystem, @unchecked Sendable {
         #expect(error?.code == .locked)
     }
 
+    /// spec/unlock.md §1.4: an edit or delete through `withVault` is what `item(_:)` returns next.
+    @Test func itemReflectsEditsAndDeletesThroughWithVault() async throws {
+        let f = try PINFixture()
+        let session = UnlockSession(vaultPath: f.path, timer: ManualIdleTimer())
+        #expect(await session.unlock(password: Fixtures.password) == .unlocked)
+        let id = try session.withVault { try $0.list()[0].id }
+        var item = try session.item(id)
+        #expect(item.password?.reveal() == "hunter2")
+        item.changePassword(to: try Secret("rotated"))
+        try session.withVault { try $0.update(item) }
+        #expect(try session.item(id).password?.reveal() == "rotated")
+        try session.withVault { try $0.delete(id) }
+        let error = #expect(throws: CofferError.self) { try session.item(id) }
+        #expect(error?.code == .itemNotFound)
+        session.lock()
+    }
+
     @Test func autoLockAfterIdle() async throws {
         let f = try PINFixture()
         let timer = ManualIdleTimer()
