@@ -42,6 +42,7 @@ let package = Package(
             name: "CofferTests",
             dependencies: [
                 "Coffer",
+                "coffer",  // @testable: the exit-code table (spec/cli.md §5) is checked for every core code
                 "CofferFuzzSupport",
                 "CofferProcess",
                 .product(name: "PropertyBased", package: "swift-property-based"),

@@ -63,6 +63,18 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         /// An import file that cannot be read as a whole: not the named format, missing header
         /// columns, encrypted export, too large. Single bad rows are skipped and reported instead.
         public static let invalidImport = Code(rawValue: "import.invalid-file")
+
+        /// Every code above, in declaration order: what a caller mapping codes (the CLI's exit
+        /// codes) must cover.
+        public static let all: [Code] = [
+            .cryptoUnavailable, .invalidArgument, .kdfParametersRefused, .kdfFailed, .authenticationFailed,
+            .wrongPassword, .notAVault, .headerCorrupted, .tampered, .recordCorrupted, .truncated, .unsupportedVersion,
+            .limitExceeded, .malformedItem,
+            .vaultMissing, .vaultExists, .vaultBusy, .io, .itemNotFound, .ambiguousItem, .locked, .readOnly, .duplicateItem,
+            .wrongPIN, .throttled, .pinDisabled, .pinUnavailable, .throttleStateTampered, .cancelled,
+            .invalidRules, .unsatisfiablePolicy, .policyViolation, .invalidOption,
+            .invalidImport,
+        ]
     }
 
     public let code: Code

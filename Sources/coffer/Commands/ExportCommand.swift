@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ArgumentParser
 import Coffer
 
@@ -13,19 +18,23 @@ struct ExportCommand: ParsableCommand {
         discussion: """
             csv: the generic import format (title, username, password, url, notes, tags); a secure note's value \
             goes in the password column; custom fields, extra URLs and history are not included. json: every \
-            field (schema in spec/cli.md §6.6). The file must not exist. A warning goes to stderr.
+            field (schema in spec/cli.md §6.6). The file must not exist; --output - writes to standard output. \
+            A warning goes to stderr.
             """)
 
     @Option(help: ArgumentHelp("csv or json.", valueName: "format"))
     var format: ExportFormat
 
-    @Option(help: ArgumentHelp("The file to create (refused if it exists).", valueName: "file"))
+    @Option(help: ArgumentHelp("The file to create (refused if it exists), or - for standard output.", valueName: "file"))
     var output: String
 
     @OptionGroup var vaultOptions: VaultOptions
 
+    /// `--output -`: standard output, as for most Unix tools (a file named "-" needs `./-`).
+    private var toStandardOutput: Bool { output == "-" }
+
     func run() throws {
-        if VaultLocation.exists(output) {
+        if !toStandardOutput && VaultLocation.exists(output) {
             throw CLIError(Exit.cannotCreate, "\(output) already exists; choose another --output or remove it first")
         }
         let vault = try vaultOptions.open(mode: .readOnly)
@@ -67,6 +76,11 @@ struct ExportCommand: ParsableCommand {
         }
         var bytes = Array(text.utf8)
         defer { secureZero(&bytes) }
+        if toStandardOutput {
+            Terminal.writeAll(STDOUT_FILENO, &bytes)
+            Terminal.warn("wrote \(count) item(s) with their passwords in plain text to standard output; do not leave a copy lying around")
+            return
+        }
         try Files.createExclusively(output, bytes: bytes)
         Terminal.warn("\(output) holds \(count) item(s) with their passwords in plain text; delete it securely once you are done")
         Terminal.out("exported \(count) item\(count == 1 ? "" : "s") to \(output)")

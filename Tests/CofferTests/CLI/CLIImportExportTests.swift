@@ -91,5 +91,12 @@ struct CLIImportExportTests {
         let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: ws.file("out.json")))) as? [String: Any]
         let items = object?["items"] as? [[String: Any]]
         #expect(items?.count == 2 && items?.contains { $0["password"] as? String == "simple" } == true)
+
+        // `--output -` is standard output (it used to create a file named "-").
+        let piped = try ws.coffer("export", "--format", "json", "--output", "-")
+        #expect(piped.status == 0 && piped.stderr.contains("plain text"), "\(piped)")
+        let pipedObject = try JSONSerialization.jsonObject(with: Data(piped.stdout.utf8)) as? [String: Any]
+        #expect((pipedObject?["items"] as? [[String: Any]])?.count == 2)
+        #expect(!FileManager.default.fileExists(atPath: ws.file("-")))
     }
 }
