@@ -43,6 +43,9 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let locked = Code(rawValue: "store.locked")
         public static let readOnly = Code(rawValue: "store.read-only")
         public static let duplicateItem = Code(rawValue: "store.duplicate-item")
+        /// The vault path is not a regular file (FIFO, device, directory), or a file to write has
+        /// more than one hard link (spec/format.md §10).
+        public static let unsupportedFile = Code(rawValue: "store.unsupported-file")
 
         // Unlock (spec/unlock.md)
         public static let wrongPIN = Code(rawValue: "unlock.wrong-pin")
@@ -71,6 +74,7 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
             .wrongPassword, .notAVault, .headerCorrupted, .tampered, .recordCorrupted, .truncated, .unsupportedVersion,
             .limitExceeded, .malformedItem,
             .vaultMissing, .vaultExists, .vaultBusy, .io, .itemNotFound, .ambiguousItem, .locked, .readOnly, .duplicateItem,
+            .unsupportedFile,
             .wrongPIN, .throttled, .pinDisabled, .pinUnavailable, .throttleStateTampered, .cancelled,
             .invalidRules, .unsatisfiablePolicy, .policyViolation, .invalidOption,
             .invalidImport,

@@ -28,5 +28,8 @@ struct ThreadIdentity: Equatable {
 
     static var current: ThreadIdentity { ThreadIdentity(thread: pthread_self()) }
 
+    /// Blocks the calling thread (for short retries of a busy lock file).
+    static func sleep(milliseconds: UInt32) { usleep(milliseconds * 1000) }
+
     static func == (lhs: ThreadIdentity, rhs: ThreadIdentity) -> Bool { pthread_equal(lhs.thread, rhs.thread) != 0 }
 }

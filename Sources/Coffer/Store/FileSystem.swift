@@ -18,6 +18,17 @@ public protocol VaultFileSystem: Sendable {
     func syncDirectory(containing path: String) throws
     /// Takes an exclusive lock without waiting; `.vaultBusy` if another process holds it.
     func lockExclusively(_ path: String) throws -> any VaultLockHandle
+    /// The path with every symbolic link resolved (spec/format.md §10): locks, side files and
+    /// rewrites then act on the file that is really written, whichever path named it.
+    func canonicalPath(_ path: String) -> String
+    /// The names of the entries of the directory holding `path` (for removing stale temporaries).
+    func siblings(of path: String) -> [String]
+}
+
+extension VaultFileSystem {
+    /// File systems without links (the tests' in-memory ones) keep the path as given.
+    public func canonicalPath(_ path: String) -> String { path }
+    public func siblings(of path: String) -> [String] { [] }
 }
 
 public protocol VaultFileHandle: AnyObject {
@@ -39,12 +50,31 @@ public protocol VaultLockHandle: AnyObject {
 public struct POSIXFileSystem: VaultFileSystem {
     public init() {}
 
+    /// Opens a regular file only: a FIFO or device would hang or never end (O_NONBLOCK keeps the
+    /// open itself from waiting for a FIFO's writer). A file to write must have one link: a
+    /// rewrite (compaction, password change) renames a new file over this name, which would leave
+    /// the other names on the old copy.
     public func open(_ path: String, writable: Bool) throws -> any VaultFileHandle {
-        let fd = Glibc.open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC)
+        let fd = Glibc.open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             if errno == ENOENT { throw CofferError(.vaultMissing, "no vault at \(path)") }
             throw POSIXFileSystem.error("cannot open \(path)")
         }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let error = POSIXFileSystem.error("cannot stat \(path)")
+            Glibc.close(fd)
+            throw error
+        }
+        if (info.st_mode & S_IFMT) != S_IFREG {
+            Glibc.close(fd)
+            throw CofferError(.unsupportedFile, "\(path) is not a regular file (a FIFO, device or directory cannot be a vault)")
+        }
+        if writable && info.st_nlink > 1 {
+            Glibc.close(fd)
+            throw CofferError(.unsupportedFile, "\(path) has \(info.st_nlink) hard links; Coffer replaces the file when it compacts or changes the password, which would split them: keep one name and use a symbolic link for the others")
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return POSIXFileHandle(fd: fd, path: path)
     }
 
@@ -83,6 +113,45 @@ public struct POSIXFileSystem: VaultFileSystem {
             throw POSIXFileSystem.error("cannot lock \(path)")
         }
         return POSIXLock(fd: fd)
+    }
+
+    public func canonicalPath(_ path: String) -> String {
+        var current = path
+        for _ in 0..<40 {
+            if let resolved = Self.realPath(current) { return resolved }
+            // Not there (yet): a dangling link resolves to its target; a new file to its
+            // directory's real path plus its name.
+            var link = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(current, &link, link.count - 1)
+            if count > 0 {
+                let target = String(decoding: link[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                current = target.hasPrefix("/") ? target : Self.directory(of: current) + "/" + target
+                continue
+            }
+            let name = current.split(separator: "/").last.map(String.init) ?? current
+            guard let directory = Self.realPath(Self.directory(of: current)) else { return current }
+            return (directory == "/" ? "" : directory) + "/" + name
+        }
+        return current
+    }
+
+    public func siblings(of path: String) -> [String] {
+        guard let directory = opendir(Self.directory(of: path)) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            names.append(name)
+        }
+        return names
+    }
+
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     static func directory(of path: String) -> String {

@@ -96,6 +96,7 @@ public final class Vault: @unchecked Sendable {
         fileSystem: any VaultFileSystem = POSIXFileSystem(), random: any RandomSource = SystemRandom()
     ) throws -> Vault {
         try kdf.validate()
+        let path = fileSystem.canonicalPath(path)
         let lock = try fileSystem.lockExclusively(lockPath(for: path))
         guard !fileSystem.fileExists(path) else {
             lock.unlock()
@@ -156,7 +157,9 @@ public final class Vault: @unchecked Sendable {
         at path: String, mode: AccessMode, fileSystem: any VaultFileSystem, random: any RandomSource,
         unlock: (VaultHeader) throws -> SymmetricKey
     ) throws -> Vault {
+        let path = fileSystem.canonicalPath(path)
         let lock = mode == .readWrite ? try fileSystem.lockExclusively(lockPath(for: path)) : nil
+        if lock != nil { removeStaleTemporaries(of: path, fileSystem: fileSystem) }
         do {
             let handle = try fileSystem.open(path, writable: mode == .readWrite)
             let fileSize = try handle.size()
@@ -638,12 +641,25 @@ public final class Vault: @unchecked Sendable {
         try fileSystem.syncDirectory(containing: path)
     }
 
+    /// Removes `<vault>.tmp-<12 hex>` files that a rewrite killed before its rename left behind
+    /// (they may hold old keyslots). Called with the writer lock held, so no rewrite is running.
+    static func removeStaleTemporaries(of path: String, fileSystem: any VaultFileSystem) {
+        let prefix = (path.split(separator: "/").last.map(String.init) ?? path) + temporarySuffix
+        for name in fileSystem.siblings(of: path) where name.hasPrefix(prefix) {
+            let tail = name.dropFirst(prefix.count)
+            guard tail.count == 12, tail.allSatisfy(\.isHexDigit) else { continue }
+            fileSystem.remove(POSIXFileSystem.directory(of: path) + "/" + name)
+        }
+    }
+
+    static let temporarySuffix = ".tmp-"
+
     /// temp file (0600, same directory) → write → fsync → rename over `path`. Returns the open
     /// handle, which now is the vault's. The caller fsyncs the directory. On failure before the
     /// rename the temporary file is removed and the vault is untouched.
     static func writeAndRename(path: String, fileSystem: any VaultFileSystem, random: any RandomSource,
                                _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws -> any VaultFileHandle {
-        let temporary = path + ".tmp-" + random.bytes(6).lowercaseHex
+        let temporary = path + temporarySuffix + random.bytes(6).lowercaseHex
         let handle = try fileSystem.create(temporary)
         do {
             var offset = 0

@@ -35,7 +35,8 @@ public struct PINUnlock: Sendable {
 
     public init(vaultPath: String, deviceSecrets: any DeviceSecretStore, clock: any MonotonicClock = SystemMonotonicClock(),
                 fileSystem: any VaultFileSystem = POSIXFileSystem(), random: any RandomSource = SystemRandom()) {
-        self.vaultPath = vaultPath
+        // Side files sit beside the file really written, whichever link named it (format.md §10).
+        self.vaultPath = fileSystem.canonicalPath(vaultPath)
         self.deviceSecrets = deviceSecrets
         self.clock = clock
         self.fileSystem = fileSystem
@@ -136,16 +137,14 @@ public struct PINUnlock: Sendable {
         }.mapError(UnlockFailure.from)
     }
 
-    /// `unlock(password:mode:)` with typed failures.
+    /// `unlock(password:mode:)` with typed failures. Takes no lock and writes nothing unless the
+    /// password is wrong (or right after earlier failures), so readers run in parallel and on a
+    /// read-only medium (§7.3).
     public func attempt(password: SecureBytes, mode: Vault.AccessMode = .readWrite) -> Result<Vault, UnlockFailure> {
         Result {
-            let vault = try {
-                let lock = try fileSystem.lockExclusively(lockPath)
-                defer { lock.unlock() }
-                return try Vault.open(at: vaultPath, mode: mode, fileSystem: fileSystem, random: random) { header in
-                    try vaultKey(password: password, header: header)
-                }
-            }()
+            let vault = try Vault.open(at: vaultPath, mode: mode, fileSystem: fileSystem, random: random) { header in
+                try vaultKey(password: password, header: header)
+            }
             if mode == .readWrite { try? pruneDeadPINSlot(vault) }
             return vault
         }.mapError(UnlockFailure.from)
@@ -212,26 +211,56 @@ public struct PINUnlock: Sendable {
         return vaultKey
     }
 
-    /// §7: the same order, a gentler schedule, never a lockout.
+    /// §7: a gentler schedule than the PIN's, never a lockout, and no write on the way to a
+    /// success: the state is read without a lock, a failure is recorded after the check (under
+    /// the throttle lock, best effort), and a success clears earlier failures (best effort).
     func vaultKey(password: SecureBytes, header: VaultHeader) throws -> SymmetricKey {
-        let key = try PINKeys.passwordStateKey(vaultID: header.vaultID)
-        let file = passwordStateFile
         let now = try clock.now()
-        var state = ThrottleState.fresh(kind: .password, vaultID: header.vaultID, now: now)
-        if let loaded = try? file.load(key: key), loaded.kind == .password, loaded.vaultID == header.vaultID {
-            state = loaded.rebased(to: now)
-        }
+        let before = passwordState(header: header, now: now)
         if case .wait(let remaining) = ThrottlePolicy.password.decide(
-            failures: Int(state.failures), lastFailure: state.lastFailure, now: now.nanosecondsSinceBoot) {
+            failures: Int(before.failures), lastFailure: before.lastFailure, now: now.nanosecondsSinceBoot) {
             throw UnlockFailure.throttled(remaining: remaining)
         }
-        state.failures = state.failures == .max ? .max : state.failures + 1
-        state.lastFailure = now.nanosecondsSinceBoot
-        state.recent = []
-        try file.save(state, key: key)
-        let vaultKey = try Vault.passwordVaultKey(header: header, password: password)
-        try file.remove()
-        return vaultKey
+        do {
+            let vaultKey = try Vault.passwordVaultKey(header: header, password: password)
+            if before.failures > 0 { try? passwordStateFile.remove() }
+            return vaultKey
+        } catch let error as CofferError where error.code == .wrongPassword {
+            recordPasswordFailure(header: header)
+            throw error
+        }
+    }
+
+    /// The master-password state; missing, unreadable or for another vault reads as no failures.
+    private func passwordState(header: VaultHeader, now: MonotonicInstant) -> ThrottleState {
+        let fresh = ThrottleState.fresh(kind: .password, vaultID: header.vaultID, now: now)
+        guard let key = try? PINKeys.passwordStateKey(vaultID: header.vaultID),
+              let loaded = try? passwordStateFile.load(key: key),
+              loaded.kind == .password, loaded.vaultID == header.vaultID else { return fresh }
+        return loaded.rebased(to: now)
+    }
+
+    /// Adds one failure, re-reading the state under the throttle lock so concurrent failures all
+    /// count. Best effort: a read-only medium or a lock held for long only loses the count, never
+    /// the answer "wrong password" (§7.3).
+    private func recordPasswordFailure(header: VaultHeader) {
+        for _ in 0..<50 {
+            do {
+                let lock = try fileSystem.lockExclusively(lockPath)
+                defer { lock.unlock() }
+                let now = try clock.now()
+                var state = passwordState(header: header, now: now)
+                state.failures = state.failures == .max ? .max : state.failures + 1
+                state.lastFailure = now.nanosecondsSinceBoot
+                state.recent = []
+                try passwordStateFile.save(state, key: try PINKeys.passwordStateKey(vaultID: header.vaultID))
+                return
+            } catch let error as CofferError where error.code == .vaultBusy {
+                ThreadIdentity.sleep(milliseconds: 10)
+            } catch {
+                return
+            }
+        }
     }
 
     /// Erases the PIN without the vault key (§3.2): the device secret first, which kills the slot.

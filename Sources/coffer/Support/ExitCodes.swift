@@ -39,7 +39,7 @@ enum Exit {
              .limitExceeded, .malformedItem, .authenticationFailed, .kdfParametersRefused, .duplicateItem,
              .invalidImport:
             return dataError
-        case .vaultMissing:
+        case .vaultMissing, .unsupportedFile:
             return noInput
         case .vaultExists:
             return cannotCreate

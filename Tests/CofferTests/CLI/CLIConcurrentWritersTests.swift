@@ -37,4 +37,25 @@ struct CLIConcurrentWritersTests {
         #expect(items?.count == added)
         #expect(try workspace.coffer("verify").status == 0)
     }
+
+    /// spec/unlock.md §7.3: readers unlocking with the master password (rate limit active: the
+    /// runtime directory exists) run in parallel; none is told "busy".
+    @Test("Six concurrent `coffer ls` all succeed")
+    func concurrentReaders() async throws {
+        let workspace = try CLIWorkspace()
+        try workspace.initVault()
+        try workspace.add("a", secret: "s")
+        try FileManager.default.createDirectory(atPath: workspace.file("runtime"), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let env = ["XDG_RUNTIME_DIR": workspace.file("runtime")]
+        for _ in 0..<3 {
+            let statuses = try await withThrowingTaskGroup(of: CLI.Result.self) { group in
+                for _ in 0..<6 { group.addTask { try workspace.run(["ls"] + workspace.unlock, environment: env) } }
+                var all: [CLI.Result] = []
+                for try await result in group { all.append(result) }
+                return all
+            }
+            for result in statuses { #expect(result.status == 0, "\(result)") }
+        }
+    }
 }

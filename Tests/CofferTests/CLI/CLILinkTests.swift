@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+
+/// spec/format.md §10: one vault reached by several paths. Locks, side files and rewrites act on
+/// the file really written; a symbolic link stays a link; a hard-linked vault is not written.
+@Suite("CLI: links, odd files, leftovers")
+struct CLILinkTests {
+    @Test("Writers through a symlink and the real path share one lock; passwd and compact keep the link")
+    func symlinkAndRealPath() async throws {
+        let ws = try CLIWorkspace()
+        try FileManager.default.createDirectory(atPath: ws.file("synced"), withIntermediateDirectories: true)
+        let real = ws.file("synced/v.coffer"), link = ws.file("link.coffer")
+        #expect(try ws.run(["init", "--kdf", "insecure-test-only", "--vault", real, "--password-file", ws.file("pw")]).status == 0)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
+        try ws.write("secret", "s3cret\n")
+        let statuses = try await withThrowingTaskGroup(of: Int32.self) { group in
+            for n in 0..<16 {
+                group.addTask {
+                    try ws.run(["add", "svc-\(n)", "--secret-file", ws.file("secret"), "--vault", n % 2 == 0 ? link : real,
+                                "--password-file", ws.file("pw")]).status
+                }
+            }
+            var all: [Int32] = []
+            for try await status in group { all.append(status) }
+            return all
+        }
+        #expect(statuses.allSatisfy { $0 == 0 || $0 == 75 }, "\(statuses)")
+        let acknowledged = statuses.filter { $0 == 0 }.count
+        for path in [link, real] {
+            let list = try ws.run(["ls", "--json", "--vault", path, "--password-file", ws.file("pw")])
+            let items = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]]
+            #expect(items?.count == acknowledged, "\(path): \(list)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: link + ".lock"))
+        #expect(FileManager.default.fileExists(atPath: real + ".lock"))
+
+        try ws.write("new-pw", "quarry-ribbon-saucepan-marble\n")
+        let passwd = try ws.run(["passwd", "--vault", link, "--password-file", ws.file("pw"), "--new-password-file", ws.file("new-pw")])
+        #expect(passwd.status == 0, "\(passwd)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == real)
+        let compact = try ws.run(["compact", "--vault", link, "--password-file", ws.file("new-pw")])
+        #expect(compact.status == 0, "\(compact)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == real)
+        #expect(try ws.run(["verify", "--vault", real, "--password-file", ws.file("new-pw")]).status == 0)
+        #expect(try ws.run(["ls", "--vault", real, "--password-file", ws.file("pw")]).status == 77)
+    }
+
+    @Test func aHardLinkedVaultIsReadButNotWritten() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.add("a", secret: "s")
+        try FileManager.default.linkItem(atPath: ws.vault, toPath: ws.file("hard.coffer"))
+        for path in [ws.vault, ws.file("hard.coffer")] {
+            let add = try ws.run(["add", "b", "--no-password", "--vault", path, "--password-file", ws.file("pw")])
+            #expect(add.status == 66 && add.stderr.contains("hard links"), "\(add)")
+            #expect(try ws.run(["ls", "--vault", path, "--password-file", ws.file("pw")]).status == 0)
+        }
+    }
+
+    @Test func aFIFOIsRefusedInsteadOfHanging() throws {
+        let ws = try CLIWorkspace()
+        #expect(mkfifo(ws.file("fifo.coffer"), 0o600) == 0)
+        let result = try ws.run(["ls", "--vault", ws.file("fifo.coffer"), "--password-file", ws.file("pw")], timeoutSeconds: 30)
+        #expect(result.status == 66 && result.stderr.contains("not a regular file"), "\(result)")
+    }
+
+    @Test func leftoverTemporariesAreRemovedByTheNextWrite() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let stale = ws.vault + ".tmp-0123456789ab", unrelated = ws.vault + ".tmp-notours"
+        try ws.write("v.coffer.tmp-0123456789ab", "an old copy with old keyslots")
+        try ws.write("v.coffer.tmp-notours", "someone else's")
+        #expect(try ws.coffer("ls").status == 0)
+        #expect(FileManager.default.fileExists(atPath: stale), "a reader removes nothing")
+        try ws.add("a", secret: "s")
+        #expect(!FileManager.default.fileExists(atPath: stale))
+        #expect(FileManager.default.fileExists(atPath: unrelated))
+    }
+}
