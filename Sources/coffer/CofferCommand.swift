@@ -34,7 +34,7 @@ struct CofferCommand: ParsableCommand {
         subcommands: [
             InitCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, EditCommand.self,
             RemoveCommand.self, ClipCommand.self, GenerateCommand.self, CheckCommand.self, PasswdCommand.self,
-            PinCommand.self,
+            RekeyCommand.self, PinCommand.self,
             InfoCommand.self, VerifyCommand.self, CompactCommand.self, ImportCommand.self, ExportCommand.self,
             ClipClearCommand.self,
         ])

@@ -36,7 +36,7 @@ struct VaultOptions: ParsableArguments {
     /// key is derived, and reports a recovered interrupted write. With --pin / --pin-file the PIN
     /// unlocks (throttled, spec/unlock.md); the master password goes through the same rate limit
     /// whenever the per-user runtime directory exists.
-    func open(mode: Vault.AccessMode, allowPIN: Bool = true) throws -> Vault {
+    func open(mode: Vault.AccessMode, allowPIN: Bool = true, password given: SecureBytes? = nil) throws -> Vault {
         let path = try path()
         guard VaultLocation.exists(path) else {
             throw CofferError(.vaultMissing, "no vault at \(path)")
@@ -50,7 +50,7 @@ struct VaultOptions: ParsableArguments {
             let pin = try SecretInput.read(file: pinFile, label: "PIN for \(path): ", what: "PIN", option: "--pin-file FILE")
             vault = try Progress.during("Unlocking") { try pins.unlock(pin: pin, mode: mode) }
         } else {
-            let password = try masterPassword(for: path)
+            let password = try given ?? masterPassword(for: path)
             if let store = try? RuntimeDirectoryDeviceSecretStore.forCurrentUser() {
                 let pins = PINUnlock(vaultPath: path, deviceSecrets: store)
                 vault = try Progress.during("Unlocking") { try pins.unlock(password: password, mode: mode) }
