@@ -77,7 +77,7 @@ struct ExportCommand: ParsableCommand {
         var bytes = Array(text.utf8)
         defer { secureZero(&bytes) }
         if toStandardOutput {
-            Terminal.writeAll(STDOUT_FILENO, &bytes)
+            Terminal.outBytes(&bytes)
             Terminal.warn("wrote \(count) item(s) with their passwords in plain text to standard output; do not leave a copy lying around")
             return
         }

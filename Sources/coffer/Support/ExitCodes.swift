@@ -116,7 +116,7 @@ enum ErrorReport {
         }
         let prefix = Terminal.stderrUsesColour ? "\u{1B}[31mcoffer: error:\u{1B}[0m " : "coffer: error: "
         let oneLine = message.replacingOccurrences(of: "\n", with: " ")
-        Terminal.writeError(prefix + oneLine + "\n")
+        Terminal.writeError(prefix + Terminal.forStderr(oneLine) + "\n")
         return code
     }
 }

@@ -56,7 +56,7 @@ enum JSON {
         out += "\""
         // Fast path: nothing to escape (no control character, quote, backslash, DEL, or the
         // E2 80 A8/A9 line separators), so the string is appended whole.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F || $0 == 0xE2 }) {
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F || $0 == 0xC2 || $0 == 0xD8 || $0 == 0xE2 }) {
             out += s
             out += "\""
             return
@@ -68,7 +68,9 @@ enum JSON {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F || scalar.value == 0x2028 || scalar.value == 0x2029:
+            // C0, DEL, C1, the line separators and bidi controls: escaped, so JSON shown on a
+            // terminal cannot drive it either (spec/cli.md §6).
+            case _ where scalar.value == 0x2028 || scalar.value == 0x2029 || Terminal.isUnsafe(scalar):
                 let hex = String(scalar.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(scalar)

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Coffer
 import Foundation
 
 /// What the process is connected to, and how to write to it (spec/cli.md §7 "Output").
@@ -13,17 +14,52 @@ enum Terminal {
 
     /// Colour only on a terminal, and never with `NO_COLOR` set (any value) or `TERM=dumb`.
     static var stderrUsesColour: Bool {
-        guard stderrIsTTY else { return false }
-        let env = ProcessInfo.processInfo.environment
-        if env["NO_COLOR"] != nil { return false }
-        if env["TERM"] == "dumb" { return false }
-        return true
+        stderrTakesControlSequences && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
     }
 
-    /// Writes `text` to standard error, unbuffered.
+    /// Whether stderr is a terminal that understands control sequences (not `TERM=dumb`): the
+    /// spinner's line erasing needs it.
+    static var stderrTakesControlSequences: Bool {
+        stderrIsTTY && ProcessInfo.processInfo.environment["TERM"] != "dumb"
+    }
+
+    /// Writes `text` to standard error, unbuffered, as is (callers pass only text of their own or
+    /// text already made `safe`).
     static func writeError(_ text: String) {
         var bytes = Array(text.utf8)
         writeAll(STDERR_FILENO, &bytes)
+    }
+
+    /// `text` as it may be shown on a terminal: every C0 control but newline and tab, DEL, every
+    /// C1 control and every bidirectional formatting character is replaced by a visible escape
+    /// (`\x1b`, `\u202e`), so a title or note cannot move the cursor, set the clipboard (OSC 52),
+    /// retitle the window or reorder what is shown (spec/cli.md §7). Unchanged, and not copied,
+    /// when there is nothing to replace.
+    static func safe(_ text: String) -> String {
+        guard text.utf8.contains(where: { ($0 < 0x20 && $0 != 0x0A && $0 != 0x09) || $0 == 0x7F || $0 == 0xC2 || $0 == 0xD8 || $0 == 0xE2 })
+        else { return text }
+        var out = ""
+        out.reserveCapacity(text.utf8.count + 16)
+        for scalar in text.unicodeScalars {
+            if isUnsafe(scalar) {
+                let hex = String(scalar.value, radix: 16)
+                out += scalar.value <= 0xFF ? "\\x" + String(repeating: "0", count: 2 - hex.count) + hex
+                                            : "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// Controls and bidirectional formatting characters (ALM, LRM, RLM, LRE…RLO, LRI…PDI).
+    static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0A, 0x09: return false
+        case 0x00...0x1F, 0x7F...0x9F: return true
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
     }
 
     /// Writes bytes to a descriptor, retrying partial writes and EINTR.
@@ -37,15 +73,30 @@ enum Terminal {
         }
     }
 
-    /// A line on stdout. Output goes through `print`, flushed at exit.
-    static func out(_ line: String) { print(line) }
+    /// A line on stdout, through `print` (flushed at exit). On a terminal it is made `safe`;
+    /// into a pipe or file it is written exactly, so `show --field F --reveal | …` gets the bytes.
+    static func out(_ line: String) { print(stdoutIsTTY ? safe(line) : line) }
+
+    /// Bytes for stdout (an export): made `safe` on a terminal, exact otherwise.
+    static func outBytes(_ bytes: inout [UInt8]) {
+        if stdoutIsTTY {
+            var shown = Array(safe(String(decoding: bytes, as: UTF8.self)).utf8)
+            defer { secureZero(&shown) }
+            writeAll(STDOUT_FILENO, &shown)
+        } else {
+            writeAll(STDOUT_FILENO, &bytes)
+        }
+    }
+
+    /// Text for stderr: `safe` on a terminal (stderr carries item names too).
+    static func forStderr(_ text: String) -> String { stderrIsTTY ? safe(text) : text }
 
     /// A status or warning line on stderr (never part of what scripts parse).
-    static func note(_ line: String) { writeError(line + "\n") }
+    static func note(_ line: String) { writeError(forStderr(line) + "\n") }
 
     static func warn(_ line: String) {
         let prefix = stderrUsesColour ? "\u{1B}[33mwarning:\u{1B}[0m " : "warning: "
-        writeError(prefix + line + "\n")
+        writeError(prefix + forStderr(line) + "\n")
     }
 }
 
@@ -61,7 +112,7 @@ final class Progress: @unchecked Sendable {
     private init(label: String) { self.label = label }
 
     static func during<T>(_ label: String, _ body: () throws -> T) rethrows -> T {
-        guard Terminal.stderrIsTTY else { return try body() }
+        guard Terminal.stderrTakesControlSequences else { return try body() }
         let progress = Progress(label: label)
         progress.start()
         defer { progress.stop() }
@@ -70,7 +121,7 @@ final class Progress: @unchecked Sendable {
 
     /// Like `during`, but `body` may report a count (`update("312/1000")`).
     static func counting<T>(_ label: String, _ body: (_ update: @escaping (String) -> Void) throws -> T) rethrows -> T {
-        guard Terminal.stderrIsTTY else { return try body { _ in } }
+        guard Terminal.stderrTakesControlSequences else { return try body { _ in } }
         let progress = Progress(label: label)
         progress.start()
         defer { progress.stop() }
