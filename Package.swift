@@ -27,8 +27,8 @@ let package = Package(
             dependencies: ["CSodium", "CZxcvbn"]),
         // Starting other programs (clipboard tools, the CLI under test) without Foundation's
         // Process, which waits on pipes a forking child keeps open (spec/cli.md §4.7).
-        .target(name: "CSpawn"),
-        .target(name: "CofferProcess", dependencies: ["CSpawn"]),
+        .target(name: "CProcess"),
+        .target(name: "CofferProcess", dependencies: ["CProcess"]),
         .executableTarget(
             name: "coffer",
             dependencies: [

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CSpawn
+import CProcess
 
 /// Starts another program with `posix_spawn` and waits for the program itself, not for its pipes.
 ///

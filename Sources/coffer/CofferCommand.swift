@@ -1,4 +1,5 @@
 import ArgumentParser
+import CofferProcess
 import Coffer
 
 /// `coffer`: the command-line tool of spec/cli.md.
@@ -40,6 +41,9 @@ struct CofferCommand: ParsableCommand {
         ])
 
     static func main() {
+        if !ProcessHardening.apply() {
+            Terminal.warn("could not make this process non-dumpable; a crash could leave a core file with secrets")
+        }
         let command: ParsableCommand
         do {
             command = try parseAsRoot()

@@ -44,7 +44,7 @@ struct CLIClipTests {
         #expect(result.status == 0, "\(result)")
         try session.copy("something the user copied")
         // The clearer exits after its check; wait for it, then the value must still be there.
-        #expect(session.waitUntil(timeoutSeconds: 15) { !XSession.clearerIsRunning(for: ws) })
+        #expect(session.waitUntil(timeoutSeconds: 15) { !XSession.clearerIsRunning(tool: tool) })
         #expect(try session.clipboard() == "something the user copied")
     }
 }
@@ -88,7 +88,7 @@ struct XSession {
     }
 
     func environment(for ws: CLIWorkspace) -> [String: String] {
-        ["DISPLAY": display, "PATH": bin + ":/nonexistent", "COFFER_TEST_MARK": ws.path]
+        ["DISPLAY": display, "PATH": bin + ":/nonexistent"]
     }
 
     /// xsel needs a HOME that exists (it keeps a log there).
@@ -116,16 +116,15 @@ struct XSession {
         return condition()
     }
 
-    /// Whether a `coffer clip-clear` started for this workspace is still alive (found in /proc by
-    /// the workspace path it carries in its environment).
-    static func clearerIsRunning(for ws: CLIWorkspace) -> Bool {
+    /// Whether a `coffer clip-clear` for this tool is still alive (the suite runs one test at a
+    /// time). Found by its command line: its environment is not readable, since coffer makes
+    /// itself non-dumpable.
+    static func clearerIsRunning(tool: String) -> Bool {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.contains { pid in
-            guard pid.allSatisfy(\.isNumber),
-                  let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
-                  String(decoding: cmdline, as: UTF8.self).contains("clip-clear"),
-                  let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }
-            return String(decoding: environ, as: UTF8.self).contains("COFFER_TEST_MARK=\(ws.path)")
+            guard pid.allSatisfy(\.isNumber), let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            let words = cmdline.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return words.contains("clip-clear") && words.contains(tool)
         }
     }
 
