@@ -271,11 +271,12 @@ public final class Vault: @unchecked Sendable {
     public func resolve(_ reference: String) throws -> ItemSummary {
         let all = try list()
         if let id = ItemID(hex: reference.lowercased()), let match = all.first(where: { $0.id == id }) { return match }
+        // A title and an id prefix are looked up together: an item titled like another's id
+        // prefix makes the reference ambiguous instead of shadowing that item.
         let lowered = reference.lowercased()
-        var matches = all.filter { $0.title.caseInsensitiveCompare(reference) == .orderedSame }
-        if matches.isEmpty, lowered.count >= 4, lowered.allSatisfy(\.isHexDigit) {
-            matches = all.filter { $0.id.hex.hasPrefix(lowered) }
-        }
+        let byPrefix = lowered.count >= 4 && lowered.allSatisfy(\.isHexDigit) ? all.filter { $0.id.hex.hasPrefix(lowered) } : []
+        let byTitle = all.filter { $0.title.caseInsensitiveCompare(reference) == .orderedSame }
+        let matches = byPrefix + byTitle.filter { titled in !byPrefix.contains { $0.id == titled.id } }
         switch matches.count {
         case 1: return matches[0]
         case 0: throw CofferError(.itemNotFound, "no item matches '\(reference)'")

@@ -25,13 +25,38 @@ public struct RuntimeDirectoryDeviceSecretStore: DeviceSecretStore {
     public let directory: String
     private let fileSystem: any VaultFileSystem
 
-    /// Uses `directory` as is, creating it with mode 0700 if needed.
+    /// Uses `directory`, creating it with mode 0700 if needed. It must be a directory (not a
+    /// link) owned by this user with no access for group or others: a secret planted in, or
+    /// readable from, a shared directory would let someone else unlock or guess (§2.3).
     public init(directory: String, fileSystem: any VaultFileSystem = POSIXFileSystem()) throws {
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
             throw CofferError(.pinUnavailable, "cannot create the device-secret directory \(directory); unlock with the master password")
         }
+        try Self.checkPrivate(directory, kind: S_IFDIR, what: "device-secret directory")
         self.directory = directory
         self.fileSystem = fileSystem
+    }
+
+    /// Throws `unlock.pin-disabled` unless `path` is of `kind` (links are not followed), owned
+    /// by the effective user and without group or other permissions.
+    static func checkPrivate(_ path: String, kind: mode_t, what: String) throws {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            throw CofferError(.pinUnavailable, "cannot inspect the \(what) \(path); unlock with the master password")
+        }
+        let problem: String?
+        if (info.st_mode & S_IFMT) != kind {
+            problem = kind == S_IFDIR ? "is not a directory" : "is not a regular file"
+        } else if info.st_uid != geteuid() {
+            problem = "belongs to another user"
+        } else if info.st_mode & 0o077 != 0 {
+            problem = "is accessible to other users (mode \(String(info.st_mode & 0o777, radix: 8)))"
+        } else {
+            problem = nil
+        }
+        if let problem {
+            throw CofferError(.pinDisabled, "the \(what) \(path) \(problem), so it is not used; unlock with the master password (and remove it or fix its owner and mode)")
+        }
     }
 
     /// `$XDG_RUNTIME_DIR/coffer`, or `/run/user/<uid>/coffer` when the variable is unset.
@@ -55,6 +80,7 @@ public struct RuntimeDirectoryDeviceSecretStore: DeviceSecretStore {
     public func load(vaultID: [UInt8]) throws -> SecureBytes? {
         let path = path(for: vaultID)
         guard fileSystem.fileExists(path) else { return nil }
+        try Self.checkPrivate(path, kind: S_IFREG, what: "device secret")
         let handle = try fileSystem.open(path, writable: false)
         defer { handle.close() }
         guard try handle.size() == Self.secretCount else {

@@ -129,6 +129,11 @@ public struct PINUnlock: Sendable {
     /// `unlock(pin:mode:)` with typed failures, for lock screens.
     public func attempt(pin: SecureBytes, mode: Vault.AccessMode = .readWrite) -> Result<Vault, UnlockFailure> {
         Result {
+            // Input that cannot be a PIN (§5.1 step 0) is refused before anything is counted:
+            // a mistyped file is a usage error, not a guess.
+            guard Self.isWellFormedPIN(pin) else {
+                throw CofferError(.invalidArgument, "that is not a PIN (a PIN is \(PINPolicy.digitRange.lowerBound) to \(PINPolicy.digitRange.upperBound) digits, nothing else); the attempt was not counted")
+            }
             let lock = try fileSystem.lockExclusively(lockPath)
             defer { lock.unlock() }
             return try Vault.open(at: vaultPath, mode: mode, fileSystem: fileSystem, random: random) { header in
@@ -283,6 +288,11 @@ public struct PINUnlock: Sendable {
         defer { handle.close() }
         let bytes = try handle.read(at: 0, count: Swift.min(try handle.size(), VaultHeader.lengthBounds.upperBound))
         return try bytes.withUnsafeBytes { try VaultHeader.parse($0).header }
+    }
+
+    /// 6 to 12 ASCII digits, nothing else (no space, no line ending).
+    static func isWellFormedPIN(_ pin: SecureBytes) -> Bool {
+        PINPolicy.digitRange.contains(pin.count) && pin.withUnsafeBytes { $0.allSatisfy { (0x30...0x39).contains($0) } }
     }
 
     /// `PINPolicy` on the digits. The policy takes a `String`; the copy lives only for the call.

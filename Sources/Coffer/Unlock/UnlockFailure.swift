@@ -41,6 +41,7 @@ public enum UnlockFailure: Error, Sendable, Equatable {
         switch error.code {
         case .wrongPassword: return .wrongPassword
         case .pinUnavailable: return .pinUnavailable
+        case .pinDisabled: return .pinDisabled(reason: error.reason)
         default: return .vaultDamaged(error)
         }
     }

@@ -51,4 +51,47 @@ struct CLIPINTests {
                                 environment: ["XDG_RUNTIME_DIR": ws.file("no-such-dir")])
         #expect(result.status == 77 && result.stderr.contains("XDG_RUNTIME_DIR"), "\(result)")
     }
+
+    /// spec/unlock.md §5.1 step 0: input that is not a PIN is a usage error and is not counted.
+    @Test func malformedPINInputIsNotAGuess() throws {
+        let ws = try CLIWorkspace()
+        try FileManager.default.createDirectory(atPath: ws.file("runtime"), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let env = ["XDG_RUNTIME_DIR": ws.file("runtime")]
+        try ws.initVault()
+        try ws.write("pin", "482916\n")
+        #expect(try ws.run(["pin", "set", "--new-pin-file", ws.file("pin")] + ws.unlock, environment: env).status == 0)
+        for (n, bad) in ["48 29 16", "4829a6", String(repeating: "7", count: 65_000), "", "12345"].enumerated() {
+            try ws.write("bad", bad + "\n")
+            let result = try ws.run(["ls", "--vault", ws.vault, "--pin-file", ws.file("bad")], environment: env)
+            #expect(result.status == 64 && result.stderr.contains("not a PIN"), "input \(n): \(result)")
+        }
+        let status = try ws.run(["pin", "status", "--json", "--vault", ws.vault], environment: env)
+        #expect(status.stdout.contains("\"failures\":0"), "\(status)")
+    }
+
+    /// spec/unlock.md §2.3: a device secret or directory that others can read, or that is a
+    /// link, is not used.
+    @Test func aDeviceSecretOthersCanReadIsNotUsed() throws {
+        let ws = try CLIWorkspace()
+        try FileManager.default.createDirectory(atPath: ws.file("runtime"), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let env = ["XDG_RUNTIME_DIR": ws.file("runtime")]
+        try ws.initVault()
+        try ws.write("pin", "482916\n")
+        #expect(try ws.run(["pin", "set", "--new-pin-file", ws.file("pin")] + ws.unlock, environment: env).status == 0)
+        let directory = ws.file("runtime/coffer")
+        let secret = try #require(try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasSuffix(".device-secret") })
+        let pinOnly = ["ls", "--vault", ws.vault, "--pin-file", ws.file("pin")]
+        #expect(try ws.run(pinOnly, environment: env).status == 0)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: directory + "/" + secret)
+        let planted = try ws.run(pinOnly, environment: env)
+        #expect(planted.status == 77 && planted.stderr.contains("accessible to other users"), "\(planted)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: directory + "/" + secret)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory)
+        let shared = try ws.run(pinOnly, environment: env)
+        #expect(shared.status == 77 && shared.stderr.contains("device-secret directory"), "\(shared)")
+        // The master password still works meanwhile.
+        #expect(try ws.run(["ls"] + ws.unlock, environment: env).status == 0)
+    }
 }

@@ -58,6 +58,14 @@ struct StoreTests {
         #expect(ambiguous?.code == .ambiguousItem)
         let missing = #expect(throws: CofferError.self) { try vault.resolve("nothing") }
         #expect(missing?.code == .itemNotFound)
+        // An item titled like another's id prefix does not shadow it: the reference is ambiguous,
+        // and a longer prefix or the full id still reaches the item.
+        let prefix = String(a.hex.prefix(6))
+        let impostor = try vault.add(.login(prefix))
+        let shadow = #expect(throws: CofferError.self) { try vault.resolve(prefix) }
+        #expect(shadow?.code == .ambiguousItem && shadow?.reason.contains(String(impostor.hex.prefix(8))) == true)
+        #expect(try vault.resolve(String(a.hex.prefix(10))).id == a)
+        #expect(try vault.resolve(a.hex).id == a)
     }
 
     @Test("Wrong password, missing vault, existing vault, busy vault: distinct errors")

@@ -31,7 +31,8 @@ import Testing
         let directory = TemporaryDirectory()
         let store = try RuntimeDirectoryDeviceSecretStore(directory: directory.file("coffer"))
         let vaultID = Array(repeating: UInt8(2), count: 16)
-        _ = FileManager.default.createFile(atPath: store.path(for: vaultID), contents: Data([1, 2, 3]))
+        _ = FileManager.default.createFile(atPath: store.path(for: vaultID), contents: Data([1, 2, 3]),
+                                           attributes: [.posixPermissions: 0o600])
         let error = #expect(throws: CofferError.self) { try store.load(vaultID: vaultID) }
         #expect(error?.code == .pinUnavailable)
     }
