@@ -40,6 +40,14 @@ public protocol VaultFileHandle: AnyObject {
     /// Makes written data durable (fdatasync).
     func sync() throws
     func close()
+    /// The first offset at or after `offset` that may hold data, or nil when only a hole (zeros)
+    /// follows: lets a reader skip a sparse zero tail without reading it (spec/format.md §7).
+    func nextDataOffset(from offset: Int) -> Int?
+}
+
+extension VaultFileHandle {
+    /// Without hole information every byte may be data.
+    public func nextDataOffset(from offset: Int) -> Int? { offset }
 }
 
 public protocol VaultLockHandle: AnyObject {
@@ -220,6 +228,18 @@ final class POSIXFileHandle: VaultFileHandle {
     func close() {
         if fd >= 0 { Glibc.close(fd); fd = -1 }
     }
+
+    func nextDataOffset(from offset: Int) -> Int? {
+        let found = lseek(fd, off_t(offset), Self.seekData)
+        if found >= 0 { return Int(found) }
+        return errno == ENXIO ? nil : offset  // ENXIO: no data after `offset`; other errors: just read
+    }
+
+    #if canImport(Darwin)
+    private static let seekData: Int32 = 4  // SEEK_DATA on Darwin
+    #else
+    private static let seekData: Int32 = 3  // SEEK_DATA on Linux (a GNU extension Swift does not import)
+    #endif
 }
 
 final class POSIXLock: VaultLockHandle {

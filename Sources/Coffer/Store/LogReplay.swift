@@ -125,9 +125,12 @@ struct LogReplay {
     }
 
     /// Whether the file holds only zeros from `offset` on (a torn tail preallocated with zeros).
+    /// Holes are skipped, not read: a sparse tail of gigabytes costs a few system calls.
     private func restOfFileIsZero(from offset: Int) throws -> Bool {
         var offset = offset
         while offset < fileSize {
+            guard let data = handle.nextDataOffset(from: offset), data < fileSize else { return true }
+            offset = Swift.max(offset, data)
             let chunk = try handle.read(at: offset, count: Swift.min(windowSize, fileSize - offset))
             guard chunk.withUnsafeBytes(RecordFrame.isAllZero) else { return false }
             offset += chunk.count

@@ -16,7 +16,7 @@ struct VerifyCommand: ParsableCommand {
         let report = try Progress.during("Verifying") { try vault.verify() }
         Terminal.out("ok: \(report.records) records, \(report.liveItems) items, \(report.deadRecords) dead records")
         if report.tornTailBytes > 0 {
-            Terminal.warn("\(report.tornTailBytes) bytes of an interrupted write follow the last record; the next change discards them")
+            Terminal.warn(TornTail.warning(bytes: report.tornTailBytes, discarded: false) + "; the next change discards them")
         }
     }
 }

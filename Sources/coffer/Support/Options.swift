@@ -59,7 +59,7 @@ struct VaultOptions: ParsableArguments {
             }
         }
         if vault.openReport.recoveredTornBytes > 0 {
-            Terminal.warn("\(mode == .readWrite ? "discarded" : "ignored") \(vault.openReport.recoveredTornBytes) bytes of an interrupted write at the end of the vault; no acknowledged change was lost")
+            Terminal.warn(TornTail.warning(bytes: vault.openReport.recoveredTornBytes, discarded: mode == .readWrite))
         }
         return vault
     }
@@ -152,5 +152,16 @@ enum Generation {
     static func password(length: Int?, rules: String?) throws -> String {
         let parsed = try PasswordRules.parse(rules ?? defaultRules)
         return try PasswordGenerator(rules: parsed).generate(length: length)
+    }
+}
+
+/// What can honestly be said about bytes after the last complete record (spec/cli.md §4):
+/// an interrupted write and a damaged or zeroed last record look the same without the key
+/// history, so neither is claimed.
+enum TornTail {
+    static func warning(bytes: Int, discarded: Bool) -> String {
+        "\(discarded ? "discarded" : "ignored") \(bytes) bytes at the end of the vault that are not a complete record: "
+            + "most likely an interrupted write (which loses nothing that was acknowledged), "
+            + "but damage to the last record looks the same, and would have lost the last change; restore a backup if one was made after it"
     }
 }
