@@ -10,8 +10,38 @@ struct ItemFieldOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The URL (edit: replaces the first URL).", valueName: "url"))
     var url: String?
 
-    @Option(help: ArgumentHelp("Notes (stored encrypted; shown by show, never by ls).", valueName: "text"))
+    @Option(help: ArgumentHelp("Notes (stored encrypted; shown by show, never by ls). Visible to other users in the process list: prefer --notes-file for anything private.", valueName: "text"))
     var notes: String?
+
+    @Option(name: .customLong("notes-file"), help: ArgumentHelp(
+        "Read the notes from this file (- for standard input), whole: several lines, an SSH key, recovery codes.", valueName: "file"))
+    var notesFile: String?
+
+    /// Longest notes accepted from a file: the whole item is bounded at 1 MiB (spec/format.md §9).
+    static let maximumNotesFileBytes = 1 << 20
+
+    func validate() throws {
+        if notes != nil && notesFile != nil { throw ValidationError("give the notes with --notes or --notes-file, not both") }
+    }
+
+    /// The notes from --notes, or --notes-file's contents (UTF-8, without one final line ending).
+    func resolvedNotes() throws -> String? {
+        guard let notesFile else { return notes }
+        let path = notesFile == "-" ? "/dev/stdin" : notesFile
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw CLIError(Exit.noInput, "cannot read the notes file \(notesFile)")
+        }
+        defer { try? handle.close() }
+        let data = try handle.read(upToCount: Self.maximumNotesFileBytes + 1) ?? Data()
+        guard data.count <= Self.maximumNotesFileBytes else {
+            throw CLIError.usage("the notes file \(notesFile) is longer than \(Self.maximumNotesFileBytes) bytes (an item holds at most 1 MiB)")
+        }
+        guard var text = String(validating: data, as: UTF8.self) else {
+            throw CLIError.usage("the notes file \(notesFile) is not UTF-8 text")
+        }
+        if text.hasSuffix("\r\n") { text.removeLast() } else if text.hasSuffix("\n") { text.removeLast() }
+        return text
+    }
 
     @Option(name: .customLong("tag"), help: ArgumentHelp("A tag; repeat for several (edit: replaces all tags).", valueName: "tag"))
     var tags: [String] = []
@@ -58,7 +88,7 @@ struct AddCommand: ParsableCommand {
             Terminal.note("the password is empty: \(service) is stored with no password (as with --no-password)")
         }
         let item = Item.login(service, username: fields.username, password: password,
-                              urls: fields.url.map { [$0] } ?? [], notes: fields.notes, tags: fields.tags)
+                              urls: fields.url.map { [$0] } ?? [], notes: try fields.resolvedNotes(), tags: fields.tags)
         let id = try vault.add(item)
         Terminal.out(id.hex)
         Terminal.note("Added \(service)")

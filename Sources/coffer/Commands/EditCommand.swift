@@ -38,7 +38,7 @@ struct EditCommand: ParsableCommand {
             if url.isEmpty { found.urls.removeFirst() }
             changed.append("url")
         }
-        if let notes = fields.notes { found.notes = notes.isEmpty ? nil : notes; changed.append("notes") }
+        if let notes = try fields.resolvedNotes() { found.notes = notes.isEmpty ? nil : notes; changed.append("notes") }
         if !fields.tags.isEmpty { found.tags = fields.tags; changed.append("tags") }
         if clearTags { found.tags = []; changed.append("tags") }
         if let new = try secret.newSecret() {
@@ -49,7 +49,7 @@ struct EditCommand: ParsableCommand {
             changed.append("password")
         }
         guard !changed.isEmpty else {
-            throw CLIError.usage("nothing to change; give at least one of --service, --username, --url, --notes, --tag, --clear-tags or a new password")
+            throw CLIError.usage("nothing to change; give at least one of --service, --username, --url, --notes, --notes-file, --tag, --clear-tags or a new password")
         }
         try vault.update(found)
         Terminal.note("Updated \(found.title): \(changed.joined(separator: ", "))")

@@ -30,6 +30,12 @@ struct ExportCommand: ParsableCommand {
 
     @OptionGroup var vaultOptions: VaultOptions
 
+    /// What spreadsheet programs take as the start of a formula (CSV injection).
+    static func looksLikeAFormula(_ cell: String) -> Bool {
+        guard let first = cell.unicodeScalars.first else { return false }
+        return ["=", "+", "-", "@", "\t", "\r"].contains(first)
+    }
+
     /// `--output -`: standard output, as for most Unix tools (a file named "-" needs `./-`).
     private var toStandardOutput: Bool { output == "-" }
 
@@ -41,13 +47,16 @@ struct ExportCommand: ParsableCommand {
         defer { vault.close() }
         var text = ""
         var count = 0
+        var formulaCells = 0
         switch format {
         case .csv:
             text = CSVReader.encode(["title", "username", "password", "url", "notes", "tags"])
             try vault.forEachItem { item in
                 let secret = (item.kind == .secureNote ? item.noteValue : item.password)?.reveal() ?? ""
-                text += CSVReader.encode([item.title, item.username ?? "", secret, item.urls.first ?? "", item.notes ?? "",
-                                          item.tags.joined(separator: ",")])
+                let cells = [item.title, item.username ?? "", secret, item.urls.first ?? "", item.notes ?? "",
+                             item.tags.joined(separator: ",")]
+                formulaCells += cells.filter(Self.looksLikeAFormula).count
+                text += CSVReader.encode(cells)
                 count += 1
             }
         case .json:
@@ -73,6 +82,10 @@ struct ExportCommand: ParsableCommand {
                 count += 1
             }
             text = JSON.object([("format", .string("coffer-export")), ("version", .int(1)), ("items", .array(items))]).render() + "\n"
+        }
+        if formulaCells > 0 {
+            // Cells are kept exact (a password may begin with "-" or "="), so say it instead.
+            Terminal.warn("\(formulaCells) cell(s) begin with =, +, -, @, a tab or a carriage return: a spreadsheet may run them as formulas; import the file as text, or use --format json")
         }
         var bytes = Array(text.utf8)
         defer { secureZero(&bytes) }

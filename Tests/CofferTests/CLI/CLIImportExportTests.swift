@@ -99,4 +99,34 @@ struct CLIImportExportTests {
         #expect((pipedObject?["items"] as? [[String: Any]])?.count == 2)
         #expect(!FileManager.default.fileExists(atPath: ws.file("-")))
     }
+
+    /// spec/cli.md §4.16: cells a spreadsheet would run as formulas are kept exact and warned about.
+    @Test func csvExportWarnsAboutFormulaCells() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.add("=HYPERLINK(\"https://evil.example\",\"click\")", secret: "-starts-with-dash")
+        try ws.add("plain", secret: "fine")
+        let export = try ws.coffer("export", "--format", "csv", "--output", "-")
+        #expect(export.status == 0)
+        #expect(export.stderr.contains("2 cell(s) begin with") && export.stderr.contains("formulas"), "\(export)")
+        #expect(export.stdout.contains("-starts-with-dash"))
+        let clean = try CLIWorkspace()
+        try clean.initVault()
+        try clean.add("plain", secret: "fine")
+        #expect(!(try clean.coffer("export", "--format", "csv", "--output", "-").stderr.contains("formulas")))
+    }
+
+    /// --notes-file: notes with several lines (an SSH key) without putting them in argv.
+    @Test func notesFromAFileOrStandardInput() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----"
+        try ws.write("key.txt", key + "\n")
+        try ws.add("server", secret: "s", "--notes-file", ws.file("key.txt"))
+        #expect(try ws.coffer("show", "server", "--field", "notes").stdout == key + "\n")
+        let edit = try ws.run(["edit", "server", "--notes-file", "-"] + ws.unlock, stdin: Array("from stdin\n".utf8))
+        #expect(edit.status == 0, "\(edit)")
+        #expect(try ws.coffer("show", "server", "--field", "notes").stdout == "from stdin\n")
+        #expect(try ws.coffer("add", "x", "--no-password", "--notes", "a", "--notes-file", ws.file("key.txt")).status == 64)
+    }
 }
