@@ -42,17 +42,21 @@ public struct SystemMonotonicClock: MonotonicClock {
         return MonotonicInstant(bootID: try Self.bootID(), nanosecondsSinceBoot: nanoseconds)
     }
 
-    /// 16 bytes identifying this boot.
+    /// 16 bytes identifying this boot, as this process's clocks see it.
+    ///
+    /// A time namespace (`unshare --time --boottime N`, open to unprivileged users) shifts
+    /// CLOCK_BOOTTIME, which would make a running wait look elapsed. Its offsets are part of the
+    /// id, so a shifted clock reads as another boot: by §5.5 the wait then restarts in full.
     static func bootID() throws -> [UInt8] {
         #if os(Linux)
-        guard let file = fopen("/proc/sys/kernel/random/boot_id", "r") else {
+        guard let bootID = readSmallFile("/proc/sys/kernel/random/boot_id") else {
             throw CofferError(.io, "cannot read the boot id")
         }
-        defer { fclose(file) }
-        var buffer = [CChar](repeating: 0, count: 64)
-        guard fgets(&buffer, 64, file) != nil else { throw CofferError(.io, "cannot read the boot id") }
-        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return BLAKE2b.hash(Array(text.utf8.filter { $0 != 0x0a }), outputCount: 16)
+        var material = bootID.filter { $0 != 0x0a }
+        if let offsets = readSmallFile("/proc/self/timens_offsets"), hasNonZeroOffset(offsets) {
+            material += Array("\ntime namespace:".utf8) + offsets
+        }
+        return BLAKE2b.hash(material, outputCount: 16)
         #else
         var boot = timeval()
         var size = MemoryLayout<timeval>.size
@@ -61,6 +65,21 @@ public struct SystemMonotonicClock: MonotonicClock {
         }
         return withUnsafeBytes(of: boot) { BLAKE2b.hash(Array($0), outputCount: 16) }
         #endif
+    }
+
+    /// Whether `/proc/self/timens_offsets` ("monotonic 0 0\nboottime 86400 0\n") shifts a clock.
+    static func hasNonZeroOffset(_ offsets: [UInt8]) -> Bool {
+        String(decoding: offsets, as: UTF8.self).split(whereSeparator: \.isWhitespace)
+            .contains { word in Int64(word).map { $0 != 0 } ?? false }
+    }
+
+    /// Up to 4 KiB of a file, or nil.
+    static func readSmallFile(_ path: String) -> [UInt8]? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = fread(&buffer, 1, buffer.count, file)
+        return count > 0 ? Array(buffer[0..<count]) : nil
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CofferProcess
 
 /// spec/cli.md §4.11: pin set / rm / status and --pin-file, with the device secret in a private
 /// runtime directory.
@@ -93,5 +94,36 @@ struct CLIPINTests {
         #expect(shared.status == 77 && shared.stderr.contains("device-secret directory"), "\(shared)")
         // The master password still works meanwhile.
         #expect(try ws.run(["ls"] + ws.unlock, environment: env).status == 0)
+    }
+
+    /// spec/unlock.md §5.5: a time namespace that moves CLOCK_BOOTTIME forward reads as another
+    /// boot, so a running wait restarts instead of looking elapsed (it gave 10 guesses in 1 s).
+    @Test func aShiftedBootClockDoesNotEndAWait() throws {
+        var probe = ChildProcess(["/usr/bin/unshare", "--user", "--map-root-user", "--time", "--boottime", "86400", "/bin/true"])
+        probe.newSession = true
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), (try? probe.run(timeoutSeconds: 30)) == 0 else {
+            print("skipped: this system does not let the test create a user and time namespace")
+            return
+        }
+        let ws = try CLIWorkspace()
+        try FileManager.default.createDirectory(atPath: ws.file("runtime"), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let env = ["XDG_RUNTIME_DIR": ws.file("runtime")]
+        try ws.initVault()
+        try ws.write("pin", "482916\n")
+        #expect(try ws.run(["pin", "set", "--new-pin-file", ws.file("pin")] + ws.unlock, environment: env).status == 0)
+        let binary = try #require(CLI.binary)
+        for n in 0..<5 {
+            try ws.write("bad", "10000\(n)7\n")
+            #expect(try ws.run(["ls", "--vault", ws.vault, "--pin-file", ws.file("bad")], environment: env).status == 77)
+        }
+        try ws.write("bad", "1234987\n")
+        #expect(try ws.run(["ls", "--vault", ws.vault, "--pin-file", ws.file("bad")], environment: env).status == 75)
+        // The same attempt a day later on a shifted boot clock: still a wait, nothing counted.
+        let shifted = try ws.run(["/usr/bin/unshare", "--user", "--map-root-user", "--time", "--boottime", "86400",
+                                  binary, "ls", "--vault", ws.vault, "--pin-file", ws.file("bad")], environment: env, viaPath: true)
+        #expect(shifted.status == 75 && shifted.stderr.contains("try again in"), "\(shifted)")
+        let status = try ws.run(["pin", "status", "--json", "--vault", ws.vault], environment: env)
+        #expect(status.stdout.contains("\"failures\":5"), "\(status)")
     }
 }

@@ -36,8 +36,9 @@ enum CLI {
     /// XDG_DATA_HOME inside the directory, NO_COLOR unset unless given) and in a session of its
     /// own: the child has no controlling terminal, so a prompt fails as it does in CI even when
     /// the suite runs from an interactive shell (it must never read the user's keyboard).
+    /// With `viaPath`, `arguments[0]` is the program to run (a wrapper such as `unshare`) instead of coffer.
     static func run(_ arguments: [String], in directory: CLIWorkspace, stdin: [UInt8] = [], environment: [String: String] = [:],
-                    timeoutSeconds: Double = 600) throws -> Result {
+                    timeoutSeconds: Double = 600, viaPath: Bool = false) throws -> Result {
         let binary = try #require(CLI.binary, "the coffer binary was not found next to the test bundle; run `swift build --build-tests`")
         var env = ["PATH": "/usr/bin:/bin", "HOME": directory.path + "/home", "XDG_DATA_HOME": directory.path + "/data",
                    "LANG": "C.UTF-8"]
@@ -47,7 +48,7 @@ enum CLI {
             errPath = directory.path + "/.stderr-\(name)"
         defer { for path in [inPath, outPath, errPath] { try? FileManager.default.removeItem(atPath: path) } }
         try Data(stdin).write(to: URL(fileURLWithPath: inPath))
-        var child = ChildProcess([binary] + arguments)
+        var child = ChildProcess(viaPath ? arguments : [binary] + arguments)
         child.environment = env
         child.directory = directory.path
         child.stdin = .file(inPath)
@@ -86,8 +87,8 @@ final class CLIWorkspace: @unchecked Sendable {
     var unlock: [String] { ["--vault", vault, "--password-file", file("pw")] }
 
     func run(_ arguments: [String], stdin: [UInt8] = [], environment: [String: String] = [:],
-             timeoutSeconds: Double = 600) throws -> CLI.Result {
-        try CLI.run(arguments, in: self, stdin: stdin, environment: environment, timeoutSeconds: timeoutSeconds)
+             timeoutSeconds: Double = 600, viaPath: Bool = false) throws -> CLI.Result {
+        try CLI.run(arguments, in: self, stdin: stdin, environment: environment, timeoutSeconds: timeoutSeconds, viaPath: viaPath)
     }
 
     /// `coffer <command> <arguments> --vault V --password-file P`.
