@@ -68,7 +68,7 @@ enum Exit {
         case .truncated: return "the file is incomplete; restore it from a backup"
         case .vaultMissing: return "create one with `coffer init` or point --vault / COFFER_VAULT at it"
         case .vaultExists: return "choose another path with --vault, or remove the old file yourself"
-        case .vaultBusy: return "another coffer process is changing this vault; try again when it has finished"
+        case .vaultBusy: return nil  // the core's reason already says who holds it and what to do
         case .ambiguousItem: return nil
         case .itemNotFound: return "`coffer ls` lists the items"
         case .wrongPIN: return "try again, or unlock with the master password"

@@ -83,6 +83,7 @@ struct CLIFailureTests {
         #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
         let result = try ws.coffer("rm", "one")
         #expect(result.status == 75 && result.stderr.contains("busy"), "\(result)")
+        #expect(result.stderr.components(separatedBy: "try again").count == 2, "the hint once: \(result.stderr)")
         // Reading needs no lock.
         #expect(try ws.coffer("ls").status == 0)
         flock(fd, LOCK_UN)
