@@ -1,9 +1,13 @@
 import Foundation
-@testable import Coffer
+import Coffer
+import CofferFuzzSupport
 
-/// Builds the scenarios of spec/vectors/format/ deterministically (seeded random, fixed times),
-/// from the format's own building blocks. Used only by tests: `FormatVectorTests` checks that
-/// the committed files equal what this produces, and that Coffer reads each one as `expect:` says.
+/// Builds the scenarios of spec/vectors/format/ deterministically (one seed per scenario, fixed
+/// times) with `SpecVaultWriter`, the writer written from spec/format.md alone: no vault byte
+/// comes from Coffer's own format code (`VaultHeader`, `Keyslot`, `RecordFrame`, `ItemCodec`), so
+/// a bug there cannot be baked into the vectors its reader is checked against. Damage and attacks
+/// are byte edits of the writer's files. Used only by tests: `FormatVectorTests` checks that the
+/// committed files equal what this produces, and that Coffer reads each one as `expect:` says.
 /// Regenerate with `COFFER_REGENERATE_VECTORS=1 swift test --filter FormatVectorTests`.
 struct FormatVectorGenerator {
     struct Scenario {
@@ -12,236 +16,202 @@ struct FormatVectorGenerator {
         var expect: String
         var password: String
         var bytes: [UInt8]
-        /// For `success`: the items a reader must return.
-        var items: [Item] = []
+        /// For `success` and `torn tail recovered`: the §6 encodings of the items a reader must return.
+        var items: [[UInt8]] = []
         var tornBytes: Int = 0
     }
 
-    static let password = "vector password"
-    static let kdf = KDFParameters.minimal
-    static let baseTime: Int64 = 1_767_225_600_000  // 2026-01-01T00:00:00Z
+    typealias Writer = SpecVaultWriter
+    static let password = Writer.password
+    static let baseTime = Writer.created  // 2026-01-01T00:00:00Z
 
-    /// A vault under construction: header fields, keys and the frames appended so far.
-    struct Builder {
-        let random: SeededRandom
-        var header: VaultHeader
-        let keys: VaultKeys
-        var chain: RecordChain
+    /// A vault being written: the spec writer's header, the frames sealed so far, and the items a
+    /// reader must end with (by id, as the writer encoded them).
+    struct Log {
+        let writer: Writer
+        var chain = Writer.Chain()
         var frames: [[UInt8]] = []
-        var items: [ItemID: Item] = [:]
+        var live: [[UInt8]: [UInt8]] = [:]
 
-        init(seed: String, password: String = FormatVectorGenerator.password, kdf: KDFParameters = FormatVectorGenerator.kdf,
-             versionMinor: UInt16 = VaultHeader.versionMinor) throws {
-            random = SeededRandom(seed: Array(seed.utf8))
-            keys = try VaultKeys.random(using: random)
-            let vaultID = random.bytes(16)
-            let salt = random.bytes(16)
-            let kek = try SymmetricKey(Argon2id.deriveKey(password: SecureBytes(utf8: password), salt: salt, parameters: kdf))
-            let slot = Keyslot.wrap(keys.vaultKey, kind: .password, kdf: kdf, salt: salt, kek: kek, vaultID: vaultID, using: random)
-            header = VaultHeader(versionMinor: versionMinor, vaultID: vaultID, logID: random.bytes(16),
-                                 created: Timestamp(millisecondsSince1970: baseTime), keyslots: [slot])
-            chain = RecordChain(vaultID: vaultID, logID: header.logID, recordKey: keys.recordKey)
+        init(seed: String, password: String = FormatVectorGenerator.password, kdf: KDFParameters = Writer.kdf,
+             versionMinor: UInt16 = 0) throws {
+            try self.init(seed: seed, keyslots: [Writer.Keyslot(password: password, kdf: kdf)], versionMinor: versionMinor)
         }
 
-        mutating func put(_ item: Item) throws {
-            var encoded = try ItemCodec.encode(item)
-            defer { secureZero(&encoded) }
-            try seal(.put, encoded)
-            items[item.id] = item
+        init(seed: String, keyslots: [Writer.Keyslot], versionMinor: UInt16 = 0) throws {
+            writer = try Writer(seed: seed, keyslots: keyslots, versionMinor: versionMinor)
         }
 
-        mutating func delete(_ id: ItemID) throws {
-            try seal(.delete, id.bytes)
-            items[id] = nil
+        /// The scenario's random stream (item ids and passwords come from it too).
+        var random: any RandomSource { writer.random }
+
+        /// Seals any plaintext, even one a correct writer would never produce, as the next frame.
+        mutating func append(_ plaintext: [UInt8]) {
+            frames.append(writer.seal(plaintext, chain: &chain, random: writer.random))
         }
 
-        /// Seals any payload (even a malformed one) as a frame.
-        mutating func seal(_ type: RecordType, _ payload: [UInt8]) throws {
-            let frame = try payload.withUnsafeBytes {
-                try RecordFrame.seal(type: type, payload: $0, chain: &chain, scratch: SecureScratch(), random: random)
-            }
-            frames.append(frame)
+        mutating func put(_ item: Writer.Item) {
+            append(Writer.put(item))
+            live[item.id] = item.encoding
         }
 
-        /// Seals an exact plaintext (type byte, length and padding chosen by the caller) at the
-        /// chain's next position: for records a correct writer would never produce.
-        mutating func sealRawPlaintext(_ plaintext: [UInt8]) throws {
-            let ad = chain.associatedData(seq: chain.nextSeq)
-            let sealed = plaintext.withUnsafeBytes { raw in
-                ad.withUnsafeBytes { XChaCha20Poly1305.seal(raw, associatedData: $0, key: chain.recordKey, using: random) }
-            }
-            var body = ByteWriter()
-            body.uint64(chain.nextSeq)
-            body.append(sealed)
-            var frame = ByteWriter()
-            frame.uint32(UInt32(body.bytes.count))
-            frame.append(RecordFrame.lengthCheck(UInt32(body.bytes.count)))
-            frame.append(body.bytes)
-            frame.append(Array(BLAKE2b.hash(body.bytes).prefix(RecordFrame.bodyCheckCount)))
-            frames.append(frame.bytes)
-            chain.lastTag = Array(sealed.suffix(XChaCha20Poly1305.tagCount))
-            chain.nextSeq += 1
+        mutating func delete(_ id: [UInt8]) {
+            append(Writer.delete(id))
+            live[id] = nil
         }
 
-        func headerBytes() throws -> [UInt8] { try header.encode(keys: keys) }
-        func file() throws -> [UInt8] { try headerBytes() + frames.joined() }
-        var liveItems: [Item] { Array(items.values) }
+        var file: [UInt8] { writer.header + frames.joined() }
+        var items: [[UInt8]] { Array(live.values) }
+
+        /// Where each frame starts in `file`.
+        var frameOffsets: [Int] {
+            var offsets: [Int] = []
+            var offset = writer.header.count
+            for frame in frames { offsets.append(offset); offset += frame.count }
+            return offsets
+        }
     }
 
-    static func login(_ n: Int, random: SeededRandom) throws -> Item {
-        let time = Timestamp(millisecondsSince1970: baseTime + Int64(n) * 60_000)
-        return Item(id: ItemID(bytes: random.bytes(16))!, title: "service \(n)", username: "user\(n)@example.com",
-                    password: try Secret("pw-\(n)-" + random.bytes(6).lowercaseHex), urls: ["https://s\(n).example/login"],
+    static func login(_ n: Int, random: some RandomSource) -> Writer.Item {
+        Writer.Item(id: random.bytes(16), title: "service \(n)", username: "user\(n)@example.com",
+                    password: "pw-\(n)-" + hex(random.bytes(6)), urls: ["https://s\(n).example/login"],
                     notes: n % 3 == 0 ? "note for \(n)" : nil, tags: n % 2 == 0 ? ["even"] : ["odd", "work"],
-                    created: time)
+                    created: baseTime + Int64(n) * 60_000)
     }
 
-    /// Replaces the header checksum after an edit, as an attacker (or a buggy writer) would.
-    static func recomputeChecksum(_ file: inout [UInt8]) {
-        let length = Int(file[12]) | Int(file[13]) << 8 | Int(file[14]) << 16 | Int(file[15]) << 24
-        let checksum = BLAKE2b.hash(Array(file[0..<(length - 32)]))
-        file.replaceSubrange((length - 32)..<length, with: checksum)
-    }
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    static func le32(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.littleEndian, Array.init) }
 
     static func headerLength(_ file: [UInt8]) -> Int {
         Int(file[12]) | Int(file[13]) << 8 | Int(file[14]) << 16 | Int(file[15]) << 24
     }
 
-    /// Offsets of the frames after the header.
-    static func frameOffsets(_ b: Builder) throws -> [Int] {
-        var offsets: [Int] = []
-        var offset = try b.headerBytes().count
-        for frame in b.frames { offsets.append(offset); offset += frame.count }
-        return offsets
+    /// Replaces the header checksum after an edit, as an attacker (or a buggy writer) would.
+    static func recomputeChecksum(_ file: inout [UInt8]) {
+        let length = headerLength(file)
+        file.replaceSubrange((length - 32)..<length, with: BLAKE2b.hash(Array(file[0..<(length - 32)])))
     }
 
     // swiftlint:disable:next function_body_length
     static func scenarios() throws -> [Scenario] {
         var out: [Scenario] = []
         func add(_ name: String, _ description: String, expect: String, password: String = password,
-                 bytes: [UInt8], items: [Item] = [], torn: Int = 0) {
+                 bytes: [UInt8], items: [[UInt8]] = [], torn: Int = 0) {
             out.append(Scenario(name: name, description: description, expect: expect, password: password,
                                 bytes: bytes, items: items, tornBytes: torn))
         }
 
         // Valid vaults.
-        let empty = try Builder(seed: "empty")
-        add("001-empty-vault", "a new vault with no records", expect: "success", bytes: try empty.file())
+        let empty = try Log(seed: "empty")
+        add("001-empty-vault", "a new vault with no records", expect: "success", bytes: empty.file)
 
-        var one = try Builder(seed: "one")
-        try one.put(login(1, random: one.random))
-        add("002-one-login", "one login item", expect: "success", bytes: try one.file(), items: one.liveItems)
+        var one = try Log(seed: "one")
+        one.put(login(1, random: one.random))
+        add("002-one-login", "one login item", expect: "success", bytes: one.file, items: one.items)
 
-        var many = try Builder(seed: "many")
-        for n in 0..<12 { try many.put(login(n, random: many.random)) }
-        try many.put(Item(id: ItemID(bytes: many.random.bytes(16))!, kind: .secureNote, title: "Wi-Fi",
-                          noteValue: try Secret("hunter2 ☕"), created: Timestamp(millisecondsSince1970: baseTime)))
-        add("003-many-items", "twelve logins and a secure note", expect: "success", bytes: try many.file(), items: many.liveItems)
+        var many = try Log(seed: "many")
+        for n in 0..<12 { many.put(login(n, random: many.random)) }
+        many.put(Writer.Item(kind: .secureNote, id: many.random.bytes(16), title: "Wi-Fi", noteValue: "hunter2 ☕",
+                             created: baseTime))
+        add("003-many-items", "twelve logins and a secure note", expect: "success", bytes: many.file, items: many.items)
 
-        var unicode = try Builder(seed: "unicode")
-        try unicode.put(Item(id: ItemID(bytes: unicode.random.bytes(16))!, title: "Zürich Café ☕", username: "jürgen",
-                             password: try Secret("Grüße-🔑-2024"), urls: [], notes: "line one\nline \"two\", with comma",
-                             tags: ["Root/Work", "ünïcode"],
-                             customFields: [CustomField(name: "PIN", value: try Secret("0000"))],
-                             passwordHistory: [PasswordHistoryEntry(password: try Secret("old"), changed: Timestamp(millisecondsSince1970: baseTime - 1))],
-                             created: Timestamp(millisecondsSince1970: baseTime), modified: Timestamp(millisecondsSince1970: baseTime + 5)))
-        add("004-unicode-and-all-fields", "every field kind, non-ASCII text", expect: "success", bytes: try unicode.file(), items: unicode.liveItems)
+        var unicode = try Log(seed: "unicode")
+        unicode.put(Writer.Item(id: unicode.random.bytes(16), title: "Zürich Café ☕", username: "jürgen",
+                                password: "Grüße-🔑-2024", notes: "line one\nline \"two\", with comma",
+                                tags: ["Root/Work", "ünïcode"], customFields: [(name: "PIN", value: "0000")],
+                                passwordHistory: [(changed: baseTime - 1, password: "old")],
+                                created: baseTime, modified: baseTime + 5))
+        add("004-unicode-and-all-fields", "every field kind, non-ASCII text", expect: "success", bytes: unicode.file,
+            items: unicode.items)
 
-        var edited = try Builder(seed: "edited")
-        var item = try login(7, random: edited.random)
-        try edited.put(item)
-        item.changePassword(to: try Secret("second"), at: Timestamp(millisecondsSince1970: baseTime + 1000))
-        item.modified = Timestamp(millisecondsSince1970: baseTime + 1000)
-        try edited.put(item)
+        var edited = try Log(seed: "edited")
+        var item = login(7, random: edited.random)
+        edited.put(item)
+        item.passwordHistory.append((changed: baseTime + 1000, password: item.password!))
+        item.password = "second"
+        item.modified = baseTime + 1000
+        edited.put(item)
         add("005-updated-item", "an item put twice: the later record wins, history kept", expect: "success",
-            bytes: try edited.file(), items: edited.liveItems)
+            bytes: edited.file, items: edited.items)
 
-        var deleted = try Builder(seed: "deleted")
-        let keep = try login(1, random: deleted.random), drop = try login(2, random: deleted.random)
-        try deleted.put(keep); try deleted.put(drop); try deleted.delete(drop.id)
-        add("006-deleted-item", "a tombstone removes an item", expect: "success", bytes: try deleted.file(), items: deleted.liveItems)
+        var deleted = try Log(seed: "deleted")
+        let keep = login(1, random: deleted.random), drop = login(2, random: deleted.random)
+        deleted.put(keep); deleted.put(drop); deleted.delete(drop.id)
+        add("006-deleted-item", "a tombstone removes an item", expect: "success", bytes: deleted.file, items: deleted.items)
 
-        var future = try Builder(seed: "future-minor", versionMinor: 7)
-        try future.put(login(1, random: future.random))
+        var future = try Log(seed: "future-minor", versionMinor: 7)
+        future.put(login(1, random: future.random))
         add("007-newer-minor-version", "version 1.7: readable by a 1.0 reader (not writable)", expect: "success",
-            bytes: try future.file(), items: future.liveItems)
+            bytes: future.file, items: future.items)
 
-        var costly = try Builder(seed: "costly", kdf: KDFParameters(iterations: 2, memoryKiB: 64))
-        try costly.put(login(1, random: costly.random))
-        add("008-other-kdf-parameters", "Argon2id t=2 m=64 KiB", expect: "success", bytes: try costly.file(), items: costly.liveItems)
+        var costly = try Log(seed: "costly", kdf: KDFParameters(iterations: 2, memoryKiB: 64))
+        costly.put(login(1, random: costly.random))
+        add("008-other-kdf-parameters", "Argon2id t=2 m=64 KiB", expect: "success", bytes: costly.file, items: costly.items)
 
         // Torn tails (crash mid-append): recovered, prefix of items.
-        var tornBase = try Builder(seed: "torn")
-        try tornBase.put(login(1, random: tornBase.random))
-        let beforeLast = tornBase.liveItems
-        try tornBase.put(login(2, random: tornBase.random))
-        let full = try tornBase.file()
+        var tornBase = try Log(seed: "torn")
+        tornBase.put(login(1, random: tornBase.random))
+        let beforeLast = tornBase.items
+        tornBase.put(login(2, random: tornBase.random))
+        let full = tornBase.file
+        let last = tornBase.frames.last!.count
         add("009-torn-tail-mid-frame", "the last frame is cut 100 bytes short", expect: "torn tail recovered",
-            bytes: Array(full.dropLast(100)), items: beforeLast, torn: tornBase.frames.last!.count - 100)
+            bytes: Array(full.dropLast(100)), items: beforeLast, torn: last - 100)
         add("010-torn-tail-frame-header", "only 5 bytes of the last frame were written", expect: "torn tail recovered",
-            bytes: Array(full.dropLast(tornBase.frames.last!.count - 5)), items: beforeLast, torn: 5)
+            bytes: Array(full.dropLast(last - 5)), items: beforeLast, torn: 5)
         add("011-torn-tail-zeros", "the file grew by 700 zero bytes that never got data", expect: "torn tail recovered",
-            bytes: full + [UInt8](repeating: 0, count: 700), items: tornBase.liveItems, torn: 700)
+            bytes: full + [UInt8](repeating: 0, count: 700), items: tornBase.items, torn: 700)
         add("012-truncated-at-frame-boundary", "a whole frame is missing at the end: undetectable, reads as an older vault (spec §11)",
-            expect: "success", bytes: Array(full.dropLast(tornBase.frames.last!.count)), items: beforeLast)
+            expect: "success", bytes: Array(full.dropLast(last)), items: beforeLast)
 
         // Wrong credentials.
         add("013-wrong-password", "the password is not the vault's", expect: "wrong password", password: "not the password",
-            bytes: try one.file())
-        var changed = try Builder(seed: "one")
-        try changed.put(login(1, random: changed.random))
-        let newSalt = changed.random.bytes(16)
-        let newKEK = try SymmetricKey(Argon2id.deriveKey(password: SecureBytes(utf8: "new password"), salt: newSalt, parameters: kdf))
-        changed.header.keyslots = [Keyslot.wrap(changed.keys.vaultKey, kind: .password, kdf: kdf, salt: newSalt, kek: newKEK,
-                                                vaultID: changed.header.vaultID, using: changed.random)]
+            bytes: one.file)
+        // A password change rewrites the header only (spec §8): the same vault key, ids and frames.
+        let changed = try one.writer.replacingKeyslots([Writer.Keyslot(password: "new password")])
         add("014-password-changed", "the password slot was rewrapped; frames unchanged", expect: "success", password: "new password",
-            bytes: try changed.file(), items: changed.liveItems)
+            bytes: changed.header + one.frames.joined(), items: one.items)
         add("015-password-changed-old-password", "the old password no longer opens it", expect: "wrong password",
-            bytes: try changed.file())
+            bytes: changed.header + one.frames.joined())
 
         // Not a vault, versions, header damage.
         add("016-not-a-vault", "a text file", expect: "not a vault", bytes: Array("username,password\nme,secret\n".utf8))
         add("017-empty-file", "zero bytes", expect: "not a vault", bytes: [])
-        var major2 = try one.file()
+        var major2 = one.file
         major2[8] = 2
         add("018-unsupported-major-version", "version 2.0", expect: "unsupported version", bytes: major2)
-        var flipped = try one.file()
+        var flipped = one.file
         flipped[20] ^= 0x01
         add("019-header-corrupted", "one bit of the vault id flipped (checksum no longer matches)", expect: "header corrupted", bytes: flipped)
-        var badLength = try one.file()
+        var badLength = one.file
         badLength[14] = 0x10
         add("020-header-length-out-of-bounds", "header_length 1 MiB", expect: "header corrupted", bytes: badLength)
-        add("021-truncated-in-header", "the file ends inside the header", expect: "truncated", bytes: Array(try one.file().prefix(100)))
-        var tamperedHeader = try one.file()
+        add("021-truncated-in-header", "the file ends inside the header", expect: "truncated", bytes: Array(one.file.prefix(100)))
+        var tamperedHeader = one.file
         tamperedHeader[48] ^= 0x01
         recomputeChecksum(&tamperedHeader)
         add("022-header-tampered", "creation time changed and checksum recomputed: the MAC fails", expect: "tampered", bytes: tamperedHeader)
-        var tamperedSlot = try one.file()
-        tamperedSlot[57 + 9] ^= 0x01
+        var tamperedSlot = one.file
+        tamperedSlot[57 + 9] ^= 0x01  // the first byte of the slot's salt (after kind, t, m)
         recomputeChecksum(&tamperedSlot)
         add("023-keyslot-tampered", "the slot's salt changed, checksum recomputed: reads as a wrong password (spec §7.7)",
             expect: "wrong password", bytes: tamperedSlot)
-        var hugeMemory = try Builder(seed: "huge-memory")
-        hugeMemory.header.keyslots[0].kdf = KDFParameters(iterations: 1, memoryKiB: 64 * 1024 * 1024)
-        add("024-kdf-memory-refused", "the slot asks for 64 GiB", expect: "kdf parameters refused", bytes: try hugeMemory.file())
-        var hugePasses = try Builder(seed: "huge-passes")
-        hugePasses.header.keyslots[0].kdf = KDFParameters(iterations: 1_000_000_000, memoryKiB: 8)
-        add("025-kdf-passes-refused", "the slot asks for 10^9 passes", expect: "kdf parameters refused", bytes: try hugePasses.file())
-        var twoPasswordSlots = try one.file()
-        let slotStart = 57, slotEnd = 57 + Keyslot.encodedCount
-        let slotBytes = Array(twoPasswordSlots[slotStart..<slotEnd])
-        twoPasswordSlots[56] = 2
-        twoPasswordSlots.insert(contentsOf: slotBytes, at: slotEnd)
-        let newLength = UInt32(headerLength(twoPasswordSlots) + Keyslot.encodedCount)
-        withUnsafeBytes(of: newLength.littleEndian) { twoPasswordSlots.replaceSubrange(12..<16, with: $0) }
-        recomputeChecksum(&twoPasswordSlots)
-        add("026-two-password-slots", "a second password slot (checksum recomputed)", expect: "header corrupted", bytes: twoPasswordSlots)
+        // No password derives these slots' keys: a reader must refuse them before deriving anything.
+        let hugeMemory = try Log(seed: "huge-memory", keyslots: [Writer.Keyslot(password: nil, kdf: KDFParameters(iterations: 1, memoryKiB: 64 * 1024 * 1024))])
+        add("024-kdf-memory-refused", "the slot asks for 64 GiB", expect: "kdf parameters refused", bytes: hugeMemory.file)
+        let hugePasses = try Log(seed: "huge-passes", keyslots: [Writer.Keyslot(password: nil, kdf: KDFParameters(iterations: 1_000_000_000, memoryKiB: 8))])
+        add("025-kdf-passes-refused", "the slot asks for 10^9 passes", expect: "kdf parameters refused", bytes: hugePasses.file)
+        var twoSlots = try Log(seed: "two password slots", keyslots: [Writer.Keyslot(), Writer.Keyslot()])
+        twoSlots.put(login(1, random: twoSlots.random))
+        add("026-two-password-slots", "a second password slot, both wrapping the vault key (MAC and checksum valid)",
+            expect: "header corrupted", bytes: twoSlots.file)
 
         // Record damage and attacks.
-        var three = try Builder(seed: "three")
-        for n in 0..<3 { try three.put(login(n, random: three.random)) }
-        let threeFile = try three.file()
-        let offsets = try frameOffsets(three)
+        var three = try Log(seed: "three")
+        for n in 0..<3 { three.put(login(n, random: three.random)) }
+        let threeFile = three.file
+        let offsets = three.frameOffsets
         var bodyFlip = threeFile
         bodyFlip[offsets[1] + 60] ^= 0x80
         add("027-record-corrupted", "a bit flipped inside the second frame's ciphertext (body checksum fails)", expect: "record corrupted", bytes: bodyFlip)
@@ -253,102 +223,87 @@ struct FormatVectorGenerator {
         let bodyStart = offsets[1] + 8, bodyEnd = offsets[1] + three.frames[1].count - 8
         tamperedRecord.replaceSubrange(bodyEnd..<(bodyEnd + 8), with: BLAKE2b.hash(Array(tamperedRecord[bodyStart..<bodyEnd])).prefix(8))
         add("029-record-tampered", "ciphertext changed and body checksum recomputed: authentication fails", expect: "record tampered", bytes: tamperedRecord)
-        let header3 = try three.headerBytes()
+        let header3 = three.writer.header
         add("030-records-reordered", "frames 2 and 3 swapped", expect: "record tampered",
             bytes: header3 + three.frames[0] + three.frames[2] + three.frames[1])
         add("031-record-duplicated", "frame 2 appears twice", expect: "record tampered",
             bytes: header3 + three.frames[0] + three.frames[1] + three.frames[1] + three.frames[2])
         add("032-record-dropped", "frame 2 removed from the middle", expect: "record tampered",
             bytes: header3 + three.frames[0] + three.frames[2])
-        var other = try Builder(seed: "other vault")
-        for n in 0..<3 { try other.put(login(n + 10, random: other.random)) }
+        var other = try Log(seed: "other vault")
+        for n in 0..<3 { other.put(login(n + 10, random: other.random)) }
         add("033-record-spliced", "frame 2 taken from another vault with the same password", expect: "record tampered",
             bytes: header3 + three.frames[0] + other.frames[1] + three.frames[2])
         var oversized = threeFile
         let hugeLength: UInt32 = 50_000_000
-        withUnsafeBytes(of: hugeLength.littleEndian) { oversized.replaceSubrange(offsets[2]..<(offsets[2] + 4), with: $0) }
-        oversized.replaceSubrange((offsets[2] + 4)..<(offsets[2] + 8), with: RecordFrame.lengthCheck(hugeLength))
+        oversized.replaceSubrange(offsets[2]..<(offsets[2] + 4), with: le32(hugeLength))
+        oversized.replaceSubrange((offsets[2] + 4)..<(offsets[2] + 8), with: Writer.lengthCheck(hugeLength))
         add("034-record-length-over-limit", "a frame declares 50 MB (length check recomputed)", expect: "limit exceeded", bytes: oversized)
-        var malformed = try Builder(seed: "malformed")
-        try malformed.put(login(1, random: malformed.random))
-        try malformed.seal(.put, [1, 1] + [UInt8](repeating: 0xAB, count: 30))
-        add("035-malformed-item", "an authentic record whose item encoding is truncated", expect: "malformed item", bytes: try malformed.file())
-        var badTombstone = try Builder(seed: "bad tombstone")
-        try badTombstone.seal(.delete, [1, 2, 3])
-        add("036-malformed-tombstone", "a delete record with a 3-byte id", expect: "malformed item", bytes: try badTombstone.file())
-        var badType = try Builder(seed: "bad type")
-        let typedPayload = try ItemCodec.encode(login(1, random: badType.random))
-        var rawPlaintext = [UInt8](repeating: 0, count: RecordFrame.paddedCount(payloadCount: typedPayload.count))
-        rawPlaintext[0] = 9
-        withUnsafeBytes(of: UInt32(typedPayload.count).littleEndian) { rawPlaintext.replaceSubrange(1..<5, with: $0) }
-        rawPlaintext.replaceSubrange(5..<(5 + typedPayload.count), with: typedPayload)
-        try badType.sealRawPlaintext(rawPlaintext)
-        let badTypeFile = try badType.file()
-        add("037-unknown-record-type", "an authentic record of type 9", expect: "malformed item", bytes: badTypeFile)
-        var badPadding = try Builder(seed: "bad padding")
-        let padded = try ItemCodec.encode(login(1, random: badPadding.random))
-        var dirty = [UInt8](repeating: 0, count: RecordFrame.paddedCount(payloadCount: padded.count))
-        dirty[0] = RecordType.put.rawValue
-        withUnsafeBytes(of: UInt32(padded.count).littleEndian) { dirty.replaceSubrange(1..<5, with: $0) }
-        dirty.replaceSubrange(5..<(5 + padded.count), with: padded)
+        var malformed = try Log(seed: "malformed")
+        malformed.put(login(1, random: malformed.random))
+        malformed.append(Writer.plaintext(type: 1, payload: [1, 1] + [UInt8](repeating: 0xAB, count: 30)))
+        add("035-malformed-item", "an authentic record whose item encoding is truncated", expect: "malformed item", bytes: malformed.file)
+        var badTombstone = try Log(seed: "bad tombstone")
+        badTombstone.append(Writer.plaintext(type: 2, payload: [1, 2, 3]))
+        add("036-malformed-tombstone", "a delete record with a 3-byte id", expect: "malformed item", bytes: badTombstone.file)
+        var badType = try Log(seed: "bad type")
+        badType.append(Writer.plaintext(type: 9, payload: login(1, random: badType.random).encoding))
+        add("037-unknown-record-type", "an authentic record of type 9", expect: "malformed item", bytes: badType.file)
+        var badPadding = try Log(seed: "bad padding")
+        var dirty = Writer.put(login(1, random: badPadding.random))
         dirty[dirty.count - 1] = 0x5A
-        try badPadding.sealRawPlaintext(dirty)
-        add("038-nonzero-padding", "an authentic record whose padding is not zero", expect: "malformed item", bytes: try badPadding.file())
-        var batched = try Builder(seed: "batch")
-        try batched.put(login(1, random: batched.random))
-        let beforeBatch = batched.liveItems
-        var batchHeader = ByteWriter()
-        batchHeader.uint32(3)
-        try batched.seal(.batch, batchHeader.bytes)
-        for n in 2...4 { try batched.put(login(n, random: batched.random)) }
-        let batchFile = try batched.file()
-        add("039-complete-batch", "a batch record and its three puts", expect: "success", bytes: batchFile, items: batched.liveItems)
+        badPadding.append(dirty)
+        add("038-nonzero-padding", "an authentic record whose padding is not zero", expect: "malformed item", bytes: badPadding.file)
+        var batched = try Log(seed: "batch")
+        batched.put(login(1, random: batched.random))
+        let beforeBatch = batched.items
+        batched.append(Writer.batch(3))
+        for n in 2...4 { batched.put(login(n, random: batched.random)) }
+        let batchFile = batched.file
+        add("039-complete-batch", "a batch record and its three puts", expect: "success", bytes: batchFile, items: batched.items)
         let lastTwo = batched.frames.suffix(2).reduce(0) { $0 + $1.count }
         let batchFrames = batched.frames.suffix(4).reduce(0) { $0 + $1.count }
         add("040-unfinished-batch", "a batch of 3 with only 1 complete put: the whole batch is discarded", expect: "torn tail recovered",
             bytes: Array(batchFile.dropLast(lastTwo)), items: beforeBatch, torn: batchFrames - lastTwo)
-        var nested = try Builder(seed: "nested batch")
-        try nested.seal(.batch, batchHeader.bytes)
-        try nested.seal(.batch, batchHeader.bytes)
-        add("041-batch-inside-batch", "a batch record inside a batch", expect: "malformed item", bytes: try nested.file())
+        var nested = try Log(seed: "nested batch")
+        nested.append(Writer.batch(3))
+        nested.append(Writer.batch(3))
+        add("041-batch-inside-batch", "a batch record inside a batch", expect: "malformed item", bytes: nested.file)
 
-        // spec/crypto.md §2.1: the key comes from the UTF-8 bytes of NFKC(password). Each vault's
-        // slot is derived here from the NFKC form written out by hand (composed é and ü, ASCII
-        // "fi" and digits), not by calling Coffer's normaliser; the `password:` line is what a
-        // person typed.
-        let nfkc = "Grüße, café fi 123"
-        var normalised = try Builder(seed: "nfkc", password: nfkc)
-        try normalised.put(login(1, random: normalised.random))
-        let normalisedFile = try normalised.file()
+        // spec/crypto.md §2.1: the key comes from the UTF-8 bytes of NFKC(password). The slot is
+        // derived from the NFKC form written out by hand (composed ü and é, ß, ASCII "fi" and
+        // digits; the writer does not normalise), not by Coffer's normaliser; the `password:`
+        // line is what a person typed.
+        let nfkc = "Gr\u{FC}\u{DF}e, caf\u{E9} fi 123"
+        var normalised = try Log(seed: "nfkc", password: nfkc)
+        normalised.put(login(1, random: normalised.random))
+        let normalisedFile = normalised.file
         add("042-password-typed-composed", "non-ASCII password typed in NFC (already NFKC)", expect: "success",
-            password: "Gr\u{FC}\u{DF}e, caf\u{E9} fi 123", bytes: normalisedFile, items: normalised.liveItems)
+            password: "Gr\u{FC}\u{DF}e, caf\u{E9} fi 123", bytes: normalisedFile, items: normalised.items)
         add("043-password-typed-decomposed", "the same password typed in NFD (u + U+0308, e + U+0301): NFKC makes it the same key",
-            expect: "success", password: "Gru\u{308}\u{DF}e, cafe\u{301} fi 123", bytes: normalisedFile, items: normalised.liveItems)
+            expect: "success", password: "Gru\u{308}\u{DF}e, cafe\u{301} fi 123", bytes: normalisedFile, items: normalised.items)
         add("044-password-typed-compatibility-forms", "the same password with the fi ligature U+FB01 and full-width digits: NFKC folds them",
             expect: "success", password: "Gr\u{FC}\u{DF}e, caf\u{E9} \u{FB01} \u{FF11}\u{FF12}\u{FF13}", bytes: normalisedFile,
-            items: normalised.liveItems)
+            items: normalised.items)
         add("045-password-differs-after-nfkc", "NFKC keeps ß (it is not case folding): typed with ss it is another password",
             expect: "wrong password", password: "Grüsse, café fi 123", bytes: normalisedFile)
         return out
     }
 
-    /// BLAKE2b-256 over the items sorted by id, each as `length (4) ‖ encoding` (spec/format.md §6):
-    /// a digest another implementation can compute from what it decrypted.
-    static func itemsDigest(_ items: [Item]) throws -> String {
+    /// BLAKE2b-256 over item encodings (spec/format.md §6) sorted by id (bytes 2..<18 of each
+    /// encoding, compared bytewise), each as `length (u32 LE) ‖ encoding`: the digest the
+    /// vectors README defines, which another implementation can compute from what it decrypted.
+    static func itemsDigest(_ encodings: [[UInt8]]) -> String {
         let hasher = BLAKE2b.Hasher()
-        for item in items.sorted(by: { $0.id < $1.id }) {
-            var encoded = try ItemCodec.encode(item)
-            var length = ByteWriter()
-            length.uint32(UInt32(encoded.count))
-            hasher.update(length.bytes)
-            hasher.update(encoded)
-            secureZero(&encoded)
+        for encoding in encodings.sorted(by: { $0[2..<18].lexicographicallyPrecedes($1[2..<18]) }) {
+            hasher.update(le32(UInt32(encoding.count)))
+            hasher.update(encoding)
         }
-        return hasher.finalize().lowercaseHex
+        return hex(hasher.finalize())
     }
 
     /// The vector file: `key: value` lines, a blank line, then the vault's bytes.
-    static func render(_ s: Scenario) throws -> [UInt8] {
+    static func render(_ s: Scenario) -> [UInt8] {
         var lines = [
             "description: \(s.description)",
             "expect: \(s.expect)",
@@ -356,7 +311,7 @@ struct FormatVectorGenerator {
         ]
         if s.expect == "success" || s.expect == "torn tail recovered" {
             lines.append("item count: \(s.items.count)")
-            lines.append("items blake2b: \(try itemsDigest(s.items))")
+            lines.append("items blake2b: \(itemsDigest(s.items))")
             lines.append("torn bytes: \(s.tornBytes)")
         }
         return Array((lines.joined(separator: "\n") + "\n\n").utf8) + s.bytes

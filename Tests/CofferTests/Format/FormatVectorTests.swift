@@ -1,9 +1,12 @@
 import Foundation
 import Testing
 @testable import Coffer
+import CofferFuzzSupport
 
 /// spec/format.md §7 and §12: every scenario in spec/vectors/format/ is read as its `expect:` says,
-/// and the committed files are exactly what the deterministic generator produces.
+/// and the committed files are exactly what the deterministic generator produces. The files come
+/// from `SpecVaultWriter` (spec/format.md written out a second time), not from the reader's own
+/// format code, and what the reader returns is digested with that writer's §6 encoding.
 @Suite("Format vectors")
 struct FormatVectorTests {
     static let directory = "spec/vectors/format"
@@ -44,7 +47,7 @@ struct FormatVectorTests {
         let url = Repository.url(Self.directory)
         for scenario in scenarios {
             let committed = try Data(contentsOf: url.appendingPathComponent(scenario.name + ".vector"))
-            #expect([UInt8](committed) == (try FormatVectorGenerator.render(scenario)), "\(scenario.name)")
+            #expect([UInt8](committed) == FormatVectorGenerator.render(scenario), "\(scenario.name)")
         }
         let files = try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".vector") }
         #expect(files.count == scenarios.count)
@@ -54,7 +57,7 @@ struct FormatVectorTests {
     func regenerate() throws {
         let url = Repository.url(Self.directory)
         for scenario in try FormatVectorGenerator.scenarios() {
-            try Data(try FormatVectorGenerator.render(scenario)).write(to: url.appendingPathComponent(scenario.name + ".vector"))
+            try Data(FormatVectorGenerator.render(scenario)).write(to: url.appendingPathComponent(scenario.name + ".vector"))
         }
     }
 
@@ -76,7 +79,8 @@ struct FormatVectorTests {
                 var items: [Item] = []
                 try vault.forEachItem { items.append($0) }
                 #expect(items.count == Int(vector.fields["item count"] ?? ""), "\(vector.name)")
-                #expect(try FormatVectorGenerator.itemsDigest(items) == vector.fields["items blake2b"], "\(vector.name)")
+                #expect(FormatVectorGenerator.itemsDigest(items.map { Self.specItem($0).encoding }) == vector.fields["items blake2b"],
+                        "\(vector.name)")
                 #expect(vault.openReport.recoveredTornBytes == Int(vector.fields["torn bytes"] ?? ""), "\(vector.name)")
                 #expect((vault.openReport.recoveredTornBytes > 0) == (expect == "torn tail recovered"), "\(vector.name)")
                 #expect(try vault.verify().liveItems == items.count, "\(vector.name)")
@@ -93,5 +97,18 @@ struct FormatVectorTests {
         }
         // Every outcome spec/format.md §7 names has at least one scenario.
         #expect(seen.isSuperset(of: Set(Self.expectations.keys).union(["success", "torn tail recovered"])))
+    }
+
+    /// An item Coffer read, in the spec writer's terms, so that its digest uses the §6 encoding
+    /// written from the spec (`SpecVaultWriter.Item.encoding`), not Coffer's own encoder: a
+    /// decoder bug that Coffer's encoder undid would still change the digest.
+    static func specItem(_ item: Item) -> SpecVaultWriter.Item {
+        SpecVaultWriter.Item(
+            kind: SpecVaultWriter.Item.Kind(rawValue: item.kind.rawValue)!, id: item.id.bytes, title: item.title,
+            username: item.username, password: item.password?.reveal(), urls: item.urls, notes: item.notes, tags: item.tags,
+            customFields: item.customFields.map { (name: $0.name, value: $0.value.reveal()) },
+            passwordHistory: item.passwordHistory.map { (changed: $0.changed.millisecondsSince1970, password: $0.password.reveal()) },
+            noteValue: item.noteValue?.reveal(), created: item.created.millisecondsSince1970,
+            modified: item.modified.millisecondsSince1970)
     }
 }
