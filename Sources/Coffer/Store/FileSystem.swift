@@ -18,6 +18,9 @@ public protocol VaultFileSystem: Sendable {
     func syncDirectory(containing path: String) throws
     /// Takes an exclusive lock without waiting; `.vaultBusy` if another process holds it.
     func lockExclusively(_ path: String) throws -> any VaultLockHandle
+    /// Takes an exclusive lock on an existing file itself, without waiting (`.vaultBusy` if held,
+    /// `.vaultMissing` if there is no file); never creates it.
+    func lockExistingFile(_ path: String) throws -> any VaultLockHandle
     /// The path with every symbolic link resolved (spec/format.md §10): locks, side files and
     /// rewrites then act on the file that is really written, whichever path named it.
     func canonicalPath(_ path: String) -> String
@@ -26,6 +29,12 @@ public protocol VaultFileSystem: Sendable {
 }
 
 extension VaultFileSystem {
+    /// File systems without inodes (the tests' in-memory ones) lock a name beside the file.
+    public func lockExistingFile(_ path: String) throws -> any VaultLockHandle {
+        guard fileExists(path) else { throw CofferError(.vaultMissing, "no vault at \(path)") }
+        return try lockExclusively(path + ".attempt-lock")
+    }
+
     /// File systems without links (the tests' in-memory ones) keep the path as given.
     public func canonicalPath(_ path: String) -> String { path }
     public func siblings(of path: String) -> [String] { [] }
@@ -114,6 +123,19 @@ public struct POSIXFileSystem: VaultFileSystem {
     public func lockExclusively(_ path: String) throws -> any VaultLockHandle {
         let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw POSIXFileSystem.error("cannot open lock file \(path)") }
+        return try Self.flockExclusively(fd, path: path)
+    }
+
+    public func lockExistingFile(_ path: String) throws -> any VaultLockHandle {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else {
+            if errno == ENOENT { throw CofferError(.vaultMissing, "no vault at \(path)") }
+            throw POSIXFileSystem.error("cannot open \(path)")
+        }
+        return try Self.flockExclusively(fd, path: path)
+    }
+
+    private static func flockExclusively(_ fd: Int32, path: String) throws -> any VaultLockHandle {
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let busy = errno == EWOULDBLOCK
             Glibc.close(fd)

@@ -45,7 +45,9 @@ public struct PINUnlock: Sendable {
 
     public var pinStatePath: String { vaultPath + ".throttle" }
     public var passwordStatePath: String { vaultPath + ".pw-throttle" }
-    var lockPath: String { vaultPath + ".throttle.lock" }
+    /// Attempts serialise on an flock of the vault file itself (§4.1): unlike a lock file, it
+    /// cannot be deleted from under a running attempt without deleting the vault.
+    private func lockAttempts() throws -> any VaultLockHandle { try fileSystem.lockExistingFile(vaultPath) }
 
     var pinStateFile: ThrottleFile { ThrottleFile(path: pinStatePath, fileSystem: fileSystem, random: random) }
     var passwordStateFile: ThrottleFile { ThrottleFile(path: passwordStatePath, fileSystem: fileSystem, random: random) }
@@ -59,7 +61,7 @@ public struct PINUnlock: Sendable {
         try kdf.validate()
         guard !vault.isClosed else { throw CofferError(.locked, "the vault is locked (closed); unlock it again") }
         guard vault.mode == .readWrite else { throw CofferError(.readOnly, "the vault was opened read-only") }
-        let lock = try fileSystem.lockExclusively(lockPath)
+        let lock = try lockAttempts()
         defer { lock.unlock() }
         let vaultID = vault.header.vaultID
         let secret: SecureBytes
@@ -83,7 +85,7 @@ public struct PINUnlock: Sendable {
     /// Removes the PIN slot, the device secret and the attempt counter. `vault` must be open read-write.
     public func removePIN(from vault: Vault) throws {
         guard !vault.isClosed else { throw CofferError(.locked, "the vault is locked (closed); unlock it again") }
-        let lock = try fileSystem.lockExclusively(lockPath)
+        let lock = try lockAttempts()
         defer { lock.unlock() }
         let header = vault.header
         if header.pinSlot != nil {
@@ -134,7 +136,7 @@ public struct PINUnlock: Sendable {
             guard Self.isWellFormedPIN(pin) else {
                 throw CofferError(.invalidArgument, "that is not a PIN (a PIN is \(PINPolicy.digitRange.lowerBound) to \(PINPolicy.digitRange.upperBound) digits, nothing else); the attempt was not counted")
             }
-            let lock = try fileSystem.lockExclusively(lockPath)
+            let lock = try lockAttempts()
             defer { lock.unlock() }
             return try Vault.open(at: vaultPath, mode: mode, fileSystem: fileSystem, random: random) { header in
                 try vaultKey(pin: pin, header: header)
@@ -251,7 +253,7 @@ public struct PINUnlock: Sendable {
     private func recordPasswordFailure(header: VaultHeader) {
         for _ in 0..<50 {
             do {
-                let lock = try fileSystem.lockExclusively(lockPath)
+                let lock = try lockAttempts()
                 defer { lock.unlock() }
                 let now = try clock.now()
                 var state = passwordState(header: header, now: now)

@@ -126,4 +126,49 @@ struct CLIPINTests {
         let status = try ws.run(["pin", "status", "--json", "--vault", ws.vault], environment: env)
         #expect(status.stdout.contains("\"failures\":5"), "\(status)")
     }
+
+    /// spec/unlock.md §4.1: concurrent PIN attempts serialise on the vault file itself, so
+    /// deleting lock files while they run frees nothing: every "wrong PIN" answer was counted.
+    @Test func deletingLockFilesDuringAttemptsLosesNoCount() async throws {
+        let ws = try CLIWorkspace()
+        try FileManager.default.createDirectory(atPath: ws.file("runtime"), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        let env = ["XDG_RUNTIME_DIR": ws.file("runtime")]
+        try ws.initVault()
+        try ws.write("pin", "482916\n")
+        #expect(try ws.run(["pin", "set", "--new-pin-file", ws.file("pin")] + ws.unlock, environment: env).status == 0)
+        for n in 0..<8 { try ws.write("bad\(n)", "20000\(n)3\n") }
+        let stop = ManagedFlag()
+        let deleter = Thread {
+            while !stop.isSet {
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: ws.path)) ?? [] where name.hasSuffix(".lock") {
+                    unlink(ws.file(name))
+                }
+                usleep(500)
+            }
+        }
+        deleter.start()
+        defer { stop.set() }
+        let statuses = try await withThrowingTaskGroup(of: Int32.self) { group in
+            for n in 0..<8 {
+                group.addTask { try ws.run(["ls", "--vault", ws.vault, "--pin-file", ws.file("bad\(n)")], environment: env).status }
+            }
+            var all: [Int32] = []
+            for try await status in group { all.append(status) }
+            return all
+        }
+        stop.set()
+        let answeredWrong = statuses.filter { $0 == 77 }.count
+        #expect(statuses.allSatisfy { $0 == 77 || $0 == 75 }, "\(statuses)")
+        let status = try ws.run(["pin", "status", "--json", "--vault", ws.vault], environment: env)
+        #expect(status.stdout.contains("\"failures\":\(answeredWrong),"), "\(answeredWrong) answered wrong: \(status.stdout)")
+    }
+}
+
+/// A flag one thread sets and another polls.
+final class ManagedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
 }
