@@ -218,6 +218,14 @@ public struct ChildProcess {
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         let previous = signal(SIGPIPE, SIG_IGN)
         defer { signal(SIGPIPE, previous) }
+        Descriptor.writeAll(fd, bytes)
+    }
+}
+
+/// Writing to a file descriptor without Foundation.
+public enum Descriptor {
+    /// Writes all of `bytes`, retrying partial writes and EINTR; stops at the first error.
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         var done = 0
         while done < bytes.count {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }

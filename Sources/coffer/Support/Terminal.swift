@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Coffer
+import CofferProcess
 import Foundation
 
 /// What the process is connected to, and how to write to it (spec/cli.md §7 "Output").
@@ -63,15 +64,7 @@ enum Terminal {
     }
 
     /// Writes bytes to a descriptor, retrying partial writes and EINTR.
-    static func writeAll(_ fd: Int32, _ bytes: inout [UInt8]) {
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return }
-            done += n
-        }
-    }
+    static func writeAll(_ fd: Int32, _ bytes: inout [UInt8]) { Descriptor.writeAll(fd, bytes) }
 
     /// A line on stdout, through `print` (flushed at exit). On a terminal it is made `safe`;
     /// into a pipe or file it is written exactly, so `show --field F --reveal | …` gets the bytes.

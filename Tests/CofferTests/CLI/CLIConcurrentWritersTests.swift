@@ -45,9 +45,7 @@ struct CLIConcurrentWritersTests {
         let workspace = try CLIWorkspace()
         try workspace.initVault()
         try workspace.add("a", secret: "s")
-        try FileManager.default.createDirectory(atPath: workspace.file("runtime"), withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        let env = ["XDG_RUNTIME_DIR": workspace.file("runtime")]
+        let env = try workspace.makeRuntimeDirectory()
         for _ in 0..<3 {
             let statuses = try await withThrowingTaskGroup(of: CLI.Result.self) { group in
                 for _ in 0..<6 { group.addTask { try workspace.run(["ls"] + workspace.unlock, environment: env) } }

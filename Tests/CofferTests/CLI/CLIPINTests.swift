@@ -56,12 +56,7 @@ struct CLIPINTests {
     /// spec/unlock.md §5.1 step 0: input that is not a PIN is a usage error and is not counted.
     @Test func malformedPINInputIsNotAGuess() throws {
         let ws = try CLIWorkspace()
-        try FileManager.default.createDirectory(atPath: ws.file("runtime"), withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        let env = ["XDG_RUNTIME_DIR": ws.file("runtime")]
-        try ws.initVault()
-        try ws.write("pin", "482916\n")
-        #expect(try ws.run(["pin", "set", "--new-pin-file", ws.file("pin")] + ws.unlock, environment: env).status == 0)
+        let env = try ws.initVaultWithPIN()
         for (n, bad) in ["48 29 16", "4829a6", String(repeating: "7", count: 65_000), "", "12345"].enumerated() {
             try ws.write("bad", bad + "\n")
             let result = try ws.run(["ls", "--vault", ws.vault, "--pin-file", ws.file("bad")], environment: env)
@@ -75,12 +70,7 @@ struct CLIPINTests {
     /// link, is not used.
     @Test func aDeviceSecretOthersCanReadIsNotUsed() throws {
         let ws = try CLIWorkspace()
-        try FileManager.default.createDirectory(atPath: ws.file("runtime"), withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        let env = ["XDG_RUNTIME_DIR": ws.file("runtime")]
-        try ws.initVault()
-        try ws.write("pin", "482916\n")
-        #expect(try ws.run(["pin", "set", "--new-pin-file", ws.file("pin")] + ws.unlock, environment: env).status == 0)
+        let env = try ws.initVaultWithPIN()
         let directory = ws.file("runtime/coffer")
         let secret = try #require(try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasSuffix(".device-secret") })
         let pinOnly = ["ls", "--vault", ws.vault, "--pin-file", ws.file("pin")]
@@ -106,12 +96,7 @@ struct CLIPINTests {
             return
         }
         let ws = try CLIWorkspace()
-        try FileManager.default.createDirectory(atPath: ws.file("runtime"), withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        let env = ["XDG_RUNTIME_DIR": ws.file("runtime")]
-        try ws.initVault()
-        try ws.write("pin", "482916\n")
-        #expect(try ws.run(["pin", "set", "--new-pin-file", ws.file("pin")] + ws.unlock, environment: env).status == 0)
+        let env = try ws.initVaultWithPIN()
         let binary = try #require(CLI.binary)
         for n in 0..<5 {
             try ws.write("bad", "10000\(n)7\n")
@@ -131,12 +116,7 @@ struct CLIPINTests {
     /// deleting lock files while they run frees nothing: every "wrong PIN" answer was counted.
     @Test func deletingLockFilesDuringAttemptsLosesNoCount() async throws {
         let ws = try CLIWorkspace()
-        try FileManager.default.createDirectory(atPath: ws.file("runtime"), withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        let env = ["XDG_RUNTIME_DIR": ws.file("runtime")]
-        try ws.initVault()
-        try ws.write("pin", "482916\n")
-        #expect(try ws.run(["pin", "set", "--new-pin-file", ws.file("pin")] + ws.unlock, environment: env).status == 0)
+        let env = try ws.initVaultWithPIN()
         for n in 0..<8 { try ws.write("bad\(n)", "20000\(n)3\n") }
         let stop = ManagedFlag()
         let deleter = Thread {

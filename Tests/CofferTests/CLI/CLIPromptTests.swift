@@ -54,9 +54,7 @@ struct CLIPromptTests {
     @Test func pinSetRefusesAWeakPINBeforeAskingForTheMasterPassword() throws {
         let ws = try CLIWorkspace()
         try ws.initVault()
-        try FileManager.default.createDirectory(atPath: ws.file("runtime"), withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        let env = ["XDG_RUNTIME_DIR": ws.file("runtime")]
+        let env = try ws.makeRuntimeDirectory()
         // From a file: refused at once, with no master password given at all (exit 1, not 64).
         try ws.write("weak-pin", "123456\n")
         let fromFile = try ws.run(["pin", "set", "--vault", ws.vault, "--new-pin-file", ws.file("weak-pin")], environment: env)

@@ -45,9 +45,7 @@ struct CLIRekeyTests {
         let ws = try CLIWorkspace()
         try ws.initVault()
         try ws.add("a", secret: "one")
-        try FileManager.default.createDirectory(atPath: ws.file("runtime"), withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
-        let env = ["XDG_RUNTIME_DIR": ws.file("runtime")]
+        let env = try ws.makeRuntimeDirectory()
         try ws.write("pin", "480317\n")
         #expect(try ws.run(["pin", "set", "--new-pin-file", ws.file("pin")] + ws.unlock, environment: env).status == 0)
         let before = try ws.coffer("info", "--json")

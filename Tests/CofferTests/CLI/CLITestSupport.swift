@@ -36,13 +36,19 @@ enum CLI {
     /// XDG_DATA_HOME inside the directory, NO_COLOR unset unless given) and in a session of its
     /// own: the child has no controlling terminal, so a prompt fails as it does in CI even when
     /// the suite runs from an interactive shell (it must never read the user's keyboard).
+    /// A clean environment: HOME and XDG_DATA_HOME inside the workspace, then `extra`.
+    static func environment(in directory: CLIWorkspace, adding extra: [String: String]) -> [String: String] {
+        var env = ["PATH": "/usr/bin:/bin", "HOME": directory.path + "/home", "XDG_DATA_HOME": directory.path + "/data",
+                   "LANG": "C.UTF-8"]
+        for (key, value) in extra { env[key] = value }
+        return env
+    }
+
     /// With `viaPath`, `arguments[0]` is the program to run (a wrapper such as `unshare`) instead of coffer.
     static func run(_ arguments: [String], in directory: CLIWorkspace, stdin: [UInt8] = [], environment: [String: String] = [:],
                     timeoutSeconds: Double = 600, viaPath: Bool = false) throws -> Result {
         let binary = try #require(CLI.binary, "the coffer binary was not found next to the test bundle; run `swift build --build-tests`")
-        var env = ["PATH": "/usr/bin:/bin", "HOME": directory.path + "/home", "XDG_DATA_HOME": directory.path + "/data",
-                   "LANG": "C.UTF-8"]
-        for (key, value) in environment { env[key] = value }
+        let env = CLI.environment(in: directory, adding: environment)
         let name = UUID().uuidString
         let inPath = directory.path + "/.stdin-\(name)", outPath = directory.path + "/.stdout-\(name)",
             errPath = directory.path + "/.stderr-\(name)"
@@ -100,6 +106,24 @@ final class CLIWorkspace: @unchecked Sendable {
     func initVault() throws {
         let result = try run(["init", "--kdf", "insecure-test-only"] + unlock)
         try #require(result.status == 0, "init failed: \(result)")
+    }
+
+    /// A private `runtime/` directory for the PIN's device secret; returns the environment that
+    /// points `XDG_RUNTIME_DIR` at it.
+    func makeRuntimeDirectory() throws -> [String: String] {
+        try FileManager.default.createDirectory(atPath: file("runtime"), withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        return ["XDG_RUNTIME_DIR": file("runtime")]
+    }
+
+    /// A vault (test KDF) with the PIN 482916 set (in the file `pin`); returns the environment.
+    func initVaultWithPIN() throws -> [String: String] {
+        let env = try makeRuntimeDirectory()
+        try initVault()
+        try write("pin", "482916\n")
+        let set = try run(["pin", "set", "--new-pin-file", file("pin")] + unlock, environment: env)
+        try #require(set.status == 0, "pin set failed: \(set)")
+        return env
     }
 
     /// Adds a login with the secret given; returns its id.

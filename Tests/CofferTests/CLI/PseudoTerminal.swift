@@ -19,11 +19,8 @@ final class PseudoTerminal {
     /// Runs coffer with `arguments` on this terminal (stdin, stdout and stderr), in workspace `ws`.
     func start(_ arguments: [String], in ws: CLIWorkspace, environment: [String: String] = [:]) throws -> ChildProcess.Running {
         let binary = try #require(CLI.binary)
-        var env = ["PATH": "/usr/bin:/bin", "HOME": ws.path + "/home", "XDG_DATA_HOME": ws.path + "/data",
-                   "LANG": "C.UTF-8", "TERM": "dumb"]
-        for (key, value) in environment { env[key] = value }
         var child = ChildProcess([binary] + arguments)
-        child.environment = env
+        child.environment = CLI.environment(in: ws, adding: ["TERM": "dumb"].merging(environment) { $1 })
         child.directory = ws.path
         child.stdin = .terminal(slavePath)
         child.stdout = .terminal(slavePath)
