@@ -24,8 +24,9 @@ public protocol VaultFileSystem: Sendable {
     /// The path with every symbolic link resolved (spec/format.md §10): locks, side files and
     /// rewrites then act on the file that is really written, whichever path named it.
     func canonicalPath(_ path: String) -> String
-    /// The names of the entries of the directory holding `path` (for removing stale temporaries).
-    func siblings(of path: String) -> [String]
+    /// The names of the entries of the directory holding `path` that begin with `prefix` (for
+    /// removing stale temporaries; other names are skipped without being copied).
+    func siblings(of path: String, withPrefix prefix: String) -> [String]
 }
 
 extension VaultFileSystem {
@@ -37,7 +38,7 @@ extension VaultFileSystem {
 
     /// File systems without links (the tests' in-memory ones) keep the path as given.
     public func canonicalPath(_ path: String) -> String { path }
-    public func siblings(of path: String) -> [String] { [] }
+    public func siblings(of path: String, withPrefix prefix: String) -> [String] { [] }
 }
 
 public protocol VaultFileHandle: AnyObject {
@@ -165,17 +166,20 @@ public struct POSIXFileSystem: VaultFileSystem {
         return current
     }
 
-    public func siblings(of path: String) -> [String] {
+    public func siblings(of path: String, withPrefix prefix: String) -> [String] {
         guard let directory = opendir(Self.directory(of: path)) else { return [] }
         defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        var prefix = prefix
+        return prefix.withUTF8 { wanted in
+            var names: [String] = []
+            while let entry = readdir(directory) {
+                withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    let name = raw.prefix { $0 != 0 }
+                    if name.starts(with: wanted) { names.append(String(decoding: name, as: UTF8.self)) }
+                }
             }
-            names.append(name)
+            return names
         }
-        return names
     }
 
     static func realPath(_ path: String) -> String? {

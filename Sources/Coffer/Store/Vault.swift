@@ -646,7 +646,7 @@ public final class Vault: @unchecked Sendable {
     /// (they may hold old keyslots). Called with the writer lock held, so no rewrite is running.
     static func removeStaleTemporaries(of path: String, fileSystem: any VaultFileSystem) {
         let prefix = (path.split(separator: "/").last.map(String.init) ?? path) + temporarySuffix
-        for name in fileSystem.siblings(of: path) where name.hasPrefix(prefix) {
+        for name in fileSystem.siblings(of: path, withPrefix: prefix) {
             let tail = name.dropFirst(prefix.count)
             guard tail.count == 12, tail.allSatisfy(\.isHexDigit) else { continue }
             fileSystem.remove(POSIXFileSystem.directory(of: path) + "/" + name)
