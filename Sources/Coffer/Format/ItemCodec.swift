@@ -14,6 +14,16 @@ public enum ItemCodec {
     enum Tag: UInt8 {
         case title = 1, username, password, url, notes, tag, customField, history, noteValue
 
+        /// How an error names a secret field (never its value).
+        var secretName: String {
+            switch self {
+            case .customField: return "value of a custom field"
+            case .history: return "password of a history entry"
+            case .noteValue: return "secure note's value"
+            default: return "\(self)"
+            }
+        }
+
         /// Fields that decoding turns into ordinary strings (never secrets).
         var isPlainText: Bool {
             switch self {
@@ -52,6 +62,12 @@ public enum ItemCodec {
         for (_, value) in fields where value.count > maximumFieldLength {
             throw CofferError(.limitExceeded, "a field may hold at most \(maximumFieldLength) bytes, one holds \(value.count)")
         }
+        // Text fields are Swift strings (always UTF-8); secrets arrive as bytes. A secret that
+        // is not UTF-8 would be written and then refused by every reader (spec/format.md §6),
+        // making the whole vault unreadable: refuse it here instead.
+        for (tag, value) in fields where !value.secretIsUTF8 {
+            throw CofferError(.invalidArgument, "the \(tag.secretName) is not UTF-8 text (Coffer stores secrets as text); nothing was written")
+        }
         let total = fixedPrefix + fields.reduce(0) { $0 + 5 + $1.1.count }
         var writer = ByteWriter(capacity: total)
         writer.uint8(encodingVersion)
@@ -81,6 +97,14 @@ public enum ItemCodec {
             case .secret(let b): return b.count
             case .custom(let name, let value): return 2 + name.utf8.count + value.count
             case .history(_, let password): return 8 + password.count
+            }
+        }
+
+        /// Whether the secret bytes of this value are well-formed UTF-8 (text is by construction).
+        var secretIsUTF8: Bool {
+            switch self {
+            case .text: return true
+            case .secret(let b), .custom(_, let b), .history(_, let b): return b.withUnsafeBytes(ItemCodec.isValidUTF8)
             }
         }
 

@@ -525,8 +525,9 @@ public final class Vault: @unchecked Sendable {
             let newKeys = try VaultKeys.random(using: random)
             let slot = try Self.passwordSlot(for: password, kdf: kdf ?? state.header.passwordSlot!.kdf,
                                              vaultKey: newKeys.vaultKey, vaultID: state.header.vaultID, random: random)
-            state.header.keyslots = [slot]
-            try compact(&state, newKeys: newKeys)
+            // The new slot enters the header only when the rewrite commits: a failed rekey leaves
+            // the open vault exactly as it was (old key, old slots).
+            try compact(&state, newKeys: newKeys, keyslots: [slot])
         }
     }
 
@@ -571,11 +572,12 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
-    private func compact(_ state: inout State, newKeys: VaultKeys?) throws {
+    private func compact(_ state: inout State, newKeys: VaultKeys?, keyslots: [Keyslot]? = nil) throws {
         guard let keys = state.keys else { throw closedError }
         let keys2 = newKeys ?? keys
         var header = state.header
         header.logID = random.bytes(16)
+        if let keyslots { header.keyslots = keyslots }
         let headerBytes = try header.encode(keys: keys2)
         var chain = RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys2.recordKey)
         var index = ItemIndex()

@@ -102,4 +102,15 @@ struct CLIItemTests {
         #expect(result.stderr.split(separator: "\n").count == 1)
         #expect(try ws.coffer("show", String(b.prefix(8)), "--field", "password", "--reveal").stdout == "two\n")
     }
+
+    @Test func aPasswordFileThatIsNotUTF8IsRefusedAndTheVaultStaysReadable() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.write("latin1", [0x63, 0x61, 0x66, 0xE9, 0x0A])
+        let add = try ws.coffer("add", "x", "--secret-file", ws.file("latin1"))
+        #expect(add.status == 64 && add.stderr.contains("not UTF-8"), "\(add)")
+        let list = try ws.coffer("ls")
+        #expect(list.status == 0 && !list.stdout.contains(" x "), "\(list)")
+        #expect(try ws.coffer("verify").status == 0)
+    }
 }

@@ -127,4 +127,22 @@ struct ItemCodecTests {
             }
         }
     }
+
+    /// spec/format.md §6: a writer never writes what every reader refuses. A non-UTF-8 secret
+    /// (a Latin-1 password file) used to be written and then made the whole vault unreadable.
+    @Test func secretsThatAreNotUTF8AreRefusedWhenEncoding() throws {
+        let latin1: [UInt8] = [0x63, 0x61, 0x66, 0xE9]  // "café" in ISO-8859-1
+        let secret = Secret(bytes: try latin1.withUnsafeBytes { try SecureBytes(copying: $0) })
+        let items = [
+            Item(title: "a", password: secret),
+            Item(title: "b", customFields: [CustomField(name: "pin", value: secret)]),
+            Item(title: "c", passwordHistory: [PasswordHistoryEntry(password: secret, changed: .now())]),
+            Item(kind: .secureNote, title: "d", noteValue: secret),
+        ]
+        for item in items {
+            let error = #expect(throws: CofferError.self) { try ItemCodec.encode(item) }
+            #expect(error?.code == .invalidArgument && error?.reason.contains("UTF-8") == true)
+            #expect(error.map { !$0.reason.contains("caf") } ?? false)
+        }
+    }
 }

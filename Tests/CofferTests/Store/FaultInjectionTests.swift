@@ -13,6 +13,8 @@ struct FaultInjectionTests {
         case changePassword(String)
         case compact
         case addAll([Item])
+        /// A new vault key and password slot (a failed one must leave the open vault unchanged).
+        case rekey(String)
     }
 
     struct Model: Equatable {
@@ -24,7 +26,7 @@ struct FaultInjectionTests {
             switch op {
             case .add(let item), .update(let item): next.items[item.id] = item
             case .delete(let id): next.items[id] = nil
-            case .changePassword(let password): next.password = password
+            case .changePassword(let password), .rekey(let password): next.password = password
             case .compact: break
             case .addAll(let items): for item in items { next.items[item.id] = item }
             }
@@ -44,8 +46,8 @@ struct FaultInjectionTests {
         edited.title = "edited title"
         edited.modified = Timestamp(millisecondsSince1970: 4_102_444_900_000)
         return [.add(items[0]), .add(items[1]), .add(items[2]), .update(edited), .delete(items[0].id),
-                .changePassword("second password"), .addAll(Array(items[3...5])), .compact, .add(items[6]),
-                .delete(items[2].id), .add(items[7])]
+                .changePassword("second password"), .addAll(Array(items[3...5])), .rekey("third password"), .compact,
+                .add(items[6]), .delete(items[2].id), .add(items[7])]
     }
 
     static func perform(_ op: Op, on vault: Vault) throws {
@@ -56,6 +58,7 @@ struct FaultInjectionTests {
         case .changePassword(let password): try vault.changePassword(to: SecureBytes(utf8: password))
         case .compact: try vault.compact()
         case .addAll(let items): try vault.addAll(items)
+        case .rekey(let password): try vault.rekey(password: SecureBytes(utf8: password))
         }
     }
 
