@@ -1,3 +1,4 @@
+import CofferProcess
 import Foundation
 import Testing
 
@@ -78,6 +79,41 @@ struct CLILinkTests {
         let add = try ws.run(["add", "b", "--no-password", "--vault", ws.vault, "--password-file", ws.file("pw")], timeoutSeconds: 60)
         #expect(add.status == 0, "\(add)")
         #expect(try FileManager.default.attributesOfItem(atPath: ws.vault)[.size] as? Int ?? 0 < 1 << 20)
+    }
+
+    /// spec/unlock.md §7.3: a vault on a read-only medium (a read-only bind mount in a user and
+    /// mount namespace of the test's own) can be read, verified and refused a wrong password;
+    /// only a write fails, as an I/O error.
+    @Test func aVaultOnAReadOnlyMountIsReadable() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try FileManager.default.createDirectory(atPath: ws.file("ro"), withIntermediateDirectories: true)
+        let vault = ws.file("ro/v.coffer")
+        #expect(try ws.run(["init", "--kdf", "insecure-test-only", "--vault", vault, "--password-file", ws.file("pw")]).status == 0)
+        #expect(try ws.run(["add", "a", "--no-password", "--vault", vault, "--password-file", ws.file("pw")]).status == 0)
+        try ws.write("wrong", "not the password\n")
+        let binary = try #require(CLI.binary)
+        // Each command runs inside the namespace after the remount; the script prints each status.
+        let commands = [["ls"], ["verify"], ["show", "a"], ["ls", "--password-file-wrong"], ["add", "b", "--no-password"]]
+        let lines = commands.map { command -> String in
+            let password = command.last == "--password-file-wrong" ? ws.file("wrong") : ws.file("pw")
+            let words = command.filter { $0 != "--password-file-wrong" } + ["--vault", vault, "--password-file", password]
+            return "'\(binary)' " + words.map { "'\($0)'" }.joined(separator: " ") + " >/dev/null 2>&1; echo $?"
+        }
+        let script = "mount --bind '\(ws.file("ro"))' '\(ws.file("ro"))' && mount -o remount,bind,ro '\(ws.file("ro"))' || exit 99\n"
+            + lines.joined(separator: "\n")
+        try ws.write("ro.sh", script)
+        var probe = ChildProcess(["/usr/bin/unshare", "--user", "--map-root-user", "--mount", "/bin/sh", ws.file("ro.sh")])
+        probe.environment = CLI.environment(in: ws, adding: env)
+        probe.newSession = true
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else { print("skipped: no unshare"); return }
+        let (status, output) = try probe.runCapturingOutput(timeoutSeconds: 120)
+        if status == 99 || status == 1 && output.isEmpty {
+            print("skipped: this system does not let the test make a read-only bind mount")
+            return
+        }
+        let statuses = String(decoding: output, as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(statuses == ["0", "0", "0", "77", "74"], "ls, verify, show, wrong password, add: \(statuses)")
     }
 
     @Test func leftoverTemporariesAreRemovedByTheNextWrite() throws {
