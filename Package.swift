@@ -14,6 +14,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        // HMAC-SHA1/SHA-2 for TOTP (RFC 6238): libsodium has no HMAC-SHA1.
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         .systemLibrary(
@@ -24,7 +26,7 @@ let package = Package(
             providers: [.apt(["libzxcvbn-dev"])]),
         .target(
             name: "Coffer",
-            dependencies: ["CSodium", "CZxcvbn"]),
+            dependencies: ["CSodium", "CZxcvbn", .product(name: "Crypto", package: "swift-crypto")]),
         // Starting other programs (clipboard tools, the CLI under test) without Foundation's
         // Process, which waits on pipes a forking child keeps open (spec/cli.md §4.7).
         .target(name: "CProcess"),
