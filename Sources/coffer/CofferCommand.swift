@@ -34,7 +34,7 @@ struct CofferCommand: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             InitCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, EditCommand.self,
-            RemoveCommand.self, ClipCommand.self, GenerateCommand.self, CheckCommand.self, PasswdCommand.self,
+            RemoveCommand.self, ClipCommand.self, TOTPCommand.self, GenerateCommand.self, CheckCommand.self, PasswdCommand.self,
             RekeyCommand.self, PinCommand.self,
             InfoCommand.self, VerifyCommand.self, CompactCommand.self, ImportCommand.self, ExportCommand.self,
             ClipClearCommand.self,

@@ -45,6 +45,29 @@ struct ItemFieldOptions: ParsableArguments {
 
     @Option(name: .customLong("tag"), help: ArgumentHelp("A tag; repeat for several (edit: replaces all tags).", valueName: "tag"))
     var tags: [String] = []
+
+    @Option(name: .customLong("totp-file"), help: ArgumentHelp(
+        "Read the TOTP (an otpauth://totp/… URI or a base32 secret) from this file's first line.", valueName: "file"))
+    var totpFile: String?
+
+    @Flag(name: .customLong("ask-totp"), help: "Prompt for the TOTP URI or secret on the terminal (not echoed).")
+    var askTOTP = false
+
+    /// The TOTP text from --totp-file or --ask-totp, checked (spec/totp.md §2); nil when neither.
+    func newTOTP() throws -> Secret? {
+        if totpFile != nil && askTOTP { throw CLIError.usage("give the TOTP with --totp-file or --ask-totp, not both") }
+        let text: SecureBytes
+        if let totpFile {
+            text = try SecretInput.firstLine(ofFile: totpFile, what: "TOTP")
+        } else if askTOTP {
+            text = try SecretInput.prompt("TOTP URI or secret: ", what: "TOTP", option: "--totp-file FILE")
+        } else {
+            return nil
+        }
+        let secret = Secret(bytes: text)
+        _ = try TOTP.parse(secret.reveal())
+        return secret
+    }
 }
 
 /// `coffer add` (spec/cli.md §4.2).
@@ -87,8 +110,9 @@ struct AddCommand: ParsableCommand {
             password = nil
             Terminal.note("the password is empty: \(service) is stored with no password (as with --no-password)")
         }
-        let item = Item.login(service, username: fields.username, password: password,
+        var item = Item.login(service, username: fields.username, password: password,
                               urls: fields.url.map { [$0] } ?? [], notes: try fields.resolvedNotes(), tags: fields.tags)
+        if let totp = try fields.newTOTP() { try item.setTOTP(totp) }
         let id = try vault.add(item)
         Terminal.out(id.hex)
         Terminal.note("Added \(service)")

@@ -83,9 +83,7 @@ struct ClipCommand: ParsableCommand {
     }
 
     func run() throws {
-        guard let tool = ClipboardTool.find() else {
-            throw CLIError(Exit.unavailable, "no clipboard tool: install wl-clipboard (Wayland) or xclip or xsel (X11) and run in a graphical session, or use `coffer show ITEM --field \(field) --reveal`")
-        }
+        let tool = try ClipboardTool.require(orShow: "`coffer show ITEM --field \(field) --reveal`")
         let vault = try vaultOptions.open(mode: .readOnly)
         let found = try vault.get(vault.resolve(item).id)
         vault.close()
@@ -94,21 +92,36 @@ struct ClipCommand: ParsableCommand {
         }
         var bytes = Array(value.value.utf8)
         defer { secureZero(&bytes) }
-        let status = try tool.copy(bytes)
-        guard status == 0 else { throw CLIError(Exit.unavailable, "\(tool.name) failed (status \(status)); is the graphical session reachable?") }
+        try tool.copy(bytes, clearingAfter: clearAfter, describing: "\(field) of \(found.title)")
+    }
+}
+
+extension ClipboardTool {
+    /// The clipboard tool, or exit 69 naming `alternative`.
+    static func require(orShow alternative: String) throws -> ClipboardTool {
+        guard let tool = find() else {
+            throw CLIError(Exit.unavailable, "no clipboard tool: install wl-clipboard (Wayland) or xclip or xsel (X11) and run in a graphical session, or use \(alternative)")
+        }
+        return tool
+    }
+
+    /// Copies `bytes`, starts the clearer when `clearAfter` > 0 and says so on stderr.
+    func copy(_ bytes: [UInt8], clearingAfter clearAfter: Int, describing what: String) throws {
+        let status = try copy(bytes)
+        guard status == 0 else { throw CLIError(Exit.unavailable, "\(name) failed (status \(status)); is the graphical session reachable?") }
         if clearAfter > 0 {
-            try spawnClearer(tool: tool, digest: BLAKE2b.hash(bytes))
-            Terminal.note("Copied \(field) of \(found.title) with \(tool.name); clearing in \(clearAfter) s")
+            try spawnClearer(after: clearAfter, digest: BLAKE2b.hash(bytes))
+            Terminal.note("Copied \(what) with \(name); clearing in \(clearAfter) s")
         } else {
-            Terminal.note("Copied \(field) of \(found.title) with \(tool.name)")
+            Terminal.note("Copied \(what) with \(name)")
         }
     }
 
     /// Starts `coffer clip-clear` in the background, in a session of its own so that closing the
     /// terminal does not end it, and returns without waiting for it. It gets the value's hash (not
     /// the value) on stdin.
-    private func spawnClearer(tool: ClipboardTool, digest: [UInt8]) throws {
-        var clearer = ChildProcess([Self.ownExecutable(), "clip-clear", "--after", String(clearAfter), "--tool", tool.name])
+    private func spawnClearer(after seconds: Int, digest: [UInt8]) throws {
+        var clearer = ChildProcess([Self.ownExecutable(), "clip-clear", "--after", String(seconds), "--tool", name])
         clearer.newSession = true
         _ = try clearer.start(input: Array(digest.lowercaseHex.utf8) + [10])
     }

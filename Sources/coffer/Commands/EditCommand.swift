@@ -41,6 +41,7 @@ struct EditCommand: ParsableCommand {
         if let notes = try fields.resolvedNotes() { found.notes = notes.isEmpty ? nil : notes; changed.append("notes") }
         if !fields.tags.isEmpty { found.tags = fields.tags; changed.append("tags") }
         if clearTags { found.tags = []; changed.append("tags") }
+        if let totp = try fields.newTOTP() { try found.setTOTP(totp); changed.append("TOTP") }
         if let new = try secret.newSecret() {
             guard !new.secret.isEmpty else {
                 throw CLIError.usage("the new password is empty; edit keeps the password unless given a non-empty one (nothing was changed)")
@@ -49,7 +50,7 @@ struct EditCommand: ParsableCommand {
             changed.append("password")
         }
         guard !changed.isEmpty else {
-            throw CLIError.usage("nothing to change; give at least one of --service, --username, --url, --notes, --notes-file, --tag, --clear-tags or a new password")
+            throw CLIError.usage("nothing to change; give at least one of --service, --username, --url, --notes, --notes-file, --tag, --totp-file, --ask-totp, --clear-tags or a new password")
         }
         try vault.update(found)
         Terminal.note("Updated \(found.title): \(changed.joined(separator: ", "))")

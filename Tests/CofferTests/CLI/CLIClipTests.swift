@@ -33,6 +33,20 @@ struct CLIClipTests {
                 "the clipboard still holds the value after --clear-after")
     }
 
+    /// `totp --clip`: the current code on the real clipboard.
+    @Test func totpClipCopiesTheCode() throws {
+        guard let session = try XSession.start(tool: "xclip") else { return }
+        defer { session.stop() }
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.write("totp", CLITOTPTests.secret + "\n")
+        try ws.add("a", secret: "pw", "--totp-file", ws.file("totp"))
+        let result = try ws.run(["totp", "a", "--clip"] + ws.unlock, environment: session.environment(for: ws), timeoutSeconds: 60)
+        #expect(result.status == 0 && result.stdout.isEmpty && result.stderr.contains("the code of a"), "\(result)")
+        let expected = try CLITOTPTests.expectedCodes(CLITOTPTests.secret), copied = try session.clipboard()
+        #expect(expected.contains(copied), "\(copied)")
+    }
+
     @Test(arguments: ["xclip", "xsel"])
     func leavesWhatTheUserCopiedSinceAlone(tool: String) throws {
         guard let session = try XSession.start(tool: tool) else { return }
