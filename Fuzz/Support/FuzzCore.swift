@@ -29,6 +29,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case importCSV = "FuzzImportCSV"
     case importBitwardenJSON = "FuzzImportBitwardenJSON"
     case throttleState = "FuzzThrottleState"
+    case totpURI = "FuzzTOTPURI"
 
     /// Runs one input through the harness. Throws `InvariantViolation` when an invariant breaks.
     public func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
@@ -40,6 +41,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .importCSV: return try ImportCSVHarness.run(data)
         case .importBitwardenJSON: return try ImportBitwardenJSONHarness.run(data)
         case .throttleState: return try ThrottleStateHarness.run(data)
+        case .totpURI: return try TOTPURIHarness.run(data)
         }
     }
 
