@@ -1,9 +1,9 @@
-/// Where an item keeps its TOTP (spec/totp.md §4): a custom field named `otpauth` holding the
+/// Where an item keeps its TOTP (spec/totp.md §4): a custom field named `totp` holding the
 /// URI or base32 secret as it was given. A custom field is a secret, survives any edit by a 1.0
 /// reader and needs no new field tag (spec/format.md §2: a minor version may not add one).
 extension Item {
     /// The name of the custom field that holds the TOTP.
-    public static let totpFieldName = "otpauth"
+    public static let totpFieldName = "totp"
 
     /// The item's TOTP, nil when it has none; `crypto.invalid-argument` when the field is there
     /// but cannot be read (say, imported from a damaged export).

@@ -9,7 +9,7 @@ struct TOTPCommand: ParsableCommand {
         abstract: "Print an item's current one-time code (the seconds left go to stderr).",
         discussion: """
             The item's TOTP is set with add/edit --totp-file or --ask-totp (an otpauth://totp/… URI or a base32 \
-            secret), or comes from an import; it is kept in the custom field 'otpauth'. With --clip the code goes \
+            secret), or comes from an import; it is kept in the custom field 'totp'. With --clip the code goes \
             to the clipboard instead, cleared when it expires.
             """)
 

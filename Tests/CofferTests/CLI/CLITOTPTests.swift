@@ -3,7 +3,7 @@ import Testing
 @testable import Coffer
 
 /// spec/cli.md §4.17 and spec/totp.md §4: the TOTP of an item, set from a file or a prompt,
-/// kept in the custom field `otpauth`, printed as the current code.
+/// kept in the custom field `totp` (where imports put it), printed as the current code.
 @Suite("CLI: totp")
 struct CLITOTPTests {
     /// RFC 6238's SHA1 key, "12345678901234567890", in base32.
@@ -25,8 +25,8 @@ struct CLITOTPTests {
         #expect(result.status == 0 && result.stderr.contains("s left"), "\(result)")
         let expected = try Self.expectedCodes(uri)
         #expect(result.stdout.count == 9 && expected.contains(String(result.stdout.dropLast())), "\(result)")
-        // Kept as the custom field `otpauth` (secret: masked unless revealed).
-        #expect(try ws.coffer("show", "example", "--field", "otpauth", "--reveal").stdout == uri + "\n")
+        // Kept as the custom field `totp` (secret: masked unless revealed).
+        #expect(try ws.coffer("show", "example", "--field", "totp", "--reveal").stdout == uri + "\n")
         #expect(!(try ws.coffer("show", "example").stdout.contains(Self.secret)))
     }
 
@@ -45,7 +45,7 @@ struct CLITOTPTests {
         #expect(code.stdout.count == 7 && expected.contains(String(code.stdout.dropLast())), "\(code)")
         let json = try JSONSerialization.jsonObject(with: Data(try ws.coffer("show", "a", "--json", "--reveal").stdout.utf8)) as? [String: Any]
         let fields = json?["fields"] as? [[String: Any]]
-        #expect(fields?.filter { $0["name"] as? String == "otpauth" }.count == 1, "one otpauth field after two edits: \(String(describing: fields))")
+        #expect(fields?.filter { $0["name"] as? String == "totp" }.count == 1, "one totp field after two edits: \(String(describing: fields))")
     }
 
     @Test func askTOTPPromptsWithoutEcho() throws {
@@ -59,5 +59,22 @@ struct CLITOTPTests {
         #expect(try child.wait(timeoutSeconds: 30) == 0)
         #expect(!tty.readToEnd().contains(Self.secret), "the secret was echoed")
         #expect(try ws.coffer("totp", "a").status == 0)
+    }
+
+    /// spec/totp.md §4: the importers' `totp` field is the one `coffer totp` reads.
+    @Test func anImportedTOTPGivesCodes() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let uri = "otpauth://totp/GitHub:octocat?secret=\(Self.secret)&issuer=GitHub"
+        try ws.write("export.csv", """
+            "Group","Title","Username","Password","URL","Notes","TOTP","Icon","Last Modified","Created"
+            "Root","GitHub","octocat","gh-Secret-123!","https://github.com/login","","\(uri)","0","2024-01-02T03:04:05Z","2024-01-01T00:00:00Z"
+
+            """)
+        let imported = try ws.coffer("import", ws.file("export.csv"), "--from", "keepassxc-csv")
+        #expect(imported.status == 0, "\(imported)")
+        let code = try ws.coffer("totp", "GitHub")
+        let expected = try Self.expectedCodes(uri)
+        #expect(code.status == 0 && expected.contains(String(code.stdout.dropLast())), "\(code)")
     }
 }
