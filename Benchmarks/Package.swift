@@ -4,7 +4,7 @@ import PackageDescription
 /// Coffer's benchmarks (package-benchmark). A separate package so that a plain `swift test`
 /// at the root never builds the benchmark toolchain. Run from the repository root:
 ///   swift package --package-path Benchmarks --scratch-path Benchmarks/.build benchmark
-let suites = ["Unlock", "Store", "Crypto", "Policy"]
+let suites = ["Unlock", "Store", "AEAD", "Policy"]  // not "Crypto": swift-crypto (a dependency of Coffer, for TOTP) has a target of that name
 
 let package = Package(
     name: "CofferBenchmarks",

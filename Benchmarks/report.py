@@ -136,7 +136,7 @@ def main():
         if t(name):
             row(name.replace("-", " ") + " items", ms(t(name)))
 
-    # Crypto
+    # AEAD (seal/open)
     for op in ("Seal", "Open"):
         for size, nbytes in (("200B", 200), ("1MiB", 1 << 20)):
             c, s = t(f"{op}-{size}-Coffer"), t(f"{op}-{size}-libsodium")
