@@ -45,6 +45,9 @@ struct CLIClipTests {
         #expect(result.status == 0 && result.stdout.isEmpty && result.stderr.contains("the code of a"), "\(result)")
         let expected = try CLITOTPTests.expectedCodes(CLITOTPTests.secret), copied = try session.clipboard()
         #expect(expected.contains(copied), "\(copied)")
+        // Its clearer waits until the code expires (up to 30 s): end it, so that it cannot be
+        // taken for another test's clearer.
+        for pid in XSession.clearers(tool: "xclip", after: nil) { kill(pid, SIGKILL) }
     }
 
     @Test(arguments: ["xclip", "xsel"])
@@ -58,7 +61,7 @@ struct CLIClipTests {
         #expect(result.status == 0, "\(result)")
         try session.copy("something the user copied")
         // The clearer exits after its check; wait for it, then the value must still be there.
-        #expect(session.waitUntil(timeoutSeconds: 15) { !XSession.clearerIsRunning(tool: tool) })
+        #expect(session.waitUntil(timeoutSeconds: 15) { !XSession.clearerIsRunning(tool: tool, after: 2) })
         #expect(try session.clipboard() == "something the user copied")
     }
 }
@@ -130,15 +133,22 @@ struct XSession {
         return condition()
     }
 
-    /// Whether a `coffer clip-clear` for this tool is still alive (the suite runs one test at a
-    /// time). Found by its command line: its environment is not readable, since coffer makes
+    /// Whether a `coffer clip-clear` for this tool and delay is still alive (the suite runs one
+    /// test at a time, but a clearer of an earlier test may still be waiting). Found by its command line: its environment is not readable, since coffer makes
     /// itself non-dumpable.
-    static func clearerIsRunning(tool: String) -> Bool {
+    static func clearerIsRunning(tool: String, after seconds: Int) -> Bool {
+        !clearers(tool: tool, after: seconds).isEmpty
+    }
+
+    /// The pids of `coffer clip-clear --after N --tool T` processes (any N when `seconds` is nil).
+    static func clearers(tool: String, after seconds: Int?) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.contains { pid in
-            guard pid.allSatisfy(\.isNumber), let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+        return entries.compactMap { pid -> pid_t? in
+            guard pid.allSatisfy(\.isNumber), let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return nil }
             let words = cmdline.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-            return words.contains("clip-clear") && words.contains(tool)
+            guard words.contains("clip-clear"), words.contains(tool), let flag = words.firstIndex(of: "--after"),
+                  words.indices.contains(flag + 1) else { return nil }
+            return seconds == nil || words[flag + 1] == String(seconds!) ? pid_t(pid) : nil
         }
     }
 
