@@ -287,6 +287,24 @@ struct FormatVectorGenerator {
             items: normalised.items)
         add("045-password-differs-after-nfkc", "NFKC keeps ß (it is not case folding): typed with ss it is another password",
             expect: "wrong password", password: "Grüsse, café fi 123", bytes: normalisedFile)
+
+        // §5.1: the plaintext is exactly the padded length; more or less padding is malformed
+        // (vector 038 covers non-zero padding).
+        var overPadded = try Log(seed: "over-padded")
+        overPadded.put(login(1, random: overPadded.random))
+        overPadded.append(Writer.put(login(2, random: overPadded.random)) + [UInt8](repeating: 0, count: 128))
+        add("046-over-padding", "an authentic put with 128 more zero bytes of padding than the exact padded length",
+            expect: "malformed item", bytes: overPadded.file)
+        var underPadded = try Log(seed: "under-padded")
+        var long = login(1, random: underPadded.random)
+        // A 445-byte item: padded to 512 (62 bytes of padding), so 32 fewer keeps the payload whole
+        // and the frame within §9's bounds.
+        long.notes = String(repeating: "n", count: 300)
+        let exact = Writer.put(long)
+        precondition(exact.count == 512 && exact.suffix(62).allSatisfy { $0 == 0 }, "the item is meant to pad to 512 bytes")
+        underPadded.append(Array(exact.dropLast(32)))
+        add("047-under-padding", "an authentic put whose plaintext is 32 bytes shorter than the exact padded length (payload intact)",
+            expect: "malformed item", bytes: underPadded.file)
         return out
     }
 
