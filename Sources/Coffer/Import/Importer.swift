@@ -34,10 +34,40 @@ public struct SkippedEntry: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// What an import file held: the items to add and the entries left out.
+/// What an import file held: the items to add, what was left out, and where values without a
+/// dedicated place went (spec/cli.md §8: an import never drops a value without saying so).
 public struct ImportResult: Sendable {
     public var items: [Item]
+    /// Rows, entries or single values (an attachment) not imported, each with where and why.
     public var skipped: [SkippedEntry]
+    /// Source names (a column, a JSON key, a KeePass string) whose values went into a custom
+    /// field of the same name, with how many items got one.
+    public var keptAsFields: [String: Int]
+    /// Source names whose values were appended to an item's notes, with how many items.
+    public var keptInNotes: [String: Int]
+    /// Items imported per kind in the source ("login", "note", "card", "identity", …).
+    public var kinds: [String: Int]
+
+    public init(items: [Item] = [], skipped: [SkippedEntry] = [], keptAsFields: [String: Int] = [:],
+                keptInNotes: [String: Int] = [:], kinds: [String: Int] = [:]) {
+        self.items = items
+        self.skipped = skipped
+        self.keptAsFields = keptAsFields
+        self.keptInNotes = keptInNotes
+        self.kinds = kinds
+    }
+
+    /// Adds an item (after `Importer.storable`) counted under its source kind.
+    mutating func append(_ item: Item, kind: String) {
+        items.append(item)
+        kinds[kind, default: 0] += 1
+    }
+
+    /// Records that one item got the value of `source` as a custom field.
+    mutating func keptAsField(_ source: String) { keptAsFields[source, default: 0] += 1 }
+
+    /// Records that one item got the value of `source` appended to its notes.
+    mutating func keptInNotes(_ source: String) { keptInNotes[source, default: 0] += 1 }
 }
 
 /// Parses password-manager exports into items (spec/cli.md §8). Pure: bytes in, items out; a
