@@ -184,6 +184,8 @@ public struct SpecVaultWriter: Sendable {
         public var customFields: [(name: String, value: String)]
         public var passwordHistory: [(changed: Int64, password: String)]
         public var noteValue: String?
+        /// Fields with tags 128–255 (format 1.1, §6.1): written after every other field, as given.
+        public var extensionFields: [(tag: UInt8, value: [UInt8])] = []
 
         public init(kind: Kind = .login, id: [UInt8], title: String, username: String? = nil, password: String? = nil,
                     urls: [String] = [], notes: String? = nil, tags: [String] = [],
@@ -220,6 +222,7 @@ public struct SpecVaultWriter: Sendable {
             fields += customFields.map { (7, le16(UInt16($0.name.utf8.count)) + Array($0.name.utf8) + Array($0.value.utf8)) }
             fields += passwordHistory.map { (8, le64(UInt64(bitPattern: $0.changed)) + Array($0.password.utf8)) }
             if let noteValue { fields.append((9, Array(noteValue.utf8))) }
+            fields += extensionFields
 
             var out: [UInt8] = [1, kind.rawValue] + id + le64(UInt64(bitPattern: created)) + le64(UInt64(bitPattern: modified))
             out += le16(UInt16(fields.count))

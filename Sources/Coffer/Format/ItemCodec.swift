@@ -8,7 +8,12 @@ import Darwin
 public enum ItemCodec {
     static let encodingVersion: UInt8 = 1
     public static let maximumFields = 512
-    public static let maximumFieldLength = 65_536
+    /// The largest field format 1.0 allows. Since 1.1 a field may fill the whole item (the record
+    /// payload bound, §9); a writer that stores a longer one first marks the file 1.1.
+    public static let version10FieldLength = 65_536
+    /// Tags a 1.1 reader keeps without knowing them (spec/format.md §6.1): carried through an
+    /// edit unchanged.
+    public static let extensionTags: ClosedRange<UInt8> = 128...255
     static let fixedPrefix = 1 + 1 + 16 + 8 + 8 + 2
 
     enum Tag: UInt8 {
@@ -55,12 +60,14 @@ public enum ItemCodec {
         fields += item.customFields.map { (.customField, .custom(name: $0.name, value: $0.value.bytes)) }
         fields += item.passwordHistory.map { (.history, .history(changed: $0.changed, password: $0.password.bytes)) }
         if let value = item.noteValue { fields.append((.noteValue, .secret(value.bytes))) }
+        let extensions = item.extensionFields.sorted { $0.tag < $1.tag }  // stable: repeats keep their order
 
-        guard fields.count <= maximumFields else {
-            throw CofferError(.limitExceeded, "an item may have at most \(maximumFields) fields, this one has \(fields.count)")
+        let fieldCount = fields.count + extensions.count
+        guard fieldCount <= maximumFields else {
+            throw CofferError(.limitExceeded, "an item may have at most \(maximumFields) fields, this one has \(fieldCount)")
         }
-        for (_, value) in fields where value.count > maximumFieldLength {
-            throw CofferError(.limitExceeded, "a field may hold at most \(maximumFieldLength) bytes, one holds \(value.count)")
+        for field in extensions where !extensionTags.contains(field.tag) {
+            throw CofferError(.invalidArgument, "field tag \(field.tag) is not an extension tag (\(extensionTags)); nothing was written")
         }
         // Text fields are Swift strings (always UTF-8); secrets arrive as bytes. A secret that
         // is not UTF-8 would be written and then refused by every reader (spec/format.md §6),
@@ -68,21 +75,50 @@ public enum ItemCodec {
         for (tag, value) in fields where !value.secretIsUTF8 {
             throw CofferError(.invalidArgument, "the \(tag.secretName) is not UTF-8 text (Coffer stores secrets as text); nothing was written")
         }
-        let total = fixedPrefix + fields.reduce(0) { $0 + 5 + $1.1.count }
+        let total = fixedPrefix + fields.reduce(0) { $0 + 5 + $1.1.count } + extensions.reduce(0) { $0 + 5 + $1.value.count }
+        // The record bound (§9) is the only bound on one field since 1.1; checked here so that
+        // nothing large is copied first.
+        guard total <= maximumEncodedLength else {
+            throw CofferError(.limitExceeded, "an item may be at most \(maximumEncodedLength) bytes encoded, this one is \(total)")
+        }
         var writer = ByteWriter(capacity: total)
         writer.uint8(encodingVersion)
         writer.uint8(item.kind.rawValue)
         writer.append(item.id.bytes)
         writer.int64(item.created.millisecondsSince1970)
         writer.int64(item.modified.millisecondsSince1970)
-        writer.uint16(UInt16(fields.count))
+        writer.uint16(UInt16(fieldCount))
         for (tag, value) in fields {
             writer.uint8(tag.rawValue)
             writer.uint32(UInt32(value.count))
             value.write(into: &writer)
         }
+        for field in extensions {
+            writer.uint8(field.tag)
+            writer.uint32(UInt32(field.value.count))
+            field.value.withUnsafeBytes { writer.append($0) }
+        }
         assert(writer.bytes.count == total)
         return writer.bytes
+    }
+
+    /// The longest item encoding a record can carry (spec/format.md §5.1, §9).
+    public static let maximumEncodedLength = RecordFrame.maximumPlaintext - 5
+
+    /// The format minor version an item needs (spec/format.md §2): 1 when a field is longer than
+    /// 1.0 allows or the item has extension fields, else 0.
+    public static func minimumVersionMinor(of item: Item) -> UInt16 {
+        if !item.extensionFields.isEmpty { return 1 }
+        let longest = [item.title.utf8.count, item.username?.utf8.count ?? 0, item.password?.utf8Count ?? 0,
+                       item.notes?.utf8.count ?? 0, item.noteValue?.utf8Count ?? 0].max()!
+        if longest > version10FieldLength { return 1 }
+        if item.urls.contains(where: { $0.utf8.count > version10FieldLength })
+            || item.tags.contains(where: { $0.utf8.count > version10FieldLength })
+            || item.customFields.contains(where: { 2 + $0.name.utf8.count + $0.value.utf8Count > version10FieldLength })
+            || item.passwordHistory.contains(where: { 8 + $0.password.utf8Count > version10FieldLength }) {
+            return 1
+        }
+        return 0
     }
 
     private enum FieldValue {
@@ -146,6 +182,8 @@ public enum ItemCodec {
                 item!.passwordHistory.append(PasswordHistoryEntry(password: Secret(bytes: try SecureBytes(copying: secret, protection: .locked)), changed: changed))
             case .noteValue: item!.noteValue = Secret(bytes: try SecureBytes(copying: value, protection: .locked))
             }
+        } extensionField: { tag, value in
+            item!.extensionFields.append(ExtensionField(tag: tag, value: try SecureBytes(copying: value, protection: .locked)))
         }
         return item!
     }
@@ -172,7 +210,7 @@ public enum ItemCodec {
             case .notes: guard isValidUTF8(value) else { throw malformed("field \(tag.rawValue) is not valid UTF-8") }
             case .noteValue: break
             }
-        }
+        } extensionField: { _, _ in }
         return summary!
     }
 
@@ -196,7 +234,7 @@ public enum ItemCodec {
                 case .password: hasPassword = true
                 case .customField, .history, .noteValue: break  // validated by `walk`
                 }
-            }
+            } extensionField: { _, _ in }
         } catch {
             text.removeSubrange(mark...)
             throw error
@@ -269,10 +307,12 @@ public enum ItemCodec {
     }
 
     /// Validates the whole structure (order, repeats, lengths, UTF-8) and reports each field.
+    /// Extension fields (tags 128–255, §6.1) go to `extensionField` as opaque bytes, unchecked.
     private static func walk(
         _ bytes: UnsafeRawBufferPointer,
         header: (Header) throws -> Void,
-        field: (Tag, UnsafeRawBufferPointer) throws -> Void
+        field: (Tag, UnsafeRawBufferPointer) throws -> Void,
+        extensionField: (UInt8, UnsafeRawBufferPointer) throws -> Void
     ) throws {
         var reader = ByteReader(bytes, shortInputCode: .malformedItem, context: "item")
         let version = try reader.uint8()
@@ -289,14 +329,19 @@ public enum ItemCodec {
         var repeats = 0
         for _ in 0..<count {
             let rawTag = try reader.uint8()
-            guard let tag = Tag(rawValue: rawTag) else { throw malformed("unknown field tag \(rawTag)") }
+            let tag = Tag(rawValue: rawTag)
+            guard tag != nil || extensionTags.contains(rawTag) else { throw malformed("unknown field tag \(rawTag)") }
             guard rawTag >= previous else { throw malformed("field tag \(rawTag) after \(previous): fields out of order") }
             repeats = rawTag == previous ? repeats + 1 : 1
-            guard repeats <= tag.maximumCount else { throw malformed("field tag \(rawTag) repeated") }
+            guard repeats <= tag?.maximumCount ?? Int.max else { throw malformed("field tag \(rawTag) repeated") }
             previous = rawTag
+            // No per-field bound since 1.1 (§9): `slice` checks the length against the bytes left.
             let length = Int(try reader.uint32())
-            guard length <= maximumFieldLength else { throw malformed("field of \(length) bytes exceeds \(maximumFieldLength)") }
             let value = try reader.slice(length)
+            guard let tag else {
+                try extensionField(rawTag, value)
+                continue
+            }
             // Plain text fields are validated where they become strings (`text`), once.
             if !tag.isPlainText { try validateUTF8(tag, value) }
             try field(tag, value)

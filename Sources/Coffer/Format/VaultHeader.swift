@@ -3,13 +3,16 @@
 public struct VaultHeader: Sendable, Equatable {
     public static let magic: [UInt8] = [0x89, 0x43, 0x4F, 0x46, 0x46, 0x45, 0x52, 0x0A]
     public static let versionMajor: UInt16 = 1
-    public static let versionMinor: UInt16 = 0
+    /// The newest minor version this Coffer reads and writes (spec/format.md §2).
+    public static let versionMinor: UInt16 = 1
+    /// The minor version a new vault gets: the lowest one, until an item needs more (§2).
+    public static let initialVersionMinor: UInt16 = 0
     public static let lengthBounds = 128...65_536
     public static let maximumKeyslots = 4
     static let fixedCount = 57
     static let trailerCount = 64
 
-    public var versionMinor: UInt16 = VaultHeader.versionMinor
+    public var versionMinor: UInt16 = VaultHeader.initialVersionMinor
     public var vaultID: [UInt8]
     public var logID: [UInt8]
     public var created: Timestamp

@@ -226,6 +226,15 @@ public struct PasswordHistoryEntry: Sendable, Equatable {
     public init(password: Secret, changed: Timestamp) { self.password = password; self.changed = changed }
 }
 
+/// A field this version of Coffer does not know (tags 128–255, spec/format.md §6.1), written by
+/// a later version. Kept as opaque bytes in guarded memory (it may be a secret) and written back
+/// unchanged when the item is edited, so an older Coffer never drops what a newer one stored.
+public struct ExtensionField: Sendable, Equatable {
+    public var tag: UInt8
+    public var value: SecureBytes
+    public init(tag: UInt8, value: SecureBytes) { self.tag = tag; self.value = value }
+}
+
 /// One vault item: a login (service, username, password, URLs, …) or a secure note
 /// (title and value). Values are immutable snapshots; edit a copy and pass it to `update`.
 public struct Item: Sendable, Equatable, Identifiable {
@@ -243,6 +252,8 @@ public struct Item: Sendable, Equatable, Identifiable {
     public var passwordHistory: [PasswordHistoryEntry]
     /// The secret body of a secure note.
     public var noteValue: Secret?
+    /// Fields of a later format version, carried through edits unchanged (spec/format.md §6.1).
+    public var extensionFields: [ExtensionField] = []
     public var created: Timestamp
     public var modified: Timestamp
 

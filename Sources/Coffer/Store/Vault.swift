@@ -416,6 +416,10 @@ public final class Vault: @unchecked Sendable {
             guard items.count <= RecordFrame.maximumBatchCount else {
                 throw CofferError(.limitExceeded, "at most \(RecordFrame.maximumBatchCount) items can be added at once")
             }
+            staged = try mutex.withLock {
+                try upgradeVersion(for: items, state: &state)
+                return state
+            }
             // The batch record makes the whole import atomic even across a crash (spec/format.md §5.1).
             var batch = try mutex.withLock {
                 try RecordFrame.sealBatchHeader(count: items.count, chain: &staged.chain, scratch: scratch, random: random)
@@ -460,6 +464,7 @@ public final class Vault: @unchecked Sendable {
     private func put(_ item: Item, state: inout State) throws {
         var encoded = try ItemCodec.encode(item)
         defer { secureZero(&encoded) }
+        try upgradeVersion(for: [item], state: &state)
         try encoded.withUnsafeBytes { payload in
             try append(.put, payload: payload, state: &state) { state, location in
                 state.index.put(Self.indexEntry(for: item, offset: location.offset, frameCount: location.count, seq: location.seq),
@@ -554,10 +559,25 @@ public final class Vault: @unchecked Sendable {
         try withWritableState { state in try replaceKeyslots(slots, state: &state) }
     }
 
+    /// Marks the file with the minor version `items` need before they are written (spec/format.md
+    /// §2): a 1.0 reader must not change a file holding 1.1 items, and refuses to once the
+    /// header says 1.1. The header is rewritten atomically and the frames copied verbatim, so a
+    /// crash leaves the file as it was or upgraded, never half of it.
+    private func upgradeVersion(for items: [Item], state: inout State) throws {
+        let needed = items.lazy.map(ItemCodec.minimumVersionMinor).max() ?? 0
+        guard needed > state.header.versionMinor else { return }
+        try rewriteHeader(state: &state) { $0.versionMinor = needed }
+    }
+
     private func replaceKeyslots(_ slots: [Keyslot], state: inout State) throws {
+        try rewriteHeader(state: &state) { $0.keyslots = slots }
+    }
+
+    /// Rewrites the header changed by `change`, copying the frames verbatim.
+    private func rewriteHeader(state: inout State, _ change: (inout VaultHeader) -> Void) throws {
         guard let handle = state.handle, let keys = state.keys else { throw closedError }
         var header = state.header
-        header.keyslots = slots
+        change(&header)
         let headerBytes = try header.encode(keys: keys)
         let frames = try handle.read(at: state.headerLength, count: state.end - state.headerLength)
         try rewrite(state: &state) { write in

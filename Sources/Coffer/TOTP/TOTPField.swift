@@ -1,6 +1,7 @@
 /// Where an item keeps its TOTP (spec/totp.md §4): a custom field named `totp` holding the
 /// URI or base32 secret as it was given. A custom field is a secret, survives any edit by a 1.0
-/// reader and needs no new field tag (spec/format.md §2: a minor version may not add one).
+/// reader and needs no new field tag (spec/totp.md §4: an extension tag would be kept but not shown
+/// by an older reader).
 extension Item {
     /// The name of the custom field that holds the TOTP.
     public static let totpFieldName = "totp"

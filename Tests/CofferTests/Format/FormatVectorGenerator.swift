@@ -305,6 +305,34 @@ struct FormatVectorGenerator {
         underPadded.append(Array(exact.dropLast(32)))
         add("047-under-padding", "an authentic put whose plaintext is 32 bytes shorter than the exact padded length (payload intact)",
             expect: "malformed item", bytes: underPadded.file)
+
+        // Format 1.1 (§2, §6.1, §9): a field may fill the item; tags 128–255 are extension fields
+        // a reader keeps as they are; tags 10–127 are still refused.
+        var largeField = try Log(seed: "large field", versionMinor: 1)
+        var sshKey = login(1, random: largeField.random)
+        sshKey.notes = String(repeating: "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", count: 3_200)  // 102,400 bytes
+        largeField.put(sshKey)
+        add("048-field-over-64-kib", "version 1.1: a login whose notes hold 102,400 bytes (over 1.0's 65,536 field bound)",
+            expect: "success", bytes: largeField.file, items: largeField.items)
+        var extended = try Log(seed: "extension fields", versionMinor: 1)
+        var laterItem = login(1, random: extended.random)
+        laterItem.extensionFields = [(130, Array("a field from version 1.5".utf8)), (200, [0xFF, 0x00, 0xFE]), (200, [])]
+        extended.put(laterItem)
+        extended.put(login(2, random: extended.random))
+        add("049-extension-fields", "version 1.1: a login with fields of tags 130, 200 and 200 again (any bytes, empty too), kept as they are",
+            expect: "success", bytes: extended.file, items: extended.items)
+        var mustUnderstand = try Log(seed: "tag 127", versionMinor: 1)
+        var unknown = login(1, random: mustUnderstand.random)
+        unknown.extensionFields = [(127, Array("not an extension tag".utf8))]
+        mustUnderstand.put(unknown)
+        add("050-unknown-tag-below-128", "version 1.1: a field of tag 127, which no reader may skip", expect: "malformed item",
+            bytes: mustUnderstand.file)
+        var outOfOrder = try Log(seed: "extension order", versionMinor: 1)
+        var misordered = login(1, random: outOfOrder.random)
+        misordered.extensionFields = [(200, [1]), (130, [2])]
+        outOfOrder.put(misordered)
+        add("051-extension-fields-out-of-order", "version 1.1: tag 200 before tag 130 (extension fields too are in ascending order)",
+            expect: "malformed item", bytes: outOfOrder.file)
         return out
     }
 

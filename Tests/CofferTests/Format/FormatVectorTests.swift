@@ -103,12 +103,14 @@ struct FormatVectorTests {
     /// written from the spec (`SpecVaultWriter.Item.encoding`), not Coffer's own encoder: a
     /// decoder bug that Coffer's encoder undid would still change the digest.
     static func specItem(_ item: Item) -> SpecVaultWriter.Item {
-        SpecVaultWriter.Item(
+        var converted = SpecVaultWriter.Item(
             kind: SpecVaultWriter.Item.Kind(rawValue: item.kind.rawValue)!, id: item.id.bytes, title: item.title,
             username: item.username, password: item.password?.reveal(), urls: item.urls, notes: item.notes, tags: item.tags,
             customFields: item.customFields.map { (name: $0.name, value: $0.value.reveal()) },
             passwordHistory: item.passwordHistory.map { (changed: $0.changed.millisecondsSince1970, password: $0.password.reveal()) },
             noteValue: item.noteValue?.reveal(), created: item.created.millisecondsSince1970,
             modified: item.modified.millisecondsSince1970)
+        converted.extensionFields = item.extensionFields.map { field in (field.tag, field.value.withUnsafeBytes { Array($0) }) }
+        return converted
     }
 }

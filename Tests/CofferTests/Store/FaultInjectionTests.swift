@@ -45,9 +45,14 @@ struct FaultInjectionTests {
         var edited = items[1]
         edited.title = "edited title"
         edited.modified = Timestamp(millisecondsSince1970: 4_102_444_900_000)
+        // A 1.1 item (a note longer than 1.0's field bound, an extension field): the header is
+        // rewritten as 1.1 before it is appended (spec/format.md §2).
+        var large = items[7]
+        large.notes = String(repeating: "ssh-key ", count: 9_000)
+        large.extensionFields = [ExtensionField(tag: 200, value: try! SecureBytes(utf8: "from a later version"))]
         return [.add(items[0]), .add(items[1]), .add(items[2]), .update(edited), .delete(items[0].id),
                 .changePassword("second password"), .addAll(Array(items[3...5])), .rekey("third password"), .compact,
-                .add(items[6]), .delete(items[2].id), .add(items[7])]
+                .add(items[6]), .delete(items[2].id), .add(large)]
     }
 
     static func perform(_ op: Op, on vault: Vault) throws {

@@ -242,12 +242,54 @@ struct StoreTests {
         #expect((lockAttributes[.posixPermissions] as? Int) == 0o600)
     }
 
-    @Test("Oversized fields are refused with a limit error, not written")
+    @Test("An item larger than a record can carry is refused with a limit error, not written")
     func limits() throws {
         let vault = try Fixtures.createVault(in: directory)
-        let huge = String(repeating: "x", count: ItemCodec.maximumFieldLength + 1)
+        let huge = String(repeating: "x", count: ItemCodec.maximumEncodedLength)
         let error = #expect(throws: CofferError.self) { try vault.add(.login("big", notes: huge)) }
         #expect(error?.code == .limitExceeded)
         #expect(try vault.list().isEmpty)
+        #expect(try vault.info().formatVersion == "1.0")
+    }
+
+    /// spec/format.md §2, §6, §9: a field may fill the item (a 100 KB note: an SSH key, recovery
+    /// codes); the first such item makes the file 1.1, which a 1.0 writer then refuses to change.
+    @Test("A field longer than 64 KiB is stored whole and marks the file 1.1")
+    func largeFieldUpgradesTheFile() throws {
+        let path = directory.file("v.coffer")
+        let vault = try Fixtures.createVault(in: directory)
+        try vault.add(.login("small", notes: "short"))
+        #expect(try vault.info().formatVersion == "1.0")
+        let note = String(repeating: "0123456789abcdef", count: 100_000 / 16) + "é"
+        let id = try vault.add(.login("ssh key", notes: note))
+        #expect(try vault.info().formatVersion == "1.1")
+        vault.close()
+        let reopened = try Vault.open(at: path, password: Fixtures.password, mode: .readOnly)
+        defer { reopened.close() }
+        #expect(try reopened.get(id).notes == note)
+        #expect(try reopened.list().count == 2)
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(bytes[10] == 1 && bytes[11] == 0)  // version_minor, little-endian
+    }
+
+    /// spec/format.md §6.1: an edit by this version keeps a later version's fields unchanged.
+    @Test("Extension fields survive an edit unchanged")
+    func extensionFieldsSurviveAnEdit() throws {
+        let vault = try Fixtures.createVault(in: directory)
+        defer { vault.close() }
+        var item = Item.login("future", username: "u", password: try Secret("p"))
+        item.extensionFields = [ExtensionField(tag: 130, value: try SecureBytes(utf8: "a")),
+                                ExtensionField(tag: 200, value: try [UInt8]([0xFF, 0x00]).withUnsafeBytes { try SecureBytes(copying: $0) })]
+        try vault.add(item)
+        #expect(try vault.info().formatVersion == "1.1")
+        var edited = try vault.get(item.id)
+        #expect(edited.extensionFields == item.extensionFields)
+        edited.title = "future, edited"
+        edited.changePassword(to: try Secret("q"))
+        try vault.update(edited)
+        try vault.compact()
+        let back = try vault.get(item.id)
+        #expect(back.title == "future, edited" && back.password?.reveal() == "q")
+        #expect(back.extensionFields == item.extensionFields)
     }
 }
