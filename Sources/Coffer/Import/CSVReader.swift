@@ -9,14 +9,14 @@ import Foundation
 /// Blank lines are skipped. Bytes are not decoded here: UTF-8 is checked per row by the mappers.
 public struct CSVReader: Sendable {
     public struct Limits: Sendable, Equatable {
-        /// Longest field in bytes (the vault's own field limit).
+        /// Longest field in bytes (the vault's item bound: a field may fill an item, format 1.1).
         public var maximumFieldBytes: Int
         /// Most fields in one row.
         public var maximumFields: Int
         /// Most rows (records and problems together) before the rest is refused.
         public var maximumRows: Int
 
-        public init(maximumFieldBytes: Int = 65_536, maximumFields: Int = 256, maximumRows: Int = 1_000_000) {
+        public init(maximumFieldBytes: Int = ItemCodec.maximumEncodedLength, maximumFields: Int = 256, maximumRows: Int = 1_000_000) {
             self.maximumFieldBytes = maximumFieldBytes
             self.maximumFields = maximumFields
             self.maximumRows = maximumRows

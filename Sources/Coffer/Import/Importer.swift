@@ -6,6 +6,10 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     case bitwardenCSV = "bitwarden-csv"
     case bitwardenJSON = "bitwarden-json"
     case onePasswordCSV = "1password-csv"
+    case lastPassCSV = "lastpass-csv"
+    case chromeCSV = "chrome-csv"
+    case firefoxCSV = "firefox-csv"
+    case cofferJSON = "coffer-json"
     case csv = "csv"
 }
 
@@ -47,6 +51,12 @@ public struct ImportResult: Sendable {
     public var keptInNotes: [String: Int]
     /// Items imported per kind in the source ("login", "note", "card", "identity", …).
     public var kinds: [String: Int]
+    /// Source names not imported on purpose because they hold no user data (an icon number, a
+    /// favourite flag), with why: listed in the summary, so nothing goes unmentioned.
+    public var ignored: [String: String] = [:]
+    /// Rows or entries that describe structure, not items (NordPass folder rows), by what they
+    /// are: their names live on as tags of the items inside.
+    public var structural: [String: Int] = [:]
 
     public init(items: [Item] = [], skipped: [SkippedEntry] = [], keptAsFields: [String: Int] = [:],
                 keptInNotes: [String: Int] = [:], kinds: [String: Int] = [:]) {
@@ -68,6 +78,9 @@ public struct ImportResult: Sendable {
 
     /// Records that one item got the value of `source` appended to its notes.
     mutating func keptInNotes(_ source: String) { keptInNotes[source, default: 0] += 1 }
+
+    /// Whether anything was left out: rows, entries or single values (not `ignored` names).
+    public var isComplete: Bool { skipped.isEmpty }
 }
 
 /// Parses password-manager exports into items (spec/cli.md §8). Pure: bytes in, items out; a
@@ -83,7 +96,9 @@ public enum Importer {
         }
         switch format {
         case .bitwardenJSON: return try BitwardenJSON.parse(bytes, now: now)
-        default: return try CSVImport.parse(bytes, dialect: CSVDialect.dialect(for: format), limits: limits, now: now)
+        case .cofferJSON: return try CofferJSON.parse(bytes)
+        case .keepassxcCSV, .bitwardenCSV, .onePasswordCSV, .lastPassCSV, .chromeCSV, .firefoxCSV, .csv:
+            return try CSVImport.parse(bytes, dialect: CSVDialect.dialect(for: format)!, limits: limits, now: now)
         }
     }
 
@@ -92,11 +107,16 @@ public enum Importer {
         String(validating: bytes, as: UTF8.self)
     }
 
-    /// ISO 8601 with or without fractional seconds; nil when unreadable. Uses Coffer's own strict
-    /// parser: Foundation's ISO8601DateFormatter (ICU) crashed with SIGFPE on a 60-digit fraction
-    /// (Fuzz/FailCases/FuzzImportBitwardenJSON/icu-long-fraction).
+    /// ISO 8601 with or without fractional seconds, or a Unix time in digits (12 or more digits:
+    /// milliseconds, as Firefox writes; fewer: seconds); nil when unreadable. Uses Coffer's own
+    /// strict parser: Foundation's ISO8601DateFormatter (ICU) crashed with SIGFPE on a 60-digit
+    /// fraction (Fuzz/FailCases/FuzzImportBitwardenJSON/icu-long-fraction).
     static func timestamp(_ text: String) -> Timestamp? {
-        Timestamp(iso8601: text.trimmingCharacters(in: .whitespaces))
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if !trimmed.isEmpty, trimmed.utf8.count <= 15, trimmed.utf8.allSatisfy({ (48...57).contains($0) }), let value = Int64(trimmed) {
+            return Timestamp(millisecondsSince1970: trimmed.utf8.count >= 12 ? value : value * 1000)
+        }
+        return Timestamp(iso8601: trimmed)
     }
 
     /// Tags from a list cell: split on `,` and `;`, trimmed, empty ones and duplicates dropped.
@@ -117,8 +137,8 @@ public enum Importer {
 
     static func nonEmpty(_ text: String?) -> String? { text.flatMap { $0.isEmpty ? nil : $0 } }
 
-    /// The item, or a skipped row when a vault could not store it (over 512 fields or a field over
-    /// 64 KiB, spec/format.md §9): otherwise the whole import's batch would fail (Fuzz/README.md).
+    /// The item, or a skipped row when a vault could not store it (over 512 fields or over the
+    /// 1 MiB item bound, spec/format.md §9): otherwise the whole import's batch would fail.
     static func storable(_ item: Item) throws -> Item {
         do {
             var encoded = try ItemCodec.encode(item)
@@ -130,241 +150,39 @@ public enum Importer {
     }
 }
 
-/// Which column of a CSV dialect holds what (header names compared case-insensitively, trimmed).
-struct CSVDialect {
-    enum Column: String, CaseIterable {
-        case title, username, password, url, notes, tags, group, totp, created, modified, type, fields
-    }
 
-    let format: ImportFormat
-    /// Header names accepted for each column.
-    let names: [Column: [String]]
-    /// Columns the header must name.
-    let required: [Column]
-
-    static func dialect(for format: ImportFormat) -> CSVDialect {
-        switch format {
-        case .keepassxcCSV:
-            return CSVDialect(format: format, names: [
-                .group: ["group"], .title: ["title"], .username: ["username"], .password: ["password"], .url: ["url"],
-                .notes: ["notes"], .totp: ["totp"], .modified: ["last modified"], .created: ["created"],
-            ], required: [.group, .title, .username, .password, .url, .notes])
-        case .bitwardenCSV:
-            return CSVDialect(format: format, names: [
-                .group: ["folder", "collections"], .type: ["type"], .title: ["name"], .notes: ["notes"], .fields: ["fields"],
-                .url: ["login_uri"], .username: ["login_username"], .password: ["login_password"], .totp: ["login_totp"],
-            ], required: [.title, .type, .username, .password])
-        case .onePasswordCSV:
-            return CSVDialect(format: format, names: [
-                .title: ["title", "name"], .url: ["url", "website", "login url", "urls"],
-                .username: ["username", "login username"], .password: ["password", "login password"],
-                .notes: ["notes", "notesplain"], .tags: ["tags"], .totp: ["otpauth", "one-time password"],
-            ], required: [.title, .password])
-        case .csv, .bitwardenJSON:
-            return CSVDialect(format: .csv, names: [
-                .title: ["title", "service", "name"], .username: ["username", "login"], .password: ["password"],
-                .url: ["url"], .notes: ["notes"], .tags: ["tags"],
-            ], required: [.title])
-        }
-    }
-}
-
-enum CSVImport {
-    static func parse(_ bytes: [UInt8], dialect: CSVDialect, limits: CSVReader.Limits, now: Timestamp) throws -> ImportResult {
-        var rows = CSVReader(limits: limits).rows(bytes)
-        guard let first = rows.first else {
-            throw CofferError(.invalidImport, "the file is empty; a \(dialect.format.rawValue) export starts with a header row")
-        }
-        guard case .record(let headerLine, let headerFields) = first else {
-            throw CofferError(.invalidImport, "the header row (line \(first.line)) is unreadable: \(reasonOf(first))")
-        }
-        var header: [String] = []
-        for field in headerFields {
-            guard let name = Importer.decode(field) else {
-                throw CofferError(.invalidImport, "the header row (line \(headerLine)) is not valid UTF-8")
+/// `--from` left out: which format a file is (spec/cli.md §8.10). Decided by structure only (magic
+/// bytes, a JSON key, the CSV header's names), never by a value.
+extension Importer {
+    public static func detect(_ bytes: [UInt8]) throws -> ImportFormat {
+        let head = Array(bytes.prefix(64 << 10))
+        var start = head.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        while start < head.count, [0x20, 0x09, 0x0A, 0x0D].contains(head[start]) { start += 1 }
+        let text = String(decoding: head[start...], as: UTF8.self)
+        if head[start...].first == UInt8(ascii: "{") {
+            if text.contains("\"\(CofferJSON.formatName)\"") { return .cofferJSON }
+            if text.contains("\"items\"") && (text.contains("\"encrypted\"") || text.contains("\"folders\"") || text.contains("\"collections\"")) {
+                return .bitwardenJSON
             }
-            header.append(name.trimmingCharacters(in: .whitespaces).lowercased())
+            throw CofferError(.invalidImport, "a JSON file, but neither a Bitwarden nor a Coffer export; name the format with --from")
         }
-        var index: [CSVDialect.Column: Int] = [:]
-        for (column, names) in dialect.names {
-            if let position = header.firstIndex(where: names.contains) { index[column] = position }
+        let rows = CSVReader(limits: CSVReader.Limits(maximumRows: 1)).rows(Array(head[start...]))
+        guard case .record(_, let fields)? = rows.first else {
+            throw CofferError(.invalidImport, "cannot tell the file's format (no readable CSV header); name it with --from")
         }
-        let missing = dialect.required.filter { index[$0] == nil }
-        guard missing.isEmpty else {
-            let wanted = missing.map { dialect.names[$0]!.first! }.joined(separator: ", ")
-            throw CofferError(.invalidImport,
-                "the header row (line \(headerLine)) lacks the column(s) \(wanted) of a \(dialect.format.rawValue) export; is --from right?")
+        let names = Set(fields.map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespaces).lowercased() })
+        let candidates = CSVDialect.all.filter { dialect in
+            guard !dialect.signature.isEmpty, dialect.signature.isSubset(of: names) else { return false }
+            guard dialect.exactHeader else { return true }
+            let known = Set(dialect.names.values.joined()).union(dialect.ignored.keys)
+            return names.isSubset(of: known)
         }
-
-        var items: [Item] = []
-        var skipped: [SkippedEntry] = []
-        for i in 1..<rows.count {
-            switch rows[i] {
-            case .invalid(let line, let reason):
-                skipped.append(SkippedEntry(.line(line), reason))
-            case .record(let line, var fields):
-                rows[i] = .invalid(line: line, reason: "")  // drop the shared copy so the wipe below is in place
-                defer { for j in fields.indices { secureZero(&fields[j]) } }
-                if fields.count != header.count {
-                    skipped.append(SkippedEntry(.line(line), "has \(fields.count) fields, the header has \(header.count)"))
-                    continue
-                }
-                do {
-                    items.append(try Importer.storable(item(fields: fields, index: index, header: header, dialect: dialect, now: now)))
-                } catch let error as RowError {
-                    skipped.append(SkippedEntry(.line(line), error.reason))
-                }
-            }
+        if candidates.count == 1 { return candidates[0].format }
+        if candidates.count > 1 {
+            throw CofferError(.invalidImport, "the header fits \(candidates.map(\.format.rawValue).joined(separator: " and ")); name the format with --from")
         }
-        return ImportResult(items: items, skipped: skipped)
-    }
-
-    struct RowError: Error { let reason: String }
-
-    private static func reasonOf(_ row: CSVReader.Row) -> String {
-        if case .invalid(_, let reason) = row { return reason }
-        return ""
-    }
-
-    static func item(fields: [[UInt8]], index: [CSVDialect.Column: Int], header: [String], dialect: CSVDialect,
-                     now: Timestamp) throws -> Item {
-        func text(_ column: CSVDialect.Column) throws -> String? {
-            guard let position = index[column] else { return nil }
-            guard let value = Importer.decode(fields[position]) else {
-                throw RowError(reason: "invalid UTF-8 in column '\(header[position])'")
-            }
-            return value
-        }
-        // Decode every mapped column first, so an invalid one skips the row whatever it holds.
-        var values: [CSVDialect.Column: String] = [:]
-        for column in CSVDialect.Column.allCases { if let v = try text(column) { values[column] = v } }
-
-        let username = Importer.nonEmpty(values[.username])
-        var urls: [String] = []
-        if let url = Importer.nonEmpty(values[.url]) {
-            urls = dialect.format == .bitwardenCSV
-                ? url.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } : [url]
-        }
-        guard let title = Importer.title(values[.title], url: urls.first, username: username) else {
-            throw RowError(reason: "no title, URL or username")
-        }
-        var tags: [String] = []
-        if let group = Importer.nonEmpty(values[.group]) { tags.append(group) }
-        if let list = values[.tags] { tags += Importer.tags(list).filter { !tags.contains($0) } }
-        var custom: [CustomField] = []
-        do {
-            if let totp = Importer.nonEmpty(values[.totp]) { custom.append(CustomField(name: "totp", value: try Secret(totp))) }
-            if let extra = Importer.nonEmpty(values[.fields]) {
-                for line in extra.split(separator: "\n", omittingEmptySubsequences: true) {
-                    let parts = line.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)  // never empty, even for ":"
-                    let name = parts[0].trimmingCharacters(in: .whitespaces)
-                    let value = parts.count > 1 ? String(parts[1].drop(while: { $0 == " " })) : ""
-                    custom.append(CustomField(name: name.isEmpty ? "field" : name, value: try Secret(value)))
-                }
-            }
-            let created = values[.created].flatMap(Importer.timestamp) ?? now
-            let modified = values[.modified].flatMap(Importer.timestamp) ?? created
-            let notes = Importer.nonEmpty(values[.notes])
-
-            if dialect.format == .bitwardenCSV {
-                let type = (values[.type] ?? "login").trimmingCharacters(in: .whitespaces).lowercased()
-                switch type {
-                case "login", "": break
-                case "note":
-                    return Item(kind: .secureNote, title: title, tags: tags, customFields: custom,
-                                noteValue: try Secret(notes ?? ""), created: created, modified: modified)
-                default:
-                    throw RowError(reason: "type '\(type)' is not supported (only login and note)")
-                }
-            }
-            let password = try Importer.nonEmpty(values[.password]).map { try Secret($0) }
-            return Item(kind: .login, title: title, username: username, password: password, urls: urls, notes: notes,
-                        tags: tags, customFields: custom, created: created, modified: modified)
-        } catch let error as RowError {
-            throw error
-        } catch {
-            throw RowError(reason: "could not hold the row's secrets in guarded memory")
-        }
-    }
-}
-
-/// Bitwarden's unencrypted JSON export: `folders[]` and `items[]` (type 1 login, 2 secure note).
-enum BitwardenJSON {
-    static func parse(_ bytes: [UInt8], now: Timestamp) throws -> ImportResult {
-        var data = Data(bytes)
-        defer { data.resetBytes(in: 0..<data.count) }
-        let root: Any
-        do {
-            root = try JSONSerialization.jsonObject(with: data)
-        } catch {
-            throw CofferError(.invalidImport, "not valid JSON (or not UTF-8); a bitwarden-json export is one JSON object")
-        }
-        guard let object = root as? [String: Any] else {
-            throw CofferError(.invalidImport, "a bitwarden-json export is a JSON object with an 'items' array")
-        }
-        if object["encrypted"] as? Bool == true {
-            throw CofferError(.invalidImport, "this Bitwarden export is encrypted; export again choosing the unencrypted .json format")
-        }
-        guard let entries = object["items"] as? [Any] else {
-            throw CofferError(.invalidImport, "no 'items' array; is --from right?")
-        }
-        var folders: [String: String] = [:]
-        for case let folder as [String: Any] in (object["folders"] as? [Any]) ?? [] {
-            if let id = folder["id"] as? String, let name = folder["name"] as? String { folders[id] = name }
-        }
-        var items: [Item] = []
-        var skipped: [SkippedEntry] = []
-        for (offset, entry) in entries.enumerated() {
-            let position = SkippedEntry.Position.item(offset + 1)
-            guard let entry = entry as? [String: Any] else {
-                skipped.append(SkippedEntry(position, "not a JSON object"))
-                continue
-            }
-            do {
-                if let item = try item(entry, folders: folders, now: now) { items.append(try Importer.storable(item)) }
-            } catch let error as CSVImport.RowError {
-                skipped.append(SkippedEntry(position, error.reason))
-            } catch {
-                skipped.append(SkippedEntry(position, "could not hold the entry's secrets in guarded memory"))
-            }
-        }
-        return ImportResult(items: items, skipped: skipped)
-    }
-
-    static func item(_ entry: [String: Any], folders: [String: String], now: Timestamp) throws -> Item? {
-        let type = (entry["type"] as? NSNumber)?.intValue ?? -1
-        let login = entry["login"] as? [String: Any]
-        let username = Importer.nonEmpty(login?["username"] as? String)
-        let urls = ((login?["uris"] as? [Any]) ?? []).compactMap { ($0 as? [String: Any])?["uri"] as? String }.filter { !$0.isEmpty }
-        guard let title = Importer.title(entry["name"] as? String, url: urls.first, username: username) else {
-            throw CSVImport.RowError(reason: "no name, URL or username")
-        }
-        var tags: [String] = []
-        if let folderID = entry["folderId"] as? String, let folder = folders[folderID] { tags.append(folder) }
-        var custom: [CustomField] = []
-        for case let field as [String: Any] in (entry["fields"] as? [Any]) ?? [] {
-            let name = (field["name"] as? String).flatMap(Importer.nonEmpty) ?? "field"
-            let value: String
-            if let text = field["value"] as? String { value = text } else if let number = field["value"] as? NSNumber {
-                value = number.stringValue
-            } else { continue }
-            custom.append(CustomField(name: name, value: try Secret(value)))
-        }
-        if let totp = Importer.nonEmpty(login?["totp"] as? String) { custom.insert(CustomField(name: "totp", value: try Secret(totp)), at: 0) }
-        let created = (entry["creationDate"] as? String).flatMap(Importer.timestamp) ?? now
-        let modified = (entry["revisionDate"] as? String).flatMap(Importer.timestamp) ?? created
-        let notes = Importer.nonEmpty(entry["notes"] as? String)
-        switch type {
-        case 1:
-            let password = try Importer.nonEmpty(login?["password"] as? String).map { try Secret($0) }
-            return Item(kind: .login, title: title, username: username, password: password, urls: urls, notes: notes,
-                        tags: tags, customFields: custom, created: created, modified: modified)
-        case 2:
-            return Item(kind: .secureNote, title: title, tags: tags, customFields: custom,
-                        noteValue: try Secret(notes ?? ""), created: created, modified: modified)
-        case 3: throw CSVImport.RowError(reason: "card items are not supported")
-        case 4: throw CSVImport.RowError(reason: "identity items are not supported")
-        default: throw CSVImport.RowError(reason: "item type \(type) is not supported (only 1 login and 2 secure note)")
-        }
+        if CSVDialect.generic.names[.title]!.contains(where: names.contains) { return .csv }
+        throw CofferError(.invalidImport,
+            "cannot tell the file's format: the header names no title column; name it with --from (\(ImportFormat.allCases.map(\.rawValue).joined(separator: ", ")))")
     }
 }

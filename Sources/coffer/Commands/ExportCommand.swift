@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
 import ArgumentParser
 import Coffer
 
@@ -16,10 +17,11 @@ struct ExportCommand: ParsableCommand {
         commandName: "export",
         abstract: "Write every item, secrets included, to a plaintext file (0600).",
         discussion: """
-            csv: the generic import format (title, username, password, url, notes, tags); a secure note's value \
-            goes in the password column; custom fields, extra URLs and history are not included. json: every \
-            field (schema in spec/cli.md §6.6). The file must not exist; --output - writes to standard output. \
-            A warning goes to stderr.
+            json: every field, id and time (schema in spec/cli.md §6.6); `coffer import --from coffer-json` \
+            reads it back to equal items. csv: the generic import format (title, username, password, url, notes, \
+            tags, totp, type), for spreadsheets and other managers; it cannot carry extra URLs (only the first), \
+            custom fields other than totp, password history, ids, times or extension fields: use json to keep \
+            everything. The file must not exist; --output - writes to standard output. A warning goes to stderr.
             """)
 
     @Option(help: ArgumentHelp("csv or json.", valueName: "format"))
@@ -50,11 +52,13 @@ struct ExportCommand: ParsableCommand {
         var formulaCells = 0
         switch format {
         case .csv:
-            text = CSVReader.encode(["title", "username", "password", "url", "notes", "tags"])
+            text = CSVReader.encode(["title", "username", "password", "url", "notes", "tags", "totp", "type"])
             try vault.forEachItem { item in
-                let secret = (item.kind == .secureNote ? item.noteValue : item.password)?.reveal() ?? ""
-                let cells = [item.title, item.username ?? "", secret, item.urls.first ?? "", item.notes ?? "",
-                             item.tags.joined(separator: ",")]
+                // A note's text goes in `notes` with type `note`, so the generic import reads it back as a note.
+                let notes = (item.kind == .secureNote ? item.noteValue?.reveal() : item.notes) ?? ""
+                let totp = item.customFields.first { $0.name == Item.totpFieldName }?.value.reveal() ?? ""
+                let cells = [item.title, item.username ?? "", item.password?.reveal() ?? "", item.urls.first ?? "", notes,
+                             item.tags.joined(separator: ","), totp, item.kind.name]
                 formulaCells += cells.filter(Self.looksLikeAFormula).count
                 text += CSVReader.encode(cells)
                 count += 1
@@ -75,6 +79,9 @@ struct ExportCommand: ParsableCommand {
                     ("value", .optional(item.noteValue?.reveal())),
                     ("passwordHistory", .array(item.passwordHistory.map {
                         .object([("password", .string($0.password.reveal())), ("changed", .string($0.changed.description))])
+                    })),
+                    ("extensionFields", .array(item.extensionFields.map { field in
+                        .object([("tag", .int(Int64(field.tag))), ("value", .string(field.value.withUnsafeBytes { Data($0).base64EncodedString() }))])
                     })),
                     ("created", .string(item.created.description)),
                     ("modified", .string(item.modified.description)),

@@ -71,17 +71,96 @@ struct ImportDialectTests {
         #expect(item.created == Self.fixedNow && item.modified == Self.fixedNow)
     }
 
-    @Test func genericCSVColumnsAliasesAndSkips() throws {
+    @Test func genericCSVColumnsAliasesAndExtraColumns() throws {
         let text = "Service,Login,Password,URL,Notes,Tags,Extra\n" +
-            "GitHub,octo,pw1,https://github.com,n,\"work, dev;dev\",ignored\n" +
+            "GitHub,octo,pw1,https://github.com,n,\"work, dev;dev\",kept\n" +
             ",,,,,,\n" +
             "Short,row\n" +
-            ",onlyuser,pw,,,,\n"
+            ",onlyuser,pw,,,,,beyond the header\n"
         let result = try parse(text, .csv)
-        #expect(result.items.map(\.title) == ["GitHub", "onlyuser"])
+        #expect(result.items.map(\.title) == ["GitHub", "Short", "onlyuser"])
         #expect(result.items[0].tags == ["work", "dev"])
         #expect(result.items[0].username == "octo")
-        #expect(result.skipped.map(\.description) == ["line 3: no title, URL or username", "line 4: has 2 fields, the header has 7"])
+        // "Extra" is an alias of notes (LastPass), so "Notes" came first and Extra is a custom field.
+        #expect(result.items[0].notes == "n")
+        #expect(result.items[0].customFields.map(\.name) == ["Extra"] && result.items[0].customFields[0].value.reveal() == "kept")
+        #expect(result.items[1].username == "row" && result.items[1].password == nil)
+        #expect(result.items[2].customFields.map(\.name) == ["column 8"])
+        #expect(result.keptAsFields == ["Extra": 1, "column 8": 1])
+        #expect(result.skipped.map(\.description) == ["line 3: no title, URL or username"])
+    }
+
+    /// spec/cli.md §8.9: the header aliases of real exports, every other column kept.
+    @Test func genericCSVAliasesOfRealExports() throws {
+        // KeePass 1.x CSV layout.
+        let keepass1 = try parse("\"Account\",\"Login Name\",\"Password\",\"Web Site\",\"Comments\"\n" +
+                                 "\"Mail\",\"me\",\"pw\",\"https://mail.example\",\"a\nb\"\n", .csv)
+        let mail = try #require(keepass1.items.first)
+        #expect(mail.title == "Mail" && mail.username == "me" && mail.password?.reveal() == "pw")
+        #expect(mail.urls == ["https://mail.example"] && mail.notes == "a\nb" && mail.customFields.isEmpty)
+        // RoboForm.
+        let roboform = try parse("Name,Url,MatchUrl,Login,Pwd,Note,Folder,RfFieldsV2\n" +
+                                 "Shop,https://shop.example,https://shop.example/login,buyer,pw2,n,/Shopping,\n", .csv)
+        let shop = try #require(roboform.items.first)
+        #expect(shop.username == "buyer" && shop.password?.reveal() == "pw2" && shop.notes == "n" && shop.tags == ["/Shopping"])
+        #expect(shop.customFields.map(\.name) == ["MatchUrl"])
+        // NordPass: folder rows are not items; notes are secure notes; card columns are kept.
+        let nordpass = try parse("name,url,username,password,note,cardholdername,cardnumber,cvc,expirydate,zipcode,folder,full_name,phone_number,email,address1,address2,city,country,state,type\n" +
+                                 "Work,,,,,,,,,,,,,,,,,,,folder\n" +
+                                 "Git,https://git.example,dev,pw3,,,,,,,Work,,,,,,,,,password\n" +
+                                 "Recovery,,,,codes 1 2 3,,,,,,,,,,,,,,,note\n" +
+                                 "Visa,,,,,Ann,4111,123,12/30,,,,,,,,,,,credit_card\n", .csv)
+        #expect(nordpass.items.map(\.title) == ["Git", "Recovery", "Visa"])
+        #expect(nordpass.structural == ["folder": 1])
+        #expect(nordpass.items[0].tags == ["Work"] && nordpass.items[0].kind == .login)
+        #expect(nordpass.items[1].kind == .secureNote && nordpass.items[1].noteValue?.reveal() == "codes 1 2 3")
+        #expect(nordpass.items[2].customFields.map(\.name) == ["cardholdername", "cardnumber", "cvc", "expirydate"])
+        #expect(nordpass.kinds == ["password": 1, "note": 1, "credit_card": 1])
+        #expect(nordpass.skipped.isEmpty)
+    }
+
+    @Test func lastPassChromeAndFirefox() throws {
+        let lastpass = try parse("url,username,password,totp,extra,name,grouping,fav\n" +
+                                 "https://a.example,ann,pw,JBSWY3DPEHPK3PXP,some notes,A,Social,1\n" +
+                                 "http://sn,,,,\"NoteType:Credit Card\nNumber:4111\",Card,Wallet,0\n" +
+                                 "http://sn,,,,plain secret text,Note,,0\n", .lastPassCSV)
+        #expect(lastpass.items.count == 3 && lastpass.skipped.isEmpty)
+        #expect(lastpass.items[0].notes == "some notes" && lastpass.items[0].tags == ["Social"])
+        #expect(try lastpass.items[0].totp() != nil)
+        #expect(lastpass.items[1].kind == .secureNote && lastpass.items[1].urls.isEmpty)
+        #expect(lastpass.items[1].noteValue?.reveal() == "NoteType:Credit Card\nNumber:4111")
+        #expect(lastpass.kinds == ["login": 1, "credit card": 1, "note": 1])
+        #expect(lastpass.ignored.keys.sorted() == ["fav"])
+
+        let chrome = try parse("name,url,username,password,note\nexample.com,https://example.com/,me,pw,hi\n", .chromeCSV)
+        #expect(chrome.items.first?.notes == "hi" && chrome.items.first?.title == "example.com")
+
+        let firefox = try parse("\"url\",\"username\",\"password\",\"httpRealm\",\"formActionOrigin\",\"guid\",\"timeCreated\",\"timeLastUsed\",\"timePasswordChanged\"\n" +
+                                "\"https://accounts.example.org\",\"fx\",\"pw\",,\"https://accounts.example.org\",\"{0b1c}\",\"1700000000123\",\"1700000500000\",\"1700000300456\"\n", .firefoxCSV)
+        let fx = try #require(firefox.items.first)
+        #expect(fx.title == "accounts.example.org" && fx.username == "fx" && fx.urls == ["https://accounts.example.org"])
+        #expect(fx.created == Timestamp(millisecondsSince1970: 1_700_000_000_123))
+        #expect(fx.modified == Timestamp(millisecondsSince1970: 1_700_000_300_456))
+        #expect(fx.customFields.map(\.name) == ["formActionOrigin"])
+        #expect(firefox.ignored.keys.sorted() == ["guid", "timeLastUsed"])
+    }
+
+    /// spec/cli.md §8.10: the format from the file's structure.
+    @Test func detection() throws {
+        func detect(_ text: String) throws -> ImportFormat { try Importer.detect(Array(text.utf8)) }
+        #expect(try detect("\u{FEFF}\"Group\",\"Title\",\"Username\",\"Password\",\"URL\",\"Notes\",\"TOTP\",\"Icon\"\n") == .keepassxcCSV)
+        #expect(try detect("folder,favorite,type,name,notes,fields,reprompt,login_uri,login_username,login_password,login_totp\n") == .bitwardenCSV)
+        #expect(try detect("Title,Url,Username,Password,OTPAuth,Favorite,Archived,Tags,Notes\n") == .onePasswordCSV)
+        #expect(try detect("url,username,password,totp,extra,name,grouping,fav\n") == .lastPassCSV)
+        #expect(try detect("name,url,username,password,note\n") == .chromeCSV)
+        #expect(try detect("name,url,username,password\n") == .chromeCSV)
+        #expect(try detect("\"url\",\"username\",\"password\",\"httpRealm\",\"formActionOrigin\",\"guid\",\"timeCreated\",\"timeLastUsed\",\"timePasswordChanged\"\n") == .firefoxCSV)
+        #expect(try detect("name,url,username,password,note,folder,type\n") == .csv)
+        #expect(try detect("  {\"encrypted\": false, \"folders\": [], \"items\": []}") == .bitwardenJSON)
+        #expect(try detect("{\"format\": \"coffer-export\", \"version\": 1, \"items\": []}") == .cofferJSON)
+        for unknown in ["a,b\n", "{\"x\": 1}", ""] {
+            #expect(throws: CofferError.self) { try detect(unknown) }
+        }
     }
 
     @Test func invalidUTF8SkipsOnlyThatRow() throws {
@@ -101,43 +180,68 @@ struct ImportDialectTests {
 
     @Test func bitwardenCSV() throws {
         let text = "folder,favorite,type,name,notes,fields,reprompt,login_uri,login_username,login_password,login_totp\n" +
-            "Work,1,login,Jira,some notes,\"PIN: 1234\nQuestion: blue\",0,\"https://a.example,https://b.example\",dev,pw,\n" +
+            "Work,1,login,Jira,some notes,\"PIN: 1234\r\nQuestion: blue\r\nEmpty:\",0,\"https://a.example,https://b.example\",dev,pw,\n" +
             ",,note,Wifi,the key is 42,,0,,,,\n" +
-            ",,card,Visa,,,0,,,,\n"
+            ",,card,Visa,card notes,,0,,,,\n"
         let result = try parse(text, .bitwardenCSV)
-        #expect(result.items.count == 2)
+        #expect(result.items.count == 3 && result.skipped.isEmpty)
         let login = result.items[0]
         #expect(login.tags == ["Work"] && login.urls == ["https://a.example", "https://b.example"])
-        #expect(login.customFields.map(\.name) == ["PIN", "Question"])
-        #expect(login.customFields.map { $0.value.reveal() } == ["1234", "blue"])
+        // CR LF inside the cell (Bitwarden on Windows): three fields, not one.
+        #expect(login.customFields.map(\.name) == ["PIN", "Question", "Empty"])
+        #expect(login.customFields.map { $0.value.reveal() } == ["1234", "blue", ""])
         #expect(result.items[1].kind == .secureNote && result.items[1].noteValue?.reveal() == "the key is 42")
-        #expect(result.skipped.count == 1 && result.skipped[0].reason.contains("card"))
+        #expect(result.items[2].kind == .secureNote && result.items[2].noteValue?.reveal() == "card notes")
+        #expect(result.kinds == ["login": 1, "note": 1, "card": 1])
+        #expect(result.ignored.keys.sorted() == ["favorite", "reprompt"])
     }
 
     @Test func bitwardenJSON() throws {
         let text = """
             {"encrypted": false,
              "folders": [{"id": "f1", "name": "Banking"}],
+             "collections": [{"id": "c1", "organizationId": "o", "name": "Shared/Finance"}],
              "items": [
-               {"type": 1, "name": "Bank", "folderId": "f1", "notes": null,
-                "login": {"username": "me", "password": "s3cret", "totp": "JBSW", "uris": [{"match": null, "uri": "https://bank.example"}]},
-                "fields": [{"name": "PIN", "value": "0000", "type": 1}, {"name": "flag", "value": null, "type": 2}],
+               {"type": 1, "name": "Bank", "folderId": "f1", "collectionIds": ["c1"], "notes": null,
+                "login": {"username": "me", "password": "s3cret", "totp": "JBSW", "uris": [{"match": null, "uri": "https://bank.example"}],
+                          "fido2Credentials": [{"credentialId": "x"}]},
+                "fields": [{"name": "PIN", "value": "0000", "type": 1}, {"name": "flag", "value": null, "type": 2},
+                           {"name": "user again", "value": null, "type": 3, "linkedId": 100}],
+                "passwordHistory": [{"lastUsedDate": "2023-05-01T00:00:00.000Z", "password": "older"},
+                                    {"lastUsedDate": "2022-05-01T00:00:00.000Z", "password": "oldest"}],
                 "creationDate": "2024-01-02T03:04:05.678Z", "revisionDate": "2024-02-03T04:05:06.789Z"},
                {"type": 2, "name": "Recovery codes", "notes": "a b c", "secureNote": {"type": 0}},
-               {"type": 3, "name": "Visa"},
+               {"type": 3, "name": "Visa", "notes": "n", "card": {"cardholderName": "Ann", "brand": "Visa", "number": "4111111111111111",
+                "expMonth": "12", "expYear": "2030", "code": "123"}},
+               {"type": 4, "name": "Me", "identity": {"title": "Ms", "firstName": "Ann", "lastName": "Lee", "address1": "1 Road",
+                "city": "Town", "postalCode": "12345", "country": "NZ", "email": "ann@example.com", "ssn": null}},
+               {"type": 5, "name": "Deploy key", "sshKey": {"privateKey": "-----BEGIN OPENSSH PRIVATE KEY-----", "publicKey": "ssh-ed25519 AAAA", "keyFingerprint": "SHA256:x"}},
+               {"type": 9, "name": "Future"},
                "junk"
              ]}
             """
         let result = try parse(text, .bitwardenJSON)
-        #expect(result.items.count == 2)
+        #expect(result.items.count == 5)
         let bank = result.items[0]
         #expect(bank.title == "Bank" && bank.username == "me" && bank.password?.reveal() == "s3cret")
-        #expect(bank.tags == ["Banking"] && bank.urls == ["https://bank.example"])
+        #expect(bank.tags == ["Banking", "Shared/Finance"] && bank.urls == ["https://bank.example"])
         #expect(bank.customFields.map(\.name) == ["totp", "PIN"])
+        #expect(bank.passwordHistory.map { $0.password.reveal() } == ["oldest", "older"])
         #expect(bank.created == Importer.timestamp("2024-01-02T03:04:05.678Z"))
         #expect(bank.modified == Importer.timestamp("2024-02-03T04:05:06.789Z"))
-        #expect(result.items[1].kind == .secureNote)
-        #expect(result.skipped.map(\.description) == ["item 3: card items are not supported", "item 4: not a JSON object"])
+        #expect(result.items[1].kind == .secureNote && result.items[1].noteValue?.reveal() == "a b c")
+        let card = result.items[2]
+        #expect(card.kind == .secureNote && card.noteValue?.reveal() == "n")
+        #expect(card.customFields.map(\.name) == ["cardholder name", "brand", "number", "expiry month", "expiry year", "security code"])
+        #expect(card.customFields.map { $0.value.reveal() } == ["Ann", "Visa", "4111111111111111", "12", "2030", "123"])
+        #expect(result.items[3].customFields.map(\.name) == ["title", "first name", "last name", "email", "address 1", "city", "postal code", "country"])
+        #expect(result.items[4].customFields.map(\.name) == ["private key", "public key", "fingerprint"])
+        #expect(result.kinds == ["login": 1, "note": 1, "card": 1, "identity": 1, "ssh key": 1])
+        #expect(result.skipped.map(\.description) == [
+            "item 1: custom field 'user again' is linked to another field and has no value of its own",
+            "item 1: 1 passkey(s) not imported (a passkey cannot be exported usefully)",
+            "item 6: item type 9 is not one Coffer knows (1 login, 2 note, 3 card, 4 identity, 5 SSH key)",
+            "item 7: not a JSON object"])
     }
 
     @Test func bitwardenEncryptedOrMalformedJSONIsAFileError() {

@@ -1,0 +1,271 @@
+import Foundation
+
+/// Which columns of a CSV export hold what (spec/cli.md §8.2–8.9). Header names are compared
+/// lowercased and trimmed; a column the dialect does not map becomes a custom field.
+struct CSVDialect: Sendable {
+    enum Column: CaseIterable, Sendable {
+        case title, username, password, url, notes, tags, group, totp, created, modified, type, fields, archived
+    }
+
+    let format: ImportFormat
+    /// Header names accepted for each column (lowercase), first match wins.
+    let names: [Column: [String]]
+    /// Columns the header must name.
+    let required: [Column]
+    /// Columns that hold no user data, with why they are not imported (listed in the summary).
+    let ignored: [String: String]
+    /// Header names that together identify the dialect for `--from` detection (§8.10); empty for
+    /// the generic `csv`, the fallback.
+    let signature: Set<String>
+    /// When set, the header may name nothing else (Chrome's export is that exact).
+    let exactHeader: Bool
+
+    init(_ format: ImportFormat, names: [Column: [String]], required: [Column], ignored: [String: String] = [:],
+         signature: Set<String> = [], exactHeader: Bool = false) {
+        self.format = format
+        self.names = names
+        self.required = required
+        self.ignored = ignored
+        self.signature = signature
+        self.exactHeader = exactHeader
+    }
+
+    static let favourite = "a favourite flag"
+
+    static let all: [CSVDialect] = [keepassxc, bitwarden, onePassword, lastPass, chrome, firefox, generic]
+
+    static func dialect(for format: ImportFormat) -> CSVDialect? { all.first { $0.format == format } }
+
+    static let keepassxc = CSVDialect(.keepassxcCSV, names: [
+        .group: ["group"], .title: ["title"], .username: ["username"], .password: ["password"], .url: ["url"],
+        .notes: ["notes"], .totp: ["totp"], .modified: ["last modified"], .created: ["created"],
+    ], required: [.group, .title, .username, .password, .url, .notes], ignored: ["icon": "an icon number"],
+       signature: ["group", "title", "username", "password", "url", "notes"])
+
+    static let bitwarden = CSVDialect(.bitwardenCSV, names: [
+        .group: ["folder"], .tags: ["collections"], .type: ["type"], .title: ["name"], .notes: ["notes"], .fields: ["fields"],
+        .url: ["login_uri"], .username: ["login_username"], .password: ["login_password"], .totp: ["login_totp"],
+    ], required: [.title, .type, .username, .password],
+       ignored: ["favorite": favourite, "reprompt": "Bitwarden's ask-for-the-master-password setting"],
+       signature: ["type", "name", "login_username", "login_password"])
+
+    static let onePassword = CSVDialect(.onePasswordCSV, names: [
+        .title: ["title", "name"], .url: ["url", "website", "login url", "urls"],
+        .username: ["username", "login username"], .password: ["password", "login password"],
+        .notes: ["notes", "notesplain"], .tags: ["tags"], .totp: ["otpauth", "one-time password"], .archived: ["archived"],
+        .type: ["type"],
+    ], required: [.title, .password], ignored: ["favorite": favourite],
+       signature: ["title", "username", "password", "otpauth"])
+
+    static let lastPass = CSVDialect(.lastPassCSV, names: [
+        .url: ["url"], .username: ["username"], .password: ["password"], .totp: ["totp"], .notes: ["extra"],
+        .title: ["name"], .group: ["grouping"],
+    ], required: [.url, .username, .password, .notes, .title], ignored: ["fav": favourite],
+       signature: ["url", "username", "password", "extra", "name", "grouping"])
+
+    static let chrome = CSVDialect(.chromeCSV, names: [
+        .title: ["name"], .url: ["url"], .username: ["username"], .password: ["password"], .notes: ["note"],
+    ], required: [.title, .url, .username, .password], signature: ["name", "url", "username", "password"], exactHeader: true)
+
+    static let firefox = CSVDialect(.firefoxCSV, names: [
+        .url: ["url"], .username: ["username"], .password: ["password"], .created: ["timecreated"],
+        .modified: ["timepasswordchanged"],
+    ], required: [.url, .username, .password],
+       ignored: ["guid": "Firefox's own id for the login", "timelastused": "when the login was last used"],
+       signature: ["url", "username", "password", "httprealm", "formactionorigin", "guid"])
+
+    /// The generic `csv`: the header aliases of spec/cli.md §8.9 (KeePass 1.x, NordPass,
+    /// RoboForm, Dashlane-style and hand-made files).
+    static let generic = CSVDialect(.csv, names: [
+        .title: ["title", "name", "service", "account", "item name"],
+        .username: ["username", "login", "user", "login name", "user name", "login_username"],
+        .password: ["password", "pwd", "pass", "login_password"],
+        .url: ["url", "uri", "website", "web site", "login_uri", "login url"],
+        .notes: ["notes", "note", "extra", "comments", "comment"],
+        .group: ["group", "folder", "grouping", "path", "category"],
+        .tags: ["tags", "labels"],
+        .totp: ["totp", "otp", "otpauth", "login_totp"],
+        .type: ["type"],
+    ], required: [.title])
+}
+
+/// Turns CSV exports into items (spec/cli.md §8.1–8.9).
+enum CSVImport {
+    struct RowError: Error { let reason: String }
+
+    static func parse(_ bytes: [UInt8], dialect: CSVDialect, limits: CSVReader.Limits, now: Timestamp) throws -> ImportResult {
+        var rows = CSVReader(limits: limits).rows(bytes)
+        guard let first = rows.first else {
+            throw CofferError(.invalidImport, "the file is empty; a \(dialect.format.rawValue) export starts with a header row")
+        }
+        let header = try Header(first, dialect: dialect)
+        var result = ImportResult()
+        for name in header.ignoredNames { result.ignored[name] = dialect.ignored[name.lowercased()] }
+        for i in 1..<rows.count {
+            switch rows[i] {
+            case .invalid(let line, let reason):
+                result.skipped.append(SkippedEntry(.line(line), reason))
+            case .record(let line, var fields):
+                rows[i] = .invalid(line: line, reason: "")  // drop the shared copy so the wipe below is in place
+                defer { for j in fields.indices { secureZero(&fields[j]) } }
+                do {
+                    try importRow(fields, header: header, dialect: dialect, now: now, into: &result)
+                } catch let error as RowError {
+                    result.skipped.append(SkippedEntry(.line(line), error.reason))
+                } catch {
+                    result.skipped.append(SkippedEntry(.line(line), "could not hold the row's secrets in guarded memory"))
+                }
+            }
+        }
+        return result
+    }
+
+    /// The header row: which position holds each mapped column, and the names of the others.
+    struct Header {
+        var names: [String]
+        var index: [CSVDialect.Column: Int] = [:]
+        /// Positions whose values become custom fields (every column neither mapped nor ignored).
+        var extra: [Int] = []
+        var ignoredNames: [String] = []
+
+        init(_ row: CSVReader.Row, dialect: CSVDialect) throws {
+            guard case .record(let line, let fields) = row else {
+                var reason = ""
+                if case .invalid(_, let why) = row { reason = why }
+                throw CofferError(.invalidImport, "the header row (line \(row.line)) is unreadable: \(reason)")
+            }
+            names = []
+            for field in fields {
+                guard let name = Importer.decode(field) else {
+                    throw CofferError(.invalidImport, "the header row (line \(line)) is not valid UTF-8")
+                }
+                names.append(name.trimmingCharacters(in: .whitespaces))
+            }
+            let lowered = names.map { $0.lowercased() }
+            for column in CSVDialect.Column.allCases {
+                for candidate in dialect.names[column] ?? [] {
+                    if let position = lowered.firstIndex(of: candidate), !index.values.contains(position) {
+                        index[column] = position
+                        break
+                    }
+                }
+            }
+            let missing = dialect.required.filter { index[$0] == nil }
+            guard missing.isEmpty else {
+                let wanted = missing.map { dialect.names[$0]!.first! }.joined(separator: ", ")
+                throw CofferError(.invalidImport,
+                    "the header row (line \(line)) lacks the column(s) \(wanted) of a \(dialect.format.rawValue) export; is --from right?")
+            }
+            let mapped = Set(index.values)
+            for position in names.indices where !mapped.contains(position) {
+                if dialect.ignored[lowered[position]] != nil { ignoredNames.append(names[position]) } else { extra.append(position) }
+            }
+        }
+    }
+
+    /// One record: an item added to `result`, a structural row counted, or a `RowError`.
+    static func importRow(_ fields: [[UInt8]], header: Header, dialect: CSVDialect, now: Timestamp,
+                          into result: inout ImportResult) throws {
+        // A short row reads as if its missing cells were empty; cells beyond the header become
+        // custom fields `column N` (spec/cli.md §8.1): a row is never dropped for its width.
+        func cell(_ position: Int, _ name: String) throws -> String? {
+            guard position < fields.count else { return nil }
+            guard let value = Importer.decode(fields[position]) else { throw RowError(reason: "invalid UTF-8 in column '\(name)'") }
+            return value
+        }
+        var values: [CSVDialect.Column: String] = [:]
+        for (column, position) in header.index {
+            if let v = try cell(position, header.names[position]) { values[column] = v }
+        }
+        var extras: [(name: String, value: String)] = []
+        for position in header.extra {
+            if let v = try cell(position, header.names[position]), !v.isEmpty {
+                extras.append((header.names[position].isEmpty ? "column \(position + 1)" : header.names[position], v))
+            }
+        }
+        if fields.count > header.names.count {
+            for position in header.names.count..<fields.count {
+                if let v = try cell(position, "column \(position + 1)"), !v.isEmpty { extras.append(("column \(position + 1)", v)) }
+            }
+        }
+
+        let type = (values[.type] ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+        if dialect.format == .csv, type == "folder", [values[.username], values[.password], values[.url]].allSatisfy({ ($0 ?? "").isEmpty }) {
+            result.structural["folder", default: 0] += 1  // NordPass: a folder's own row; items carry it as `folder`
+            return
+        }
+
+        var urls: [String] = []
+        if let url = Importer.nonEmpty(values[.url]) {
+            urls = dialect.format == .bitwardenCSV
+                ? url.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } : [url]
+        }
+        let username = Importer.nonEmpty(values[.username])
+        var titleSource = values[.title]
+        if dialect.format == .firefoxCSV { titleSource = urls.first.flatMap { URLComponents(string: $0)?.host } }
+        guard let title = Importer.title(titleSource, url: urls.first, username: username) else {
+            throw RowError(reason: "no title, URL or username")
+        }
+        var tags: [String] = []
+        if let group = Importer.nonEmpty(values[.group]) { tags.append(group) }
+        if let list = values[.tags] { tags += Importer.tags(list).filter { !tags.contains($0) } }
+        if let archived = values[.archived]?.lowercased(), archived == "true" || archived == "1", !tags.contains("Archive") {
+            tags.append("Archive")
+        }
+
+        var custom: [CustomField] = []
+        if let totp = Importer.nonEmpty(values[.totp]) { custom.append(CustomField(name: Item.totpFieldName, value: try Secret(totp))) }
+        if let lines = Importer.nonEmpty(values[.fields]) {
+            // Bitwarden: one `name: value` per line. `isNewline` also splits on CR LF, which is one
+            // Character in Swift: splitting on "\n" alone merged every field into the first.
+            for line in lines.split(whereSeparator: \.isNewline) {
+                let parts = line.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)  // never empty, even for ":"
+                let name = parts[0].trimmingCharacters(in: .whitespaces)
+                let value = parts.count > 1 ? String(parts[1].drop(while: { $0 == " " })) : ""
+                custom.append(CustomField(name: name.isEmpty ? "field" : name, value: try Secret(value)))
+                result.keptAsField("fields")
+            }
+        }
+        for extra in extras {
+            custom.append(CustomField(name: extra.name, value: try Secret(extra.value)))
+            result.keptAsField(extra.name)
+        }
+        let created = values[.created].flatMap(Importer.timestamp) ?? now
+        let modified = values[.modified].flatMap(Importer.timestamp) ?? created
+        let notes = Importer.nonEmpty(values[.notes])
+        let password = try Importer.nonEmpty(values[.password]).map { try Secret($0) }
+
+        // Which rows are secure notes: Bitwarden's `type` other than login; LastPass's
+        // `http://sn` URL; a generic `type` naming a note. Their text is the note's secret value.
+        var kind = "login"
+        var isNote = false
+        switch dialect.format {
+        case .bitwardenCSV where !(type.isEmpty || type == "login"):
+            (kind, isNote) = (type, true)
+        case .lastPassCSV where urls == ["http://sn"]:
+            urls = []
+            (kind, isNote) = (notes.flatMap(lastPassNoteType) ?? "note", true)
+        case .csv, .onePasswordCSV:
+            if !type.isEmpty { (kind, isNote) = (type, type.contains("note")) }
+        default: break
+        }
+        let item: Item
+        if isNote {
+            item = Item(kind: .secureNote, title: title, username: username, password: password, urls: urls, tags: tags,
+                        customFields: custom, noteValue: try Secret(notes ?? ""), created: created, modified: modified)
+        } else {
+            item = Item(kind: .login, title: title, username: username, password: password, urls: urls, notes: notes,
+                        tags: tags, customFields: custom, created: created, modified: modified)
+        }
+        result.append(try Importer.storable(item), kind: kind)
+    }
+
+    /// LastPass secure notes of a template start with `NoteType:Credit Card` (the rest are
+    /// `Key:Value` lines, kept in the note's text).
+    static func lastPassNoteType(_ text: String) -> String? {
+        guard text.hasPrefix("NoteType:") else { return nil }
+        let line = text.dropFirst("NoteType:".count).prefix { !$0.isNewline }
+        let name = line.trimmingCharacters(in: .whitespaces).lowercased()
+        return name.isEmpty ? nil : name
+    }
+}
