@@ -36,7 +36,7 @@ enum ImportedItems {
 /// the header becomes exactly one item or one skipped entry (with a line inside the file); every
 /// item can be stored; and the CSV reader's records survive `CSVReader.encode` and a re-read.
 public enum ImportCSVHarness {
-    static let dialects: [ImportFormat] = [.keepassxcCSV, .bitwardenCSV, .onePasswordCSV, .csv]
+    static let dialects: [ImportFormat] = [.keepassxcCSV, .bitwardenCSV, .onePasswordCSV, .csv, .lastPassCSV, .chromeCSV, .firefoxCSV]
 
     public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.importCSV
@@ -45,13 +45,15 @@ public enum ImportCSVHarness {
         let file = Array(data.dropFirst())
         let rows = CSVReader().rows(file)
         try checkReader(rows, target: target)
+        try checkDetection(file, target: target)
 
         let result: ImportResult
         do { result = try Importer.parse(file, format: format, now: ImportedItems.now) } catch {
             return try ImportedItems.rejection(error, target: target)
         }
-        try Check.require(result.items.count + result.skipped.count == rows.count - 1, target,
-                          "\(rows.count - 1) rows after the header gave \(result.items.count) items and \(result.skipped.count) skipped")
+        let structural = result.structural.values.reduce(0, +)
+        try Check.require(result.items.count + result.skipped.count + structural == rows.count - 1, target,
+                          "\(rows.count - 1) rows after the header gave \(result.items.count) items, \(result.skipped.count) skipped, \(structural) structural")
         let lines = file.reduce(1) { $1 == 10 ? $0 + 1 : $0 }
         for entry in result.skipped {
             guard case .line(let line) = entry.position, (1...lines).contains(line) else {
@@ -60,6 +62,11 @@ public enum ImportCSVHarness {
         }
         try ImportedItems.check(result, target: target)
         return .accepted
+    }
+
+    /// Format detection (spec/cli.md §8.10) decides or refuses with `import.invalid-file`, never traps.
+    static func checkDetection(_ file: [UInt8], target: FuzzTarget) throws {
+        do { _ = try Importer.detect(file) } catch { _ = try ImportedItems.rejection(error, target: target) }
     }
 
     /// The reader on its own: line numbers ascend inside the file, limits hold, and records
@@ -90,22 +97,31 @@ public enum ImportCSVHarness {
     }
 }
 
-/// FuzzImportBitwardenJSON: the bytes as a Bitwarden JSON export. Invariants: whole-file errors
-/// are `import.invalid-file`; skipped entries have 1-based positions; every item can be stored.
+/// FuzzImportBitwardenJSON: the bytes as a Bitwarden JSON export and as a Coffer JSON export
+/// (both JSON importers on every input), and through format detection. Invariants: whole-file
+/// errors are `import.invalid-file`; skipped entries have 1-based positions; every item can be
+/// stored.
 public enum ImportBitwardenJSONHarness {
     public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.importBitwardenJSON
-        let result: ImportResult
-        do { result = try Importer.parse(Array(data), format: .bitwardenJSON, now: ImportedItems.now) } catch {
-            return try ImportedItems.rejection(error, target: target)
-        }
-        for entry in result.skipped {
-            guard case .item(let n) = entry.position, n >= 1, n <= result.items.count + result.skipped.count else {
-                throw Check.fail(target, "skipped entry at \(entry.position) with \(result.items.count + result.skipped.count) entries")
+        let bytes = Array(data)
+        try ImportCSVHarness.checkDetection(bytes, target: target)
+        var accepted = false
+        for format in [ImportFormat.bitwardenJSON, .cofferJSON] {
+            let result: ImportResult
+            do { result = try Importer.parse(bytes, format: format, now: ImportedItems.now) } catch {
+                _ = try ImportedItems.rejection(error, target: target)
+                continue
             }
+            accepted = true
+            for entry in result.skipped {
+                guard case .item(let n) = entry.position, n >= 1, n <= result.items.count + result.skipped.count else {
+                    throw Check.fail(target, "\(format): skipped entry at \(entry.position) with \(result.items.count + result.skipped.count) entries")
+                }
+            }
+            try ImportedItems.check(result, target: target)
         }
-        try ImportedItems.check(result, target: target)
-        return .accepted
+        return accepted ? .accepted : .rejected
     }
 }
 
