@@ -101,6 +101,7 @@ enum CSVImport {
         let header = try Header(first, dialect: dialect)
         var result = ImportResult()
         for name in header.ignoredNames { result.ignored[name] = dialect.ignored[name.lowercased()] }
+        let folders = folderNames(rows, header: header)
         for i in 1..<rows.count {
             switch rows[i] {
             case .invalid(let line, let reason):
@@ -109,7 +110,7 @@ enum CSVImport {
                 rows[i] = .invalid(line: line, reason: "")  // drop the shared copy so the wipe below is in place
                 defer { for j in fields.indices { secureZero(&fields[j]) } }
                 do {
-                    try importRow(fields, header: header, dialect: dialect, now: now, into: &result)
+                    try importRow(fields, header: header, dialect: dialect, folders: folders, now: now, into: &result)
                 } catch let error as RowError {
                     result.skipped.append(SkippedEntry(.line(line), error.reason))
                 } catch {
@@ -163,8 +164,21 @@ enum CSVImport {
         }
     }
 
+    /// Every group/folder value of the file: a row holding only a title that is one of them is a
+    /// folder's own row (NordPass writes one per folder), not an item.
+    static func folderNames(_ rows: [CSVReader.Row], header: Header) -> Set<String> {
+        guard let position = header.index[.group] else { return [] }
+        var names = Set<String>()
+        for row in rows.dropFirst() {
+            if case .record(_, let fields) = row, position < fields.count, let name = Importer.decode(fields[position]), !name.isEmpty {
+                names.insert(name)
+            }
+        }
+        return names
+    }
+
     /// One record: an item added to `result`, a structural row counted, or a `RowError`.
-    static func importRow(_ fields: [[UInt8]], header: Header, dialect: CSVDialect, now: Timestamp,
+    static func importRow(_ fields: [[UInt8]], header: Header, dialect: CSVDialect, folders: Set<String>, now: Timestamp,
                           into result: inout ImportResult) throws {
         // A short row reads as if its missing cells were empty; cells beyond the header become
         // custom fields `column N` (spec/cli.md §8.1): a row is never dropped for its width.
@@ -190,8 +204,9 @@ enum CSVImport {
         }
 
         let type = (values[.type] ?? "").trimmingCharacters(in: .whitespaces).lowercased()
-        if dialect.format == .csv, type == "folder", [values[.username], values[.password], values[.url]].allSatisfy({ ($0 ?? "").isEmpty }) {
-            result.structural["folder", default: 0] += 1  // NordPass: a folder's own row; items carry it as `folder`
+        if dialect.format == .csv, let title = values[.title], type == "folder" || type.isEmpty && folders.contains(title),
+           extras.isEmpty, values.allSatisfy({ $0.key == .title || $0.key == .type || $0.value.isEmpty }) {
+            result.structural["folder", default: 0] += 1  // NordPass: a folder's own row; its items carry it as `folder`
             return
         }
 
@@ -207,7 +222,10 @@ enum CSVImport {
             throw RowError(reason: "no title, URL or username")
         }
         var tags: [String] = []
-        if let group = Importer.nonEmpty(values[.group]) { tags.append(group) }
+        if var group = Importer.nonEmpty(values[.group]) {
+            if dialect.format == .lastPassCSV { group = group.replacingOccurrences(of: "\\", with: "/") }  // LastPass nests with `\`
+            tags.append(group)
+        }
         if let list = values[.tags] { tags += Importer.tags(list).filter { !tags.contains($0) } }
         if let archived = values[.archived]?.lowercased(), archived == "true" || archived == "1", !tags.contains("Archive") {
             tags.append("Archive")
@@ -247,6 +265,12 @@ enum CSVImport {
             (kind, isNote) = (notes.flatMap(lastPassNoteType) ?? "note", true)
         case .csv, .onePasswordCSV:
             if !type.isEmpty { (kind, isNote) = (type, type.contains("note")) }
+            // A type that the kind does not say (a card, or a folder name in 1Password 7's wide
+            // export) is kept, named after its column.
+            if !isNote, !["", "login", "password"].contains(type), let position = header.index[.type] {
+                custom.append(CustomField(name: header.names[position], value: try Secret(values[.type]!)))
+                result.keptAsField(header.names[position])
+            }
         default: break
         }
         let item: Item

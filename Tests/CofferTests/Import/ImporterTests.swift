@@ -114,7 +114,7 @@ struct ImportDialectTests {
         #expect(nordpass.structural == ["folder": 1])
         #expect(nordpass.items[0].tags == ["Work"] && nordpass.items[0].kind == .login)
         #expect(nordpass.items[1].kind == .secureNote && nordpass.items[1].noteValue?.reveal() == "codes 1 2 3")
-        #expect(nordpass.items[2].customFields.map(\.name) == ["cardholdername", "cardnumber", "cvc", "expirydate"])
+        #expect(nordpass.items[2].customFields.map(\.name) == ["cardholdername", "cardnumber", "cvc", "expirydate", "type"])
         #expect(nordpass.kinds == ["password": 1, "note": 1, "credit_card": 1])
         #expect(nordpass.skipped.isEmpty)
     }
