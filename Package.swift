@@ -48,7 +48,8 @@ let package = Package(
                 "CofferFuzzSupport",
                 "CofferProcess",
                 .product(name: "PropertyBased", package: "swift-property-based"),
-            ]),
+            ],
+            exclude: ["Import/Fixtures"]),  // export files read by path (cofferRepositoryRoot), not bundled
         // Fuzzing (Fuzz/README.md): harnesses shared by the libFuzzer executables and `swift test`.
         .target(name: "CofferFuzzSupport", dependencies: ["Coffer"], path: "Fuzz/Support"),
         .executableTarget(name: "FuzzVaultReader", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzVaultReader"),
