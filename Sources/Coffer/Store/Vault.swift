@@ -269,20 +269,14 @@ public final class Vault: @unchecked Sendable {
     /// Finds one item by id, unique id prefix (4+ hex digits) or exact title (case-insensitive).
     /// `.ambiguousItem` lists the candidates (ids and titles only).
     public func resolve(_ reference: String) throws -> ItemSummary {
-        let all = try list()
-        if let id = ItemID(hex: reference.lowercased()), let match = all.first(where: { $0.id == id }) { return match }
-        // A title and an id prefix are looked up together: an item titled like another's id
-        // prefix makes the reference ambiguous instead of shadowing that item.
-        let lowered = reference.lowercased()
-        let byPrefix = lowered.count >= 4 && lowered.allSatisfy(\.isHexDigit) ? all.filter { $0.id.hex.hasPrefix(lowered) } : []
-        let byTitle = all.filter { $0.title.caseInsensitiveCompare(reference) == .orderedSame }
-        let matches = byPrefix + byTitle.filter { titled in !byPrefix.contains { $0.id == titled.id } }
-        switch matches.count {
-        case 1: return matches[0]
-        case 0: throw CofferError(.itemNotFound, "no item matches '\(reference)'")
-        default:
+        switch ItemLookup.find(reference, in: try list()) {
+        case .one(let match): return match
+        case .several(let matches):
             let listing = matches.prefix(10).map { "\($0.id.hex.prefix(8)) \($0.title)" }.joined(separator: ", ")
             throw CofferError(.ambiguousItem, "'\(reference)' matches \(matches.count) items (\(listing)); use an id prefix")
+        case .none(let suggestions):
+            let hint = suggestions.isEmpty ? "" : "; did you mean " + suggestions.map { "'\($0)'" }.joined(separator: " or ") + "?"
+            throw CofferError(.itemNotFound, "no item matches '\(reference)'\(hint)")
         }
     }
 

@@ -85,7 +85,7 @@ struct ClipCommand: ParsableCommand {
     func run() throws {
         let tool = try ClipboardTool.require(orShow: "`coffer show ITEM --field \(field) --reveal`")
         let vault = try vaultOptions.open(mode: .readOnly)
-        let found = try vault.get(vault.resolve(item).id)
+        let found = try vault.get(ItemPicker.pick(item, in: vault).id)
         vault.close()
         guard let value = ItemPresentation.field(field, of: found) else {
             throw CofferError(.itemNotFound, "\(found.title) has no field '\(field)'")

@@ -29,7 +29,7 @@ struct EditCommand: ParsableCommand {
     func run() throws {
         let vault = try vaultOptions.open(mode: .readWrite)
         defer { vault.close() }
-        var found = try vault.get(vault.resolve(item).id)
+        var found = try vault.get(ItemPicker.pick(item, in: vault).id)
         var changed: [String] = []
         if let service { found.title = service; changed.append("service") }
         if let username = fields.username { found.username = username.isEmpty ? nil : username; changed.append("username") }

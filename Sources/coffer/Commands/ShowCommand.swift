@@ -33,7 +33,7 @@ struct ShowCommand: ParsableCommand {
     func run() throws {
         let vault = try vaultOptions.open(mode: .readOnly)
         defer { vault.close() }
-        let found = try vault.get(vault.resolve(item).id)
+        let found = try vault.get(ItemPicker.pick(item, in: vault).id)
         if let field {
             guard let value = ItemPresentation.field(field, of: found) else {
                 throw CofferError(.itemNotFound, "\(found.title) has no field '\(field)'; fields are "

@@ -81,13 +81,13 @@ struct CLIFailureTests {
         #expect(fd >= 0)
         defer { close(fd) }
         #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
-        let result = try ws.coffer("rm", "one")
+        let result = try ws.coffer("rm", "one", "--yes")
         #expect(result.status == 75 && result.stderr.contains("busy"), "\(result)")
         #expect(result.stderr.components(separatedBy: "try again").count == 2, "the hint once: \(result.stderr)")
         // Reading needs no lock.
         #expect(try ws.coffer("ls").status == 0)
         flock(fd, LOCK_UN)
-        #expect(try ws.coffer("rm", "one").status == 0)
+        #expect(try ws.coffer("rm", "one", "--yes").status == 0)
     }
 
     @Test func usageErrorsAre64AndHelpListsExitCodes() throws {

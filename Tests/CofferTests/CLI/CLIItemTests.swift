@@ -85,10 +85,10 @@ struct CLIItemTests {
         #expect(!maskedJSON.stdout.contains("brand-new-secret"))
         #expect(try ws.coffer("edit", "GitHub").status == 64)
 
-        #expect(try ws.coffer("rm", "GitHub").status == 0)
+        #expect(try ws.coffer("rm", "GitHub", "--yes").status == 0)
         let gone = try ws.coffer("show", "GitHub")
         #expect(gone.status == 1 && gone.stderr.contains("no item"))
-        #expect(try ws.coffer("rm", "GitHub").status == 1)
+        #expect(try ws.coffer("rm", "GitHub", "--yes").status == 1)
     }
 
     @Test func ambiguousNameListsMatchesAndFails() throws {

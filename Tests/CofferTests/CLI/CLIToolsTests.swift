@@ -39,7 +39,7 @@ struct CLIToolsTests {
         try ws.initVault()
         try ws.add("a", secret: "1")
         try ws.add("b", secret: "2")
-        #expect(try ws.coffer("rm", "a").status == 0)
+        #expect(try ws.coffer("rm", "a", "--yes").status == 0)
         let info = try ws.coffer("info", "--json")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])
         #expect(object["items"] as? Int == 1 && object["deadRecords"] as? Int == 2 && object["pinSlot"] as? Bool == false)

@@ -1,0 +1,77 @@
+import Foundation
+
+/// How a command finds the item a person means (spec/cli.md §4.0): exact references first (a
+/// full id, an id prefix of 4+ hex digits, a service name), then the same search as `ls`
+/// (a case- and accent-insensitive substring of service, username, URL or tag), then, when
+/// nothing matches, the closest service names as suggestions. Pure: summaries in, an answer out.
+public enum ItemLookup {
+    public enum Answer: Equatable, Sendable {
+        /// Exactly one item.
+        case one(ItemSummary)
+        /// Several items fit equally well; the caller lets the person pick or lists them.
+        case several([ItemSummary])
+        /// Nothing fits; `suggestions` are service names close to the query (edit distance).
+        case none(suggestions: [String])
+    }
+
+    public static func find(_ query: String, in items: [ItemSummary]) -> Answer {
+        if let id = ItemID(hex: query.lowercased()), let match = items.first(where: { $0.id == id }) { return .one(match) }
+        // A title and an id prefix are looked up together: an item titled like another's id
+        // prefix makes the reference ambiguous instead of shadowing that item.
+        let lowered = query.lowercased()
+        let byPrefix = lowered.count >= 4 && lowered.allSatisfy(\.isHexDigit) ? items.filter { $0.id.hex.hasPrefix(lowered) } : []
+        let byTitle = items.filter { $0.title.compare(query, options: [.caseInsensitive]) == .orderedSame }
+        let exact = byPrefix + byTitle.filter { titled in !byPrefix.contains { $0.id == titled.id } }
+        if let answer = answer(exact) { return answer }
+        if let answer = answer(items.filter { $0.matches(query) }) { return answer }
+        return .none(suggestions: suggestions(for: query, in: items))
+    }
+
+    private static func answer(_ matches: [ItemSummary]) -> Answer? {
+        switch matches.count {
+        case 0: return nil
+        case 1: return .one(matches[0])
+        default: return .several(matches.sorted { NaturalOrder.less($0.title, $1.title) })
+        }
+    }
+
+    /// Up to three service names within a small edit distance (a third of the query's length,
+    /// at least 1, at most 3), closest first.
+    static func suggestions(for query: String, in items: [ItemSummary]) -> [String] {
+        let target = Array(query.lowercased())
+        guard !target.isEmpty else { return [] }
+        let limit = min(3, max(1, target.count / 3))
+        var scored: [(distance: Int, title: String)] = []
+        var seen = Set<String>()
+        for item in items where seen.insert(item.title.lowercased()).inserted {
+            let candidate = Array(item.title.lowercased())
+            guard abs(candidate.count - target.count) <= limit else { continue }
+            let distance = editDistance(target, candidate, limit: limit)
+            if distance <= limit { scored.append((distance, item.title)) }
+        }
+        return scored.sorted { ($0.distance, $0.title) < ($1.distance, $1.title) }.prefix(3).map(\.title)
+    }
+
+    /// Levenshtein distance, stopping early above `limit` (returns limit + 1 then).
+    static func editDistance(_ a: [Character], _ b: [Character], limit: Int) -> Int {
+        var previous = Array(0...b.count)
+        for (i, ca) in a.enumerated() {
+            var current = [i + 1] + Array(repeating: 0, count: b.count)
+            var rowMinimum = current[0]
+            for (j, cb) in b.enumerated() {
+                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (ca == cb ? 0 : 1))
+                rowMinimum = min(rowMinimum, current[j + 1])
+            }
+            if rowMinimum > limit { return limit + 1 }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}
+
+/// Orders text the way people read numbered names: `site2` before `site10`, case-insensitively.
+public enum NaturalOrder {
+    public static func less(_ a: String, _ b: String) -> Bool {
+        a.compare(b, options: [.caseInsensitive, .numeric]) == .orderedAscending
+    }
+}

@@ -1,0 +1,79 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Coffer
+import CofferProcess
+import Foundation
+
+/// Turns what a person typed into one item (spec/cli.md §4.0): `ItemLookup`, then, when several
+/// items fit, a numbered pick list on the terminal; without a terminal the candidates are listed
+/// and the command exits 1 (`store.ambiguous-item`), so a script never acts on a guess.
+enum ItemPicker {
+    /// Most candidates shown in a pick list or an error.
+    static let shownCandidates = 20
+
+    static func pick(_ query: String, in vault: Vault) throws -> ItemSummary {
+        switch ItemLookup.find(query, in: try vault.list()) {
+        case .one(let match): return match
+        case .none(let suggestions):
+            let hint = suggestions.isEmpty ? "" : "; did you mean " + suggestions.map { "'\($0)'" }.joined(separator: " or ") + "?"
+            throw CofferError(.itemNotFound, "no item matches '\(query)'\(hint)")
+        case .several(let matches):
+            if let chosen = try askOnTerminal(query, matches) { return chosen }
+            let listing = matches.prefix(shownCandidates).map(describe).joined(separator: "; ")
+            let more = matches.count > shownCandidates ? "; …" : ""
+            throw CofferError(.ambiguousItem, "'\(query)' matches \(matches.count) items: \(listing)\(more); name one by its id prefix")
+        }
+    }
+
+    static func describe(_ item: ItemSummary) -> String {
+        "\(item.id.hex.prefix(8)) \(item.title)" + (item.username.map { " (\($0))" } ?? "")
+    }
+
+    /// The numbered list on the controlling terminal and the answer; nil without a terminal.
+    /// An empty answer, `q` or end of input cancels (exit 1, nothing done).
+    private static func askOnTerminal(_ query: String, _ matches: [ItemSummary]) throws -> ItemSummary? {
+        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        let shown = Array(matches.prefix(shownCandidates))
+        var text = "'\(query)' matches \(matches.count) items:\n"
+        for (n, item) in shown.enumerated() { text += "  \(n + 1)) \(Terminal.safe(describe(item)))\n" }
+        if matches.count > shown.count { text += "  … and \(matches.count - shown.count) more: type more of the name\n" }
+        for _ in 0..<3 {
+            write(fd, text + "Which one? [1-\(shown.count), Enter to cancel] ")
+            guard let line = readLine(fd), !line.isEmpty, line != "q" else { break }
+            if let n = Int(line), (1...shown.count).contains(n) { return shown[n - 1] }
+            text = "'\(line)' is not a number from 1 to \(shown.count).\n"
+        }
+        throw CofferError(.ambiguousItem, "no item chosen; nothing was done")
+    }
+
+    /// Asks a yes/no question on the terminal; nil without one.
+    static func confirm(_ question: String) -> Bool? {
+        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        write(fd, question + " [y/N] ")
+        guard let answer = readLine(fd)?.lowercased() else { return false }
+        return answer == "y" || answer == "yes"
+    }
+
+    private static func write(_ fd: Int32, _ text: String) { Descriptor.writeAll(fd, Array(text.utf8)) }
+
+    /// One line (up to 256 bytes) from the terminal, trimmed; nil at end of input.
+    private static func readLine(_ fd: Int32) -> String? {
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while bytes.count < 256 {
+            let n = read(fd, &byte, 1)
+            if n < 0 && errno == EINTR { continue }
+            guard n == 1 else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            if byte == 10 || byte == 13 { break }
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+    }
+}
