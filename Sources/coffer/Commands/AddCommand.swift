@@ -7,8 +7,17 @@ struct ItemFieldOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The username.", valueName: "name"))
     var username: String?
 
-    @Option(help: ArgumentHelp("The URL (edit: replaces the first URL).", valueName: "url"))
-    var url: String?
+    @Option(name: .customLong("url"), help: ArgumentHelp("A URL; repeat for several (edit: replaces all URLs; --url \"\" removes them).", valueName: "url"))
+    var urls: [String] = []
+
+    @Option(name: .customLong("field"), help: ArgumentHelp(
+        "A custom field: its value is asked for on the terminal, not echoed; repeat for several (edit: replaces it; an empty value removes it).",
+        valueName: "name"))
+    var fieldNames: [String] = []
+
+    @Option(name: .customLong("field-file"), help: ArgumentHelp(
+        "A custom field read from a file, whole (- for standard input): NAME=FILE; repeat for several.", valueName: "name=file"))
+    var fieldFiles: [String] = []
 
     @Option(help: ArgumentHelp("Notes (stored encrypted; shown by show, never by ls). Visible to other users in the process list: prefer --notes-file for anything private.", valueName: "text"))
     var notes: String?
@@ -22,22 +31,56 @@ struct ItemFieldOptions: ParsableArguments {
 
     func validate() throws {
         if notes != nil && notesFile != nil { throw ValidationError("give the notes with --notes or --notes-file, not both") }
+        for spec in fieldFiles where !spec.contains("=") || spec.hasPrefix("=") {
+            throw ValidationError("--field-file takes NAME=FILE (got '\(spec)')")
+        }
+        let names = fieldNames + fieldFiles.map { String($0.prefix { $0 != "=" }) }
+        if Set(names).count != names.count { throw ValidationError("a custom field is given twice") }
+        if names.contains(Item.totpFieldName) { throw ValidationError("the TOTP is set with --totp-file or --ask-totp, which check it") }
+    }
+
+    /// The custom fields from --field (asked on the terminal) and --field-file, in the order given.
+    func newCustomFields() throws -> [CustomField] {
+        var out: [CustomField] = []
+        for name in fieldNames {
+            let value = try SecretInput.prompt("\(name): ", what: "value of \(name)", option: "--field-file \(name)=FILE")
+            out.append(CustomField(name: name, value: Secret(bytes: value)))
+        }
+        for spec in fieldFiles {
+            let name = String(spec.prefix { $0 != "=" })
+            let file = String(spec.dropFirst(name.count + 1))
+            out.append(CustomField(name: name, value: try Secret(try Self.readWhole(file, what: "the field file"))))
+        }
+        return out
+    }
+
+    /// Applies `fields` to `item`: each replaces a field of that name; an empty one removes it.
+    static func apply(_ fields: [CustomField], to item: inout Item) {
+        for field in fields {
+            item.customFields.removeAll { $0.name == field.name }
+            if !field.value.isEmpty { item.customFields.append(field) }
+        }
     }
 
     /// The notes from --notes, or --notes-file's contents (UTF-8, without one final line ending).
     func resolvedNotes() throws -> String? {
         guard let notesFile else { return notes }
-        let path = notesFile == "-" ? "/dev/stdin" : notesFile
+        return try Self.readWhole(notesFile, what: "the notes file")
+    }
+
+    /// A whole file (`-`: standard input) as UTF-8 text, at most 1 MiB, one final line ending dropped.
+    static func readWhole(_ file: String, what: String) throws -> String {
+        let path = file == "-" ? "/dev/stdin" : file
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw CLIError(Exit.noInput, "cannot read the notes file \(notesFile)")
+            throw CLIError(Exit.noInput, "cannot read \(what) \(file)")
         }
         defer { try? handle.close() }
         let data = try handle.read(upToCount: Self.maximumNotesFileBytes + 1) ?? Data()
         guard data.count <= Self.maximumNotesFileBytes else {
-            throw CLIError.usage("the notes file \(notesFile) is longer than \(Self.maximumNotesFileBytes) bytes (an item holds at most 1 MiB)")
+            throw CLIError.usage("\(what) \(file) is longer than \(Self.maximumNotesFileBytes) bytes (an item holds at most 1 MiB)")
         }
         guard var text = String(validating: data, as: UTF8.self) else {
-            throw CLIError.usage("the notes file \(notesFile) is not UTF-8 text")
+            throw CLIError.usage("\(what) \(file) is not UTF-8 text")
         }
         if text.hasSuffix("\r\n") { text.removeLast() } else if text.hasSuffix("\n") { text.removeLast() }
         return text
@@ -97,6 +140,7 @@ struct AddCommand: ParsableCommand {
         if !secret.givesSecret && !secret.noPassword && !SecretInput.hasTerminal {
             throw CLIError.usage("no terminal to ask for the item's password on; pass --secret-file, --generate, --words or --no-password")
         }
+        if secret.clipGenerated { _ = try ClipboardTool.require(orShow: "--print") }  // before anything is written
         let vault = try vaultOptions.open(mode: .readWrite)
         defer { vault.close() }
         var password: Secret?
@@ -111,10 +155,18 @@ struct AddCommand: ParsableCommand {
             Terminal.note("the password is empty: \(service) is stored with no password (as with --no-password)")
         }
         var item = Item.login(service, username: fields.username, password: password,
-                              urls: fields.url.map { [$0] } ?? [], notes: try fields.resolvedNotes(), tags: fields.tags)
+                              urls: fields.urls.filter { !$0.isEmpty }, notes: try fields.resolvedNotes(), tags: fields.tags)
+        ItemFieldOptions.apply(try fields.newCustomFields(), to: &item)
         if let totp = try fields.newTOTP() { try item.setTOTP(totp) }
+        let twins = try vault.list().filter {
+            $0.title.caseInsensitiveCompare(service) == .orderedSame && ($0.username ?? "") == (fields.username ?? "")
+        }
+        if let twin = twins.first {
+            Terminal.warn("\(service) already has an item with this username (\(twin.id.hex.prefix(8))); added another")
+        }
         let id = try vault.add(item)
         Terminal.out(id.hex)
         Terminal.note("Added \(service)")
+        if let generated = password, secret.generatesSecret { try secret.handOn(generated, service: service) }
     }
 }

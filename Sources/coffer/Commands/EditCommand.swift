@@ -27,17 +27,17 @@ struct EditCommand: ParsableCommand {
     }
 
     func run() throws {
+        if secret.clipGenerated { _ = try ClipboardTool.require(orShow: "--print") }  // before anything is written
         let vault = try vaultOptions.open(mode: .readWrite)
         defer { vault.close() }
         var found = try vault.get(ItemPicker.pick(item, in: vault).id)
         var changed: [String] = []
+        var generated: Secret?
         if let service { found.title = service; changed.append("service") }
         if let username = fields.username { found.username = username.isEmpty ? nil : username; changed.append("username") }
-        if let url = fields.url {
-            if found.urls.isEmpty { found.urls = [url] } else { found.urls[0] = url }
-            if url.isEmpty { found.urls.removeFirst() }
-            changed.append("url")
-        }
+        if !fields.urls.isEmpty { found.urls = fields.urls.filter { !$0.isEmpty }; changed.append("urls") }
+        let customFields = try fields.newCustomFields()
+        if !customFields.isEmpty { ItemFieldOptions.apply(customFields, to: &found); changed.append("fields") }
         if let notes = try fields.resolvedNotes() { found.notes = notes.isEmpty ? nil : notes; changed.append("notes") }
         if !fields.tags.isEmpty { found.tags = fields.tags; changed.append("tags") }
         if clearTags { found.tags = []; changed.append("tags") }
@@ -48,11 +48,13 @@ struct EditCommand: ParsableCommand {
             }
             found.changePassword(to: new.secret)
             changed.append("password")
+            generated = new.generated ? new.secret : nil
         }
         guard !changed.isEmpty else {
-            throw CLIError.usage("nothing to change; give at least one of --service, --username, --url, --notes, --notes-file, --tag, --totp-file, --ask-totp, --clear-tags or a new password")
+            throw CLIError.usage("nothing to change; give at least one of --service, --username, --url, --notes, --notes-file, --field, --field-file, --tag, --totp-file, --ask-totp, --clear-tags or a new password")
         }
         try vault.update(found)
         Terminal.note("Updated \(found.title): \(changed.joined(separator: ", "))")
+        if let generated { try secret.handOn(generated, service: found.title) }
     }
 }

@@ -7,7 +7,11 @@ struct ListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ls",
         abstract: "List items (never secrets).",
-        discussion: "QUERY matches service, username, URLs and tags, case-insensitively. Opens the vault read-only.")
+        discussion: """
+            QUERY matches service, username, URLs and tags, case-insensitively. Items are sorted by service in \
+            natural order (site2 before site10). On a terminal the table fits its width and the count goes to \
+            stderr. Opens the vault read-only.
+            """)
 
     @Argument(help: "Only items whose service, username, URL or tags contain this.")
     var query: String?
@@ -23,7 +27,7 @@ struct ListCommand: ParsableCommand {
     func run() throws {
         let vault = try vaultOptions.open(mode: .readOnly)
         defer { vault.close() }
-        let items = try vault.search(query ?? "", tag: tag)
+        let items = try vault.search(query ?? "", tag: tag).sorted { NaturalOrder.less($0.title, $1.title) }
         if json {
             Terminal.out(JSON.array(items.map(ItemPresentation.summaryJSON)).render())
             return
@@ -35,7 +39,9 @@ struct ListCommand: ParsableCommand {
         let rows = items.map { s in
             [String(s.id.hex.prefix(8)), s.title, s.username ?? "", s.urls.first ?? "", s.tags.joined(separator: ",")]
         }
-        Table.print(header: ["ID", "SERVICE", "USERNAME", "URL", "TAGS"], rows: rows)
+        Table.print(header: ["ID", "SERVICE", "USERNAME", "URL", "TAGS"], rows: rows,
+                    width: Terminal.stdoutIsTTY ? Terminal.columns : nil)
+        if Terminal.stdoutIsTTY { Terminal.note("\(items.count) item\(items.count == 1 ? "" : "s")") }
     }
 }
 
@@ -43,11 +49,26 @@ enum Table {
     /// Aligned columns (at most 40 characters of padding per column); cells are made single-line.
     /// Built as one string and written once: with 10k rows, per-cell Foundation calls and a
     /// write per line made printing cost more than unlocking.
-    static func print(header: [String], rows: [[String]]) {
-        let clean = rows.map { $0.map(singleLine) }
-        let counts = clean.map { $0.map(\.count) }
+    /// With `width` (a terminal's), the widest columns are narrowed, their cells cut with `…`,
+    /// until a line fits.
+    static func print(header: [String], rows: [[String]], width: Int? = nil) {
+        var clean = rows.map { $0.map(singleLine) }
+        var counts = clean.map { $0.map(\.count) }
         var widths = header.map(\.count)
         for row in counts { for (i, count) in row.enumerated() { widths[i] = max(widths[i], min(count, 40)) } }
+        if let width {
+            let floor = header.map { max($0.count, 6) }
+            while widths.reduce(0, +) + 2 * (widths.count - 1) > width,
+                  let widest = widths.indices.filter({ widths[$0] > floor[$0] }).max(by: { widths[$0] < widths[$1] }) {
+                widths[widest] -= 1
+            }
+            for r in clean.indices {
+                for (i, cell) in clean[r].enumerated() where counts[r][i] > widths[i] {
+                    clean[r][i] = String(cell.prefix(max(1, widths[i] - 1))) + "…"
+                    counts[r][i] = widths[i]
+                }
+            }
+        }
         var out = ""
         out.reserveCapacity((rows.count + 1) * (widths.reduce(0, +) + 2 * widths.count + 1))
         func append(_ cells: [String], _ cellCounts: [Int]) {

@@ -24,16 +24,31 @@ struct ShowCommand: ParsableCommand {
     @Flag(help: "Print a JSON object (secrets masked unless --reveal).")
     var json = false
 
+    @Flag(help: "List the earlier passwords with when each was replaced, newest first (masked unless --reveal).")
+    var history = false
+
     @OptionGroup var vaultOptions: VaultOptions
 
     func validate() throws {
         if field != nil && json { throw ValidationError("--field and --json cannot be combined") }
+        if history && (field != nil || json) { throw ValidationError("--history cannot be combined with --field or --json") }
     }
 
     func run() throws {
         let vault = try vaultOptions.open(mode: .readOnly)
         defer { vault.close() }
         let found = try vault.get(ItemPicker.pick(item, in: vault).id)
+        if history {
+            guard !found.passwordHistory.isEmpty else {
+                Terminal.note("\(found.title) has no earlier passwords")
+                return
+            }
+            for entry in found.passwordHistory.reversed() {
+                Terminal.out("\(entry.changed)  \(reveal ? entry.password.reveal() : ItemPresentation.mask)")
+            }
+            if !reveal { Terminal.note("(masked; add --reveal to print them)") }
+            return
+        }
         if let field {
             guard let value = ItemPresentation.field(field, of: found) else {
                 throw CofferError(.itemNotFound, "\(found.title) has no field '\(field)'; fields are "

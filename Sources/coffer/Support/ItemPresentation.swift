@@ -93,7 +93,7 @@ enum ItemPresentation {
         for field in item.customFields { lines.append((field.name, reveal ? field.value.reveal() : mask)) }
         if let notes = item.notes { lines.append(("notes", notes)) }
         if !item.tags.isEmpty { lines.append(("tags", item.tags.joined(separator: ", "))) }
-        if !item.passwordHistory.isEmpty { lines.append(("history", "\(item.passwordHistory.count) earlier password(s)")) }
+        if !item.passwordHistory.isEmpty { lines.append(("history", "\(item.passwordHistory.count) earlier password(s) (show --history)")) }
         lines.append(("id", item.id.hex))
         lines.append(("created", item.created.description))
         lines.append(("modified", item.modified.description))

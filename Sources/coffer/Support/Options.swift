@@ -122,9 +122,31 @@ struct SecretOptions: ParsableArguments {
         if (length != nil || rules != nil) && !generate {
             throw ValidationError("--length and --rules go with --generate")
         }
+        if (printGenerated || clipGenerated) && !generatesSecret {
+            throw ValidationError("--print and --clip go with --generate or --words")
+        }
+        if printGenerated && clipGenerated { throw ValidationError("choose --print or --clip, not both") }
     }
 
     var givesSecret: Bool { secretFile != nil || generate || words != nil || askSecret }
+    var generatesSecret: Bool { generate || words != nil }
+
+    @Flag(name: .customLong("print"), help: "With --generate or --words: print the new password on stdout (after the id for add).")
+    var printGenerated = false
+
+    @Flag(name: .customLong("clip"), help: "With --generate or --words: copy the new password to the clipboard (cleared after 45 s).")
+    var clipGenerated = false
+
+    /// --print / --clip: hands a generated password on, so it can be typed into the site.
+    func handOn(_ generated: Secret, service: String) throws {
+        if printGenerated { Terminal.out(generated.reveal()) }
+        if clipGenerated {
+            let tool = try ClipboardTool.require(orShow: "--print")
+            var bytes = Array(generated.reveal().utf8)
+            defer { secureZero(&bytes) }
+            try tool.copy(bytes, clearingAfter: 45, describing: "the new password for \(service)")
+        }
+    }
 
     /// The new password, or nil when none of the options asks for one.
     func newSecret() throws -> (secret: Secret, generated: Bool)? {

@@ -12,6 +12,12 @@ enum Terminal {
     static var stdoutIsTTY: Bool { isatty(STDOUT_FILENO) == 1 }
     static var stderrIsTTY: Bool { isatty(STDERR_FILENO) == 1 }
     static var stdinIsTTY: Bool { isatty(STDIN_FILENO) == 1 }
+    /// The terminal's width (stdout's, else `$COLUMNS`, else 80).
+    static var columns: Int {
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        return ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil } ?? 80
+    }
 
     /// Colour only on a terminal, and never with `NO_COLOR` set (any value) or `TERM=dumb`.
     static var stderrUsesColour: Bool {

@@ -82,3 +82,60 @@ struct CLILookupTests {
         #expect(!(try ws.coffer("ls").stdout.contains("GitHub")))
     }
 }
+
+/// spec/cli.md §4.2–4.5, §4.3: everyday gaps (issue 16 §4).
+@Suite("CLI: everyday use")
+struct CLIEverydayTests {
+    @Test func urlsFieldsHistoryAndGeneratedPasswords() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.write("answer", "blue\nsecond line\n")
+        let add = try ws.run(["add", "Mail", "--username", "me", "--url", "https://a.example", "--url", "https://b.example",
+                              "--field-file", "question=\(ws.file("answer"))", "--generate", "--length", "24", "--print"] + ws.unlock)
+        #expect(add.status == 0, "\(add)")
+        let lines = add.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2 && lines[0].count == 32 && lines[1].count == 24)
+        #expect(try ws.coffer("show", "Mail", "--field", "password", "--reveal").stdout == lines[1] + "\n")
+        #expect(try ws.coffer("show", "Mail", "--field", "question", "--reveal").stdout == "blue\nsecond line\n")
+        let show = try ws.coffer("show", "Mail", "--json")
+        #expect(show.stdout.contains("https://a.example") && show.stdout.contains("https://b.example"))
+
+        // A second login with the same service and username is added, with a warning.
+        let twin = try ws.run(["add", "mail", "--username", "me", "--no-password"] + ws.unlock)
+        #expect(twin.status == 0 && twin.stderr.contains("already has an item with this username"), "\(twin)")
+
+        // edit: --url replaces all URLs; --field-file replaces a field; a new password goes to history.
+        let edit = try ws.run(["edit", String(lines[0].prefix(8)), "--url", "https://c.example", "--generate", "--print"] + ws.unlock)
+        #expect(edit.status == 0, "\(edit)")
+        let newPassword = edit.stdout.trimmingCharacters(in: .newlines)
+        let history = try ws.coffer("show", String(lines[0].prefix(8)), "--history", "--reveal")
+        #expect(history.stdout.hasSuffix("  \(lines[1])\n"), "\(history)")
+        #expect(try ws.coffer("show", String(lines[0].prefix(8)), "--history").stdout.contains("••••") )
+        #expect(try ws.coffer("show", String(lines[0].prefix(8)), "--field", "password", "--reveal").stdout == newPassword + "\n")
+        #expect(try ws.coffer("show", String(lines[0].prefix(8)), "--field", "url").stdout == "https://c.example\n")
+        #expect(try ws.coffer("add", "x", "--no-password", "--print").status == 64)
+    }
+
+    @Test func lsSortsNaturally() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        for name in ["site10", "site2", "Site1", "alpha"] { try ws.add(name, secret: "pw") }
+        let services = try ws.coffer("ls").stdout.split(separator: "\n").dropFirst().map { $0.split(separator: " ", omittingEmptySubsequences: true)[1] }
+        #expect(services == ["alpha", "Site1", "site2", "site10"])
+    }
+
+    @Test func lsFitsTheTerminal() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.add("a-service-with-a-rather-long-name", secret: "pw", "--username", "someone@a-long-domain.example",
+                   "--url", "https://a-very-long-host-name.example/with/a/long/path?and=query", "--tag", "work")
+        let tty = try PseudoTerminal()
+        let child = try tty.start(["ls"] + ws.unlock, in: ws, environment: ["COLUMNS": "60"])
+        let output = tty.readToEnd()
+        #expect(try child.wait(timeoutSeconds: 30) == 0)
+        let tableLines = output.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("ID") || $0.contains("a-service") }
+        #expect(tableLines.count == 2, "\(output)")
+        for line in tableLines { #expect(line.count <= 60, "\(line)") }
+        #expect(output.contains("…") && output.contains("1 item"), "\(output)")
+    }
+}
