@@ -147,7 +147,8 @@ struct AddCommand: ParsableCommand {
         if let new = try secret.newSecret() {
             password = new.secret
         } else if !secret.noPassword {
-            password = Secret(bytes: try SecretInput.prompt("Password for \(service): ", what: "item password", confirm: true))
+            password = Secret(bytes: try SecretInput.readNew(file: nil, label: "Password for \(service): ", what: "item password",
+                                                             option: "--secret-file FILE", live: Checklists.itemPassword) { _ in })
         }
         if password?.isEmpty == true {
             // An empty entry (Enter twice, an empty file line) is no password, not a password "".

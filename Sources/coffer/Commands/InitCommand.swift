@@ -40,7 +40,8 @@ enum MasterPasswordPolicy {
 
     /// Reads a new master password (file, or the terminal with retries) that the profile accepts.
     static func readNew(file: String?, what: String, option: String, vaultPath: String) throws -> SecureBytes {
-        try SecretInput.readNew(file: file, label: "New \(what): ", what: what, option: option) {
+        try SecretInput.readNew(file: file, label: "New \(what): ", what: what, option: option,
+                                live: Checklists.masterPassword(context: context(vaultPath: vaultPath))) {
             try validate($0, vaultPath: vaultPath)
         }
     }

@@ -28,7 +28,7 @@ struct PinSetCommand: ParsableCommand {
         guard VaultLocation.exists(path) else { throw CofferError(.vaultMissing, "no vault at \(path)") }
         // The PIN is checked before the master password is asked for (and its key derived).
         let pin = try SecretInput.readNew(file: newPinFile, label: "New PIN (6–12 digits): ", what: "PIN",
-                                          option: "--new-pin-file FILE") { pin in
+                                          option: "--new-pin-file FILE", live: Checklists.pin) { pin in
             try PINPolicy.validate(pin.unsafeString())
         }
         let vault = try vaultOptions.open(mode: .readWrite, allowPIN: false)

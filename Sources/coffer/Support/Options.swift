@@ -161,7 +161,8 @@ struct SecretOptions: ParsableArguments {
             return (try Secret(try PassphraseGenerator.generate(words: words).value), true)
         }
         if askSecret {
-            return (Secret(bytes: try SecretInput.prompt("Password for the item: ", what: "item password", confirm: true)), false)
+            return (Secret(bytes: try SecretInput.readNew(file: nil, label: "Password for the item: ", what: "item password",
+                                                          option: "--secret-file FILE", live: Checklists.itemPassword) { _ in }), false)
         }
         return nil
     }

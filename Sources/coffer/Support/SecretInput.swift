@@ -58,12 +58,25 @@ enum SecretInput {
     /// A new secret (master password, PIN, item password): the file's first line, checked once;
     /// or asked on the terminal, checked by `accept` before the confirmation, and asked again (up
     /// to `newSecretAttempts` times in all) when `accept` refuses it or the two entries differ.
-    static func readNew(file: String?, label: String, what: String, option: String,
+    /// With `live` and a terminal, the entry shows that checklist as it is typed (LiveSecretEntry)
+    /// and Enter waits for it; `accept` still has the last word.
+    static func readNew(file: String?, label: String, what: String, option: String, live: ((SecureBytes) -> Checklist)? = nil,
                         accept: (SecureBytes) throws -> Void) throws -> SecureBytes {
         if let file {
             let secret = try firstLine(ofFile: file, what: what)
             try accept(secret)
             return secret
+        }
+        if let live {
+            let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+            if fd >= 0 {
+                defer { close(fd) }
+                if isatty(fd) == 1 {
+                    let secret = try LiveSecretEntry.read(fd: fd, label: label, confirmLabel: "Repeat \(what): ", what: what, checklist: live)
+                    try accept(secret)
+                    return secret
+                }
+            }
         }
         return try promptNew(label, what: what, confirm: true, option: option, attempts: newSecretAttempts, accept: accept)
     }

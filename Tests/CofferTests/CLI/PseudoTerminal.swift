@@ -44,8 +44,11 @@ final class PseudoTerminal {
     }
 
     /// Types `text` and Enter.
-    func typeLine(_ text: String) {
-        var bytes = Array((text + "\n").utf8)
+    func typeLine(_ text: String) { type(text + "\n") }
+
+    /// Types `text` as it is (control characters included: "\u{7F}" is Backspace, "\u{1B}" Esc).
+    func type(_ text: String) {
+        var bytes = Array(text.utf8)
         var done = 0
         while done < bytes.count {
             let n = bytes.withUnsafeMutableBytes { write(master, $0.baseAddress! + done, $0.count - done) }
