@@ -30,6 +30,7 @@ FuzzImportCSV     16384    2048    10         csv.dict
 FuzzImportBitwardenJSON 16384 2048 10         json.dict
 FuzzThrottleState 1024     2048    5          throttle.dict
 FuzzTOTPURI       4200     2048    5          totp.dict
+FuzzAgentMessage  128      2048    5          agent.dict
 "
 
 time_s=60 regressions=0 merge=0 build=1 build_only=0 selected=()

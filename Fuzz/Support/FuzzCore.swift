@@ -30,6 +30,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case importBitwardenJSON = "FuzzImportBitwardenJSON"
     case throttleState = "FuzzThrottleState"
     case totpURI = "FuzzTOTPURI"
+    case agentMessage = "FuzzAgentMessage"
 
     /// Runs one input through the harness. Throws `InvariantViolation` when an invariant breaks.
     public func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
@@ -42,6 +43,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .importBitwardenJSON: return try ImportBitwardenJSONHarness.run(data)
         case .throttleState: return try ThrottleStateHarness.run(data)
         case .totpURI: return try TOTPURIHarness.run(data)
+        case .agentMessage: return try AgentMessageHarness.run(data)
         }
     }
 

@@ -79,3 +79,23 @@ void cprocess_install_quiet_crash_handlers(void) {
         sigaction(crash_signals[i], &action, NULL);
     }
 }
+
+#ifdef __linux__
+#include <sys/socket.h>
+int cprocess_peer_uid(int fd, unsigned int *uid) {
+    struct ucred credentials;
+    socklen_t size = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) != 0) return -1;
+    *uid = (unsigned int)credentials.uid;
+    return 0;
+}
+#else
+#include <sys/socket.h>
+#include <unistd.h>
+int cprocess_peer_uid(int fd, unsigned int *uid) {
+    uid_t euid; gid_t egid;
+    if (getpeereid(fd, &euid, &egid) != 0) return -1;
+    *uid = (unsigned int)euid;
+    return 0;
+}
+#endif

@@ -62,6 +62,13 @@ public struct ChildProcess {
         public let pid: pid_t
         let program: String
 
+        /// The exit status if the child has ended (it is then reaped), else nil; never blocks.
+        public func exitStatusIfDone() -> Int32? {
+            var status: Int32 = 0
+            guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+            return Self.exitCode(status)
+        }
+
         /// Waits for the child to end; returns its exit status (128 + signal when killed). With a
         /// timeout, kills it (SIGKILL) and throws when it runs longer.
         public func wait(timeoutSeconds: Double? = nil) throws -> Int32 {

@@ -37,7 +37,8 @@ struct CofferCommand: ParsableCommand {
             RemoveCommand.self, ClipCommand.self, TOTPCommand.self, GenerateCommand.self, CheckCommand.self, PasswdCommand.self,
             RekeyCommand.self, PinCommand.self,
             InfoCommand.self, VerifyCommand.self, CompactCommand.self, ImportCommand.self, ExportCommand.self,
-            ClipClearCommand.self,
+            UnlockCommand.self, LockCommand.self, StatusCommand.self,
+            ClipClearCommand.self, AgentCommand.self,
         ])
 
     static func main() {

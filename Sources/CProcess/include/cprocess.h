@@ -26,4 +26,8 @@ int cprocess_keep_out_of_core_dumps(void);
 /// one line without details to stderr, restores the default action and re-raises.
 void cprocess_install_quiet_crash_handlers(void);
 
+
+/// The uid of the process at the other end of a connected Unix socket (SO_PEERCRED on Linux,
+/// getpeereid elsewhere). 0 on success, -1 with errno set.
+int cprocess_peer_uid(int fd, unsigned int *uid);
 #endif

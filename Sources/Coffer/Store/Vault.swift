@@ -541,6 +541,28 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
+    /// A copy of the vault key, for the CLI's agent (spec/agent.md): the agent keeps it in locked
+    /// memory and hands it only to processes of the same user.
+    package func copyVaultKey() throws -> SecureBytes {
+        try withVaultKey { key in try key.bytes.withUnsafeBytes { try SecureBytes(copying: $0, protection: .locked) } }
+    }
+
+    /// Opens the vault with its key (from the agent) instead of a password: no key derivation.
+    /// A wrong key fails the header MAC: **tampered**, as any wrong key does (spec/format.md §7).
+    package static func open(at path: String, vaultKey: SecureBytes, mode: AccessMode = .readWrite) throws -> Vault {
+        try open(at: path, mode: mode, fileSystem: POSIXFileSystem(), random: SystemRandom()) { _ in
+            try SymmetricKey(try vaultKey.withUnsafeBytes { try SecureBytes(copying: $0) })
+        }
+    }
+
+    /// The vault id of the file at `path`, read from its header without a key (for the agent's
+    /// client to ask for the right key); nil when the file is not a vault.
+    package static func vaultID(at path: String) -> [UInt8]? {
+        guard let handle = try? POSIXFileSystem().open(path, writable: false), let head = try? handle.read(at: 0, count: 32),
+              head.count == 32, Array(head[0..<8]) == VaultHeader.magic else { return nil }
+        return Array(head[16..<32])
+    }
+
     /// Lends the vault key, to wrap it in a new keyslot (spec/unlock.md §2.2). Do not call
     /// other `Vault` methods from `body`.
     func withVaultKey<R>(_ body: (SymmetricKey) throws -> R) throws -> R {

@@ -141,8 +141,8 @@ struct AddCommand: ParsableCommand {
             throw CLIError.usage("no terminal to ask for the item's password on; pass --secret-file, --generate, --words or --no-password")
         }
         if secret.clipGenerated { _ = try ClipboardTool.require(orShow: "--print") }  // before anything is written
-        let vault = try vaultOptions.open(mode: .readWrite)
-        defer { vault.close() }
+        // Everything a person types comes before the vault is opened for writing, so no other
+        // writer waits on this one's prompt (spec/agent.md §5).
         var password: Secret?
         if let new = try secret.newSecret() {
             password = new.secret
@@ -150,6 +150,10 @@ struct AddCommand: ParsableCommand {
             password = Secret(bytes: try SecretInput.readNew(file: nil, label: "Password for \(service): ", what: "item password",
                                                              option: "--secret-file FILE", live: Checklists.itemPassword) { _ in })
         }
+        let customFields = try fields.newCustomFields()
+        let totp = try fields.newTOTP()
+        let vault = try vaultOptions.open(mode: .readWrite)
+        defer { vault.close() }
         if password?.isEmpty == true {
             // An empty entry (Enter twice, an empty file line) is no password, not a password "".
             password = nil
@@ -157,8 +161,8 @@ struct AddCommand: ParsableCommand {
         }
         var item = Item.login(service, username: fields.username, password: password,
                               urls: fields.urls.filter { !$0.isEmpty }, notes: try fields.resolvedNotes(), tags: fields.tags)
-        ItemFieldOptions.apply(try fields.newCustomFields(), to: &item)
-        if let totp = try fields.newTOTP() { try item.setTOTP(totp) }
+        ItemFieldOptions.apply(customFields, to: &item)
+        if let totp { try item.setTOTP(totp) }
         let twins = try vault.list().filter {
             $0.title.caseInsensitiveCompare(service) == .orderedSame && ($0.username ?? "") == (fields.username ?? "")
         }

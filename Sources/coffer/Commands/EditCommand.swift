@@ -28,6 +28,10 @@ struct EditCommand: ParsableCommand {
 
     func run() throws {
         if secret.clipGenerated { _ = try ClipboardTool.require(orShow: "--print") }  // before anything is written
+        // What a person types comes before the vault is opened for writing (spec/agent.md §5).
+        let newSecret = try secret.newSecret()
+        let customFields = try fields.newCustomFields()
+        let newTOTP = try fields.newTOTP()
         let vault = try vaultOptions.open(mode: .readWrite)
         defer { vault.close() }
         var found = try vault.get(ItemPicker.pick(item, in: vault).id)
@@ -36,13 +40,12 @@ struct EditCommand: ParsableCommand {
         if let service { found.title = service; changed.append("service") }
         if let username = fields.username { found.username = username.isEmpty ? nil : username; changed.append("username") }
         if !fields.urls.isEmpty { found.urls = fields.urls.filter { !$0.isEmpty }; changed.append("urls") }
-        let customFields = try fields.newCustomFields()
         if !customFields.isEmpty { ItemFieldOptions.apply(customFields, to: &found); changed.append("fields") }
         if let notes = try fields.resolvedNotes() { found.notes = notes.isEmpty ? nil : notes; changed.append("notes") }
         if !fields.tags.isEmpty { found.tags = fields.tags; changed.append("tags") }
         if clearTags { found.tags = []; changed.append("tags") }
-        if let totp = try fields.newTOTP() { try found.setTOTP(totp); changed.append("TOTP") }
-        if let new = try secret.newSecret() {
+        if let totp = newTOTP { try found.setTOTP(totp); changed.append("TOTP") }
+        if let new = newSecret {
             guard !new.secret.isEmpty else {
                 throw CLIError.usage("the new password is empty; edit keeps the password unless given a non-empty one (nothing was changed)")
             }

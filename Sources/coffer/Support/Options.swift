@@ -36,13 +36,16 @@ struct VaultOptions: ParsableArguments {
     /// key is derived, and reports a recovered interrupted write. With --pin / --pin-file the PIN
     /// unlocks (throttled, spec/unlock.md); the master password goes through the same rate limit
     /// whenever the per-user runtime directory exists.
-    func open(mode: Vault.AccessMode, allowPIN: Bool = true, password given: SecureBytes? = nil) throws -> Vault {
+    func open(mode: Vault.AccessMode, allowPIN: Bool = true, password given: SecureBytes? = nil, useAgent: Bool = true) throws -> Vault {
         let path = try path()
         guard VaultLocation.exists(path) else {
             throw CofferError(.vaultMissing, "no vault at \(path)")
         }
         let vault: Vault
-        if usePIN || pinFile != nil {
+        if useAgent && allowPIN && given == nil && passwordFile == nil && !usePIN && pinFile == nil,
+           let unlocked = try openWithAgent(path: path, mode: mode) {
+            vault = unlocked
+        } else if usePIN || pinFile != nil {
             guard allowPIN else {
                 throw CLIError.usage("this command needs the master password (--password-file or the prompt), not the PIN")
             }
@@ -62,6 +65,25 @@ struct VaultOptions: ParsableArguments {
             Terminal.warn(TornTail.warning(bytes: vault.openReport.recoveredTornBytes, discarded: mode == .readWrite))
         }
         return vault
+    }
+}
+
+extension VaultOptions {
+    /// The vault opened with the key its agent holds (spec/agent.md §3); nil when no agent is
+    /// unlocked for this file. A key that no longer opens it (the vault was rekeyed, or the file
+    /// replaced) locks the agent and falls back to the password.
+    func openWithAgent(path: String, mode: Vault.AccessMode) throws -> Vault? {
+        guard let socketPath = AgentSocket.path(forVault: path), let vaultID = Vault.vaultID(at: path),
+              case .key(var bytes)? = AgentSocket.ask(.key(vaultID: vaultID), socketPath: socketPath) else { return nil }
+        defer { secureZero(&bytes) }
+        let key = try bytes.withUnsafeBytes { try SecureBytes(copying: $0, protection: .locked) }
+        do {
+            return try Vault.open(at: path, vaultKey: key, mode: mode)
+        } catch let error as CofferError where error.code == .tampered || error.code == .headerCorrupted {
+            _ = AgentSocket.ask(.lock, socketPath: socketPath)
+            Terminal.warn("the agent's key no longer opens \(path) (rekeyed or replaced?); it was locked")
+            return nil
+        }
     }
 }
 

@@ -1,0 +1,104 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Coffer
+
+/// Where a vault's agent listens and how a command talks to it (spec/agent.md §2–3).
+enum AgentSocket {
+    /// `$XDG_RUNTIME_DIR/coffer` (0700, ours), or nil when there is no private runtime directory.
+    static func directory() -> String? {
+        guard let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), runtime.hasPrefix("/"),
+              access(runtime, W_OK) == 0 else { return nil }
+        let directory = runtime + "/coffer"
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST { return nil }
+        var info = stat()
+        guard lstat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(),
+              info.st_mode & 0o077 == 0 else { return nil }
+        return directory
+    }
+
+    /// One socket per vault file: `agent-<first 16 hex digits of BLAKE2b(canonical path)>.sock`.
+    static func path(forVault vaultPath: String) -> String? {
+        guard let directory = directory() else { return nil }
+        let canonical = realpath(vaultPath, nil).map { pointer -> String in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        } ?? vaultPath
+        let digest = BLAKE2b.hash(Array(canonical.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        return directory + "/agent-\(digest).sock"
+    }
+
+    /// Sends one request and reads the reply; nil when no agent answers (no socket, a stale
+    /// one, a timeout, or a reply that is not one). Waits at most about a second.
+    static func ask(_ request: AgentMessage.Request, socketPath: String) -> AgentMessage.Reply? {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        setTimeouts(fd, seconds: 1)
+        guard connect(fd, socketPath) else { return nil }
+        var bytes = AgentMessage.encode(request)
+        guard writeFully(fd, &bytes) else { return nil }
+        var reply = readFrame(fd, magic: AgentMessage.replyMagic) ?? []
+        defer { secureZero(&reply) }
+        return AgentMessage.decodeReply(reply)
+    }
+
+    static func setTimeouts(_ fd: Int32, seconds: Int) {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    static func address(_ path: String) -> sockaddr_un? {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, b) in bytes.enumerated() { raw[i] = b }
+        }
+        return address
+    }
+
+    static func connect(_ fd: Int32, _ path: String) -> Bool {
+        guard var address = address(path) else { return false }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        } == 0
+    }
+
+    static func writeFully(_ fd: Int32, _ bytes: inout [UInt8]) -> Bool {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + done, $0.count - done, Int32(MSG_NOSIGNAL)) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            done += n
+        }
+        return true
+    }
+
+    /// Reads exactly `count` bytes; nil on end, error or timeout.
+    static func readExactly(_ fd: Int32, _ count: Int) -> [UInt8]? {
+        var out = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = out.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + done, count - done, 0) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { secureZero(&out); return nil }
+            done += n
+        }
+        return out
+    }
+
+    /// A whole frame: the 7-byte header, then at most `AgentMessage.maximumPayload` bytes.
+    static func readFrame(_ fd: Int32, magic: [UInt8]) -> [UInt8]? {
+        guard let header = readExactly(fd, AgentMessage.headerCount),
+              let length = AgentMessage.payloadLength(ofHeader: header, magic: magic) else { return nil }
+        guard length > 0 else { return header }
+        guard let payload = readExactly(fd, length) else { return nil }
+        return header + payload
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import ArgumentParser
+import Coffer
+import CofferProcess
+
+/// `coffer unlock` (spec/agent.md §2): unlock once, then every command uses the agent.
+struct UnlockCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unlock",
+        abstract: "Unlock the vault once; commands then need no password until it locks.",
+        discussion: """
+            Starts a background agent that holds the vault key in locked memory and gives it only to \
+            your own processes (a private socket in $XDG_RUNTIME_DIR). It locks after --timeout without use \
+            (default 15m), on `coffer lock`, at logout and on SIGTERM/SIGHUP. `coffer status` tells.
+            """)
+
+    @Option(help: ArgumentHelp("Lock after this long without use: 90s, 15m, 2h (at most 24h).", valueName: "duration"))
+    var timeout: String = "15m"
+
+    @OptionGroup var vaultOptions: VaultOptions
+
+    func run() throws {
+        let seconds = try Self.parseDuration(timeout)
+        let path = try vaultOptions.path()
+        guard let socketPath = AgentSocket.path(forVault: path) else {
+            throw CofferError(.pinUnavailable, "the agent needs a private runtime directory ($XDG_RUNTIME_DIR); none is available")
+        }
+        if case .status? = AgentSocket.ask(.status, socketPath: socketPath) {
+            Terminal.note("already unlocked (coffer lock ends it)")
+            return
+        }
+        let vault = try vaultOptions.open(mode: .readOnly, useAgent: false)
+        let vaultID = vault.header.vaultID
+        let key = try vault.copyVaultKey()
+        vault.close()
+        var secret = vaultID + key.withUnsafeBytes { Array($0) }
+        defer { secureZero(&secret) }
+        var child = ChildProcess([CommandLine.arguments[0], "agent", "--socket", socketPath, "--idle-seconds", String(seconds)])
+        child.newSession = true
+        let running = try child.start(input: secret)
+        // Ready once it answers; if it exits first, it could not listen.
+        for _ in 0..<300 {
+            if case .status? = AgentSocket.ask(.status, socketPath: socketPath) {
+                Terminal.note("Unlocked; locks after \(Self.describe(seconds)) without use (coffer lock ends it now)")
+                return
+            }
+            if let status = running.exitStatusIfDone() {
+                throw CLIError(Exit.software, "the agent could not start (exit \(status)); is one already running?")
+            }
+            usleep(10_000)
+        }
+        throw CLIError(Exit.software, "the agent did not answer within 3 s")
+    }
+
+    static func parseDuration(_ text: String) throws -> Int {
+        let units: [Character: Int] = ["s": 1, "m": 60, "h": 3600]
+        guard let unit = text.last.flatMap({ units[$0] }), let value = Int(text.dropLast()), value > 0,
+              value * unit <= 86_400 else {
+            throw ValidationError("--timeout takes a duration like 90s, 15m or 2h, at most 24h")
+        }
+        return value * unit
+    }
+
+    static func describe(_ seconds: Int) -> String {
+        seconds % 3600 == 0 ? "\(seconds / 3600) h" : seconds % 60 == 0 ? "\(seconds / 60) min" : "\(seconds) s"
+    }
+}
+
+/// `coffer lock`: the agent wipes the key and exits.
+struct LockCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "lock", abstract: "Lock the vault: end its agent.")
+    @OptionGroup var vaultOptions: VaultOptions
+
+    func run() throws {
+        guard let socketPath = AgentSocket.path(forVault: try vaultOptions.path()),
+              AgentSocket.ask(.lock, socketPath: socketPath) == .done else {
+            Terminal.note("already locked")
+            return
+        }
+        Terminal.note("Locked")
+    }
+}
+
+/// `coffer status`: locked or unlocked, and for how long.
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Say whether the vault is unlocked (by an agent).")
+    @OptionGroup var vaultOptions: VaultOptions
+
+    func run() throws {
+        let path = try vaultOptions.path()
+        if let socketPath = AgentSocket.path(forVault: path),
+           case .status(_, let left)? = AgentSocket.ask(.status, socketPath: socketPath) {
+            Terminal.out("unlocked; locks in \(left / 60) min \(left % 60) s without use")
+        } else {
+            Terminal.out("locked")
+        }
+    }
+}
+
+/// `coffer agent` (internal): the agent process `unlock` starts. Reads the vault id and key
+/// from its standard input (a pipe from `unlock`), never from argv or the environment.
+struct AgentCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "agent", abstract: "Internal: the agent process started by `coffer unlock`.",
+                                                    shouldDisplay: false)
+    @Option var socket: String
+    @Option(name: .customLong("idle-seconds")) var idleSeconds: Int
+
+    func run() throws {
+        var input = [UInt8](repeating: 0, count: 48)
+        defer { secureZero(&input) }
+        var done = 0
+        while done < 48 {
+            let n = input.withUnsafeMutableBytes { read(0, $0.baseAddress! + done, 48 - done) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw CLIError(Exit.usage, "the agent is started by `coffer unlock`") }
+            done += n
+        }
+        let key = try input.withUnsafeBytes { try SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[16..<48]), protection: .locked) }
+        try AgentServer(socketPath: socket, vaultID: Array(input[0..<16]), key: key, idleSeconds: max(1, idleSeconds)).run()
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+@testable import Coffer
+import CofferProcess
+
+/// spec/agent.md: unlock once, then commands need no password; lock, idle lock, stale sockets,
+/// a killed agent, other users. Every test ends its agent (removing the runtime directory ends
+/// it too, within a second: that is how logout works).
+@Suite("CLI: agent", .serialized)
+struct CLIAgentTests {
+    /// `coffer <args> --vault V` with no password option, no terminal.
+    func bare(_ ws: CLIWorkspace, _ env: [String: String], _ arguments: String...) throws -> CLI.Result {
+        try ws.run(arguments + ["--vault", ws.vault], environment: env)
+    }
+
+    func agentPID(_ ws: CLIWorkspace) -> Int32? {
+        guard let list = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
+        for entry in list {
+            guard let pid = Int32(entry), let cmdline = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
+            let text = String(decoding: cmdline, as: UTF8.self)
+            if text.contains("\0agent\0") && text.contains(ws.path) { return pid }
+        }
+        return nil
+    }
+
+    @Test func unlockOnceThenNoPasswordUntilLock() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        try ws.add("GitHub", secret: "gh-secret")
+        #expect(try bare(ws, env, "status").stdout == "locked\n")
+        let unlock = try ws.run(["unlock", "--timeout", "10m"] + ws.unlock, environment: env)
+        #expect(unlock.status == 0 && unlock.stderr.contains("Unlocked"), "\(unlock)")
+        #expect(try bare(ws, env, "status").stdout.hasPrefix("unlocked; locks in 9 min"))
+        // No password option and no terminal: the agent's key opens the vault, for reads and writes.
+        #expect(try bare(ws, env, "show", "GitHub", "--field", "password", "--reveal").stdout == "gh-secret\n")
+        try ws.write("s2", "second\n")
+        #expect(try bare(ws, env, "add", "Mail", "--secret-file", ws.file("s2")).status == 0)
+        #expect(try bare(ws, env, "ls").stdout.contains("Mail"))
+        // The socket and its directory are private.
+        let directory = ws.file("runtime/coffer")
+        let sockets = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".sock") }
+        #expect(sockets.count == 1)
+        #expect((try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int) == 0o700)
+        #expect((try FileManager.default.attributesOfItem(atPath: directory + "/" + sockets[0])[.posixPermissions] as? Int) == 0o600)
+        // Commands that need the master password itself still ask for it.
+        #expect(try bare(ws, env, "passwd").status == 64)
+        #expect(try bare(ws, env, "lock").stderr.contains("Locked"))
+        #expect(try bare(ws, env, "status").stdout == "locked\n")
+        let locked = try bare(ws, env, "ls")
+        #expect(locked.status == 64 && locked.stderr.contains("--password-file"), "\(locked)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/" + sockets[0]))
+    }
+
+    @Test func locksAfterTheIdleTimeout() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        #expect(try ws.run(["unlock", "--timeout", "2s"] + ws.unlock, environment: env).status == 0)
+        #expect(try bare(ws, env, "ls").status == 0)  // use resets the timer
+        usleep(3_200_000)
+        #expect(try bare(ws, env, "status").stdout == "locked\n")
+        #expect(try bare(ws, env, "ls").status == 64)
+        #expect(agentPID(ws) == nil)
+    }
+
+    @Test func aKilledAgentLeavesTheVaultIntactAndItsSocketIsDetectedAsStale() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        try ws.add("kept", secret: "k")
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        let pid = try #require(agentPID(ws))
+        kill(pid, SIGKILL)
+        usleep(200_000)
+        #expect(try bare(ws, env, "status").stdout == "locked\n")  // the socket file is left, nobody answers
+        #expect(try ws.coffer("verify").status == 0)
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)  // the stale socket is replaced
+        #expect(try bare(ws, env, "show", "kept", "--field", "password", "--reveal").stdout == "k\n")
+        #expect(try bare(ws, env, "lock").status == 0)
+    }
+
+    @Test func sigtermLocksAndARekeyedVaultLocksTheAgent() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        kill(try #require(agentPID(ws)), SIGTERM)
+        usleep(300_000)
+        #expect(agentPID(ws) == nil)
+        #expect(try bare(ws, env, "status").stdout == "locked\n")
+
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        #expect(try ws.run(["rekey"] + ws.unlock).status == 0)  // a new vault key: the agent's no longer opens it
+        let after = try bare(ws, env, "ls")
+        #expect(after.status == 64 && after.stderr.contains("no longer opens"), "\(after)")
+        #expect(try bare(ws, env, "status").stdout == "locked\n")
+    }
+
+    /// spec/agent.md §5: a process of another user gets nothing, even if the socket's mode were
+    /// opened up (the agent checks the peer's uid).
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+                   && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs root, setpriv and python3"))
+    func anotherUserIsRefused() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        let directory = ws.file("runtime/coffer")
+        defer {
+            for path in [ws.path, ws.file("runtime"), directory] { chmod(path, 0o700) }
+            _ = try? bare(ws, env, "lock")
+        }
+        let socket = directory + "/" + (try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasSuffix(".sock") } ?? "")
+        for path in [ws.path, ws.file("runtime"), directory] { chmod(path, 0o711) }
+        chmod(socket, 0o666)
+        let script = """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX); s.settimeout(3); s.connect(sys.argv[1])
+            try:
+                s.sendall(b'CAQ1\\x01\\x00\\x00')
+                data = s.recv(64)
+            except OSError:
+                data = b''  # the agent closed the connection at once (EPIPE or reset): no reply
+            print(len(data))
+            """
+        func ask(_ prefix: [String]) throws -> String {
+            let (status, output) = try ChildProcess(prefix + ["/usr/bin/python3", "-c", script, socket]).runCapturingOutput(timeoutSeconds: 20)
+            #expect(status == 0)
+            return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try ask([]) == "27")  // this user: a status reply (7 + 20 bytes)
+        #expect(try ask(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]) == "0")  // nobody: closed, no reply
+    }
+}
