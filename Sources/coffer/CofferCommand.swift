@@ -14,7 +14,11 @@ struct CofferCommand: ParsableCommand {
             (its first line) or an echo-off prompt on the terminal, never from the command line or the \
             environment; --pin / --pin-file unlock with a PIN instead (see `coffer pin`). Options go after the command name: coffer ls --vault V --password-file P.
 
-            <item> is an id, a unique id prefix (4+ hex digits) or an exact service name.
+            <item> is an id, an id prefix (4+ hex digits), a service name, or any part of a service, username, \
+            URL or tag (as `ls` searches); several matches give a pick list on a terminal.
+
+            `coffer unlock` starts an agent that keeps the vault unlocked for your own processes until \
+            `coffer lock`, logout or --timeout without use (default 15m); commands then need no password.
 
             Exit codes:
               0   ok
