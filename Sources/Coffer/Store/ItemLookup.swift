@@ -20,7 +20,7 @@ public enum ItemLookup {
         // prefix makes the reference ambiguous instead of shadowing that item.
         let lowered = query.lowercased()
         let byPrefix = lowered.count >= 4 && lowered.allSatisfy(\.isHexDigit) ? items.filter { $0.id.hex.hasPrefix(lowered) } : []
-        let byTitle = items.filter { $0.title.compare(query, options: [.caseInsensitive]) == .orderedSame }
+        let byTitle = items.filter { $0.title.utf8.count == query.utf8.count && $0.title.lowercased() == lowered }
         let exact = byPrefix + byTitle.filter { titled in !byPrefix.contains { $0.id == titled.id } }
         if let answer = answer(exact) { return answer }
         if let answer = answer(items.filter { $0.matches(query) }) { return answer }
@@ -31,7 +31,7 @@ public enum ItemLookup {
         switch matches.count {
         case 0: return nil
         case 1: return .one(matches[0])
-        default: return .several(matches.sorted { NaturalOrder.less($0.title, $1.title) })
+        default: return .several(NaturalOrder.sorted(matches, by: \.title))
         }
     }
 
@@ -70,8 +70,45 @@ public enum ItemLookup {
 }
 
 /// Orders text the way people read numbered names: `site2` before `site10`, case-insensitively.
+/// Pure Swift over UTF-8 (Foundation's `.numeric` compare made `ls` of 10k items 50 ms slower).
 public enum NaturalOrder {
-    public static func less(_ a: String, _ b: String) -> Bool {
-        a.compare(b, options: [.caseInsensitive, .numeric]) == .orderedAscending
+    public static func less(_ a: String, _ b: String) -> Bool { compare(key(a), key(b)) < 0 }
+
+    /// The bytes compared: the lowercased text's UTF-8 (lowercase once, compare many times).
+    public static func key(_ text: String) -> [UInt8] { Array(text.lowercased().utf8) }
+
+    /// Sorts by a text of each element, computing each key once.
+    public static func sorted<T>(_ elements: [T], by text: (T) -> String) -> [T] {
+        elements.map { (key(text($0)), $0) }.sorted { compare($0.0, $1.0) < 0 }.map(\.1)
     }
+
+    /// Byte order, except that runs of ASCII digits compare by their value (leading zeros
+    /// ignored; equal values then the shorter run first, so `1` < `01`: a total order).
+    static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        var i = 0, j = 0
+        while i < a.count && j < b.count {
+            let x = a[i], y = b[j]
+            if isDigit(x) && isDigit(y) {
+                var endA = i, endB = j
+                while endA < a.count && isDigit(a[endA]) { endA += 1 }
+                while endB < b.count && isDigit(b[endB]) { endB += 1 }
+                var startA = i, startB = j
+                while startA < endA - 1 && a[startA] == 48 { startA += 1 }
+                while startB < endB - 1 && b[startB] == 48 { startB += 1 }
+                let lengthA = endA - startA, lengthB = endB - startB
+                if lengthA != lengthB { return lengthA < lengthB ? -1 : 1 }
+                for k in 0..<lengthA where a[startA + k] != b[startB + k] { return a[startA + k] < b[startB + k] ? -1 : 1 }
+                if endA - i != endB - j { return endA - i < endB - j ? -1 : 1 }
+                i = endA
+                j = endB
+                continue
+            }
+            if x != y { return x < y ? -1 : 1 }
+            i += 1
+            j += 1
+        }
+        return a.count - i == b.count - j ? 0 : (a.count - i < b.count - j ? -1 : 1)
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= 48 && byte <= 57 }
 }

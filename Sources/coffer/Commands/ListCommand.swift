@@ -27,7 +27,7 @@ struct ListCommand: ParsableCommand {
     func run() throws {
         let vault = try vaultOptions.open(mode: .readOnly)
         defer { vault.close() }
-        let items = try vault.search(query ?? "", tag: tag).sorted { NaturalOrder.less($0.title, $1.title) }
+        let items = NaturalOrder.sorted(try vault.search(query ?? "", tag: tag), by: \.title)
         if json {
             Terminal.out(JSON.array(items.map(ItemPresentation.summaryJSON)).render())
             return

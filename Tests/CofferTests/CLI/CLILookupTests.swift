@@ -28,8 +28,9 @@ struct CLILookupTests {
     }
 
     @Test func naturalOrder() {
-        let sorted = ["site10", "Site2", "site1", "alpha"].sorted(by: NaturalOrder.less)
-        #expect(sorted == ["alpha", "site1", "Site2", "site10"])
+        let sorted = ["site10", "Site2", "site1", "alpha", "site01", "b2c10", "b2c9", "", "z"].sorted(by: NaturalOrder.less)
+        #expect(sorted == ["", "alpha", "b2c9", "b2c10", "site1", "site01", "Site2", "site10", "z"])
+        #expect(NaturalOrder.sorted(["x10", "x9"], by: { $0 }) == ["x9", "x10"])
     }
 
     @Test func withoutATerminalSeveralMatchesAreListedAndNothingIsDone() throws {
