@@ -6,6 +6,8 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     case bitwardenCSV = "bitwarden-csv"
     case bitwardenJSON = "bitwarden-json"
     case onePasswordCSV = "1password-csv"
+    case onePassword1PUX = "1password-1pux"
+    case onePassword1PIF = "1password-1pif"
     case csv = "csv"
 }
 
@@ -14,8 +16,11 @@ public struct SkippedEntry: Sendable, Equatable, CustomStringConvertible {
     public enum Position: Sendable, Equatable {
         /// The 1-based line a CSV record starts on.
         case line(Int)
-        /// The 1-based position of an entry in a JSON export's `items`.
+        /// The 1-based position of an entry in a JSON export's `items` (a 1PUX: across all
+        /// vaults, in file order; a 1PIF: among its entries, folders included).
         case item(Int)
+        /// A file inside an archive export (a 1PUX attachment no item refers to).
+        case file(String)
     }
 
     public let position: Position
@@ -30,6 +35,7 @@ public struct SkippedEntry: Sendable, Equatable, CustomStringConvertible {
         switch position {
         case .line(let n): return "line \(n): \(reason)"
         case .item(let n): return "item \(n): \(reason)"
+        case .file(let path): return "file \(path): \(reason)"
         }
     }
 }
@@ -83,6 +89,8 @@ public enum Importer {
         }
         switch format {
         case .bitwardenJSON: return try BitwardenJSON.parse(bytes, now: now)
+        case .onePassword1PUX: return try OnePassword1PUX.parse(bytes, now: now)
+        case .onePassword1PIF: return try OnePassword1PIF.parse(bytes, now: now)
         default: return try CSVImport.parse(bytes, dialect: CSVDialect.dialect(for: format), limits: limits, now: now)
         }
     }
@@ -160,7 +168,7 @@ struct CSVDialect {
                 .username: ["username", "login username"], .password: ["password", "login password"],
                 .notes: ["notes", "notesplain"], .tags: ["tags"], .totp: ["otpauth", "one-time password"],
             ], required: [.title, .password])
-        case .csv, .bitwardenJSON:
+        case .csv, .bitwardenJSON, .onePassword1PUX, .onePassword1PIF:
             return CSVDialect(format: .csv, names: [
                 .title: ["title", "service", "name"], .username: ["username", "login"], .password: ["password"],
                 .url: ["url"], .notes: ["notes"], .tags: ["tags"],

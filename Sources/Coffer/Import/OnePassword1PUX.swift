@@ -1,0 +1,166 @@
+import Foundation
+import ZIPFoundation
+
+/// 1Password 8 `.1pux` export (spec/cli.md §8.7): a zip archive holding `export.attributes`,
+/// `export.data` (JSON `accounts[].vaults[].items[]`) and the documents' files under `files/`.
+enum OnePassword1PUX {
+    static let dataEntry = "export.data"
+
+    static func looksLike(_ bytes: [UInt8]) -> Bool {
+        guard bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) else { return false }
+        let name = Array(dataEntry.utf8)
+        guard bytes.count >= name.count else { return false }
+        for start in 0...(bytes.count - name.count) where bytes[start] == name[0] {
+            if bytes[start..<(start + name.count)].elementsEqual(name) { return true }
+        }
+        return false
+    }
+
+    /// Reads `export.data` out of the archive and lists the paths under `files/`. Refuses an
+    /// entry that declares or inflates to more than `Importer.maximumFileBytes`.
+    static func unzip(_ bytes: [UInt8]) throws -> (data: [UInt8], files: [String]) {
+        guard bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) else {
+            throw CofferError(.invalidImport, "not a zip archive; a 1password-1pux export is a zip file (is --from right?)")
+        }
+        var zipped = Data(bytes)
+        defer { zipped.resetBytes(in: 0..<zipped.count) }
+        let archive: Archive
+        do {
+            archive = try Archive(data: zipped, accessMode: .read)
+        } catch {
+            throw CofferError(.invalidImport, "an unreadable zip archive (no end of central directory)")
+        }
+        var files: [String] = []
+        var dataEntry: Entry?
+        var count = 0
+        for entry in archive {
+            count += 1
+            guard count <= 100_000 else { throw CofferError(.invalidImport, "the zip archive lists over 100,000 entries") }
+            let path = entry.path
+            if path == Self.dataEntry, dataEntry == nil {
+                dataEntry = entry
+            } else if path.hasPrefix("files/"), entry.type == .file {
+                files.append(path)
+            }
+        }
+        guard let entry = dataEntry else {
+            throw CofferError(.invalidImport, "the zip archive has no export.data; is it a 1Password .1pux export?")
+        }
+        let limit = Importer.maximumFileBytes
+        guard entry.uncompressedSize <= UInt64(limit) else {
+            throw CofferError(.invalidImport, "export.data declares \(entry.uncompressedSize) bytes, over the \(limit >> 20) MiB limit")
+        }
+        let declared = Int(entry.uncompressedSize)
+        var data: [UInt8] = []
+        data.reserveCapacity(declared)
+        do {
+            _ = try archive.extract(entry, bufferSize: 64 << 10, skipCRC32: false) { chunk in
+                // More than declared: a zip bomb or a lying header; stop before allocating it.
+                guard data.count + chunk.count <= declared else { throw InflateLimit() }
+                data.append(contentsOf: chunk)
+            }
+        } catch is InflateLimit {
+            secureZero(&data)
+            throw CofferError(.invalidImport, "export.data inflates to more than the \(declared) bytes it declares")
+        } catch {
+            secureZero(&data)
+            throw CofferError(.invalidImport, "export.data could not be extracted (damaged or unsupported zip entry)")
+        }
+        guard data.count == declared else {
+            secureZero(&data)
+            throw CofferError(.invalidImport, "export.data holds \(data.count) bytes, its zip entry declares \(declared)")
+        }
+        return (data, files)
+    }
+
+    private struct InflateLimit: Error {}
+
+    static func parse(_ bytes: [UInt8], now: Timestamp) throws -> ImportResult {
+        var (data, files) = try unzip(bytes)
+        defer { secureZero(&data) }
+        guard let root = OnePassword.json(data) else {
+            throw CofferError(.invalidImport, "export.data is not valid JSON (or not UTF-8)")
+        }
+        guard let object = root as? [String: Any], let accounts = object["accounts"] as? [Any] else {
+            throw CofferError(.invalidImport, "export.data is not a JSON object with an 'accounts' array")
+        }
+        var result = ImportResult()
+        var referenced = Set<String>()
+        var position = 0
+        for case let account as [String: Any] in accounts {
+            for case let vault as [String: Any] in (account["vaults"] as? [Any]) ?? [] {
+                let vaultName = (vault["attrs"] as? [String: Any])?["name"] as? String
+                for entry in (vault["items"] as? [Any]) ?? [] {
+                    position += 1
+                    guard var item = entry as? [String: Any] else {
+                        result.skipped.append(SkippedEntry(.item(position), "not a JSON object"))
+                        continue
+                    }
+                    if item["uuid"] == nil, let wrapped = item["item"] as? [String: Any] { item = wrapped }  // early 1PUX: {item: {…}}
+                    draft(item, vault: vaultName, files: files, referenced: &referenced)
+                        .finish(at: .item(position), into: &result, now: now)
+                }
+            }
+        }
+        for path in files where !referenced.contains(path) {
+            result.skipped.append(SkippedEntry(.file(OnePassword.label(path)), "a file no item refers to, not imported (Coffer has no attachments)"))
+        }
+        return result
+    }
+
+    /// The archive's file for a document id (`files/<documentId>__<name>` or `files/<documentId>`).
+    static func file(for documentID: String?, in files: [String]) -> String? {
+        guard let id = OnePassword.nonBlank(documentID) else { return nil }
+        return files.first { $0 == "files/\(id)" || $0.hasPrefix("files/\(id)__") }
+    }
+
+    static func draft(_ item: [String: Any], vault: String?, files: [String], referenced: inout Set<String>) -> OnePassword.Draft {
+        let category = item["categoryUuid"] as? String ?? ""
+        let kind = OnePassword.categories[category] ?? "category \(OnePassword.label(category))"
+        var draft = OnePassword.Draft(kind: kind, shape: OnePassword.shape(of: kind))
+        let overview = item["overview"] as? [String: Any] ?? [:]
+        let details = item["details"] as? [String: Any] ?? [:]
+        draft.title = overview["title"] as? String
+        draft.created = OnePassword.time(item["createdAt"])
+        draft.modified = OnePassword.time(item["updatedAt"])
+        for tag in OnePassword.strings(overview["tags"]) { draft.addTag(tag) }
+        draft.addTag(vault)
+        if (item["state"] as? String) == "archived" { draft.addTag("Archive") }
+        if item["trashed"] as? Bool == true { draft.addTag("Trash") }
+        draft.addURL(overview["url"] as? String)
+        for case let url as [String: Any] in (overview["urls"] as? [Any]) ?? [] { draft.addURL(url["url"] as? String) }
+        for case let field as [String: Any] in (details["loginFields"] as? [Any]) ?? [] {
+            OnePassword.addLoginField(field, to: &draft)
+        }
+        if let password = Importer.nonEmpty(details["password"] as? String) {
+            if draft.password == nil { draft.password = password } else { draft.addField("password", password) }
+        }
+        draft.notes = details["notesPlain"] as? String
+        func attachment(_ file: [String: Any], what: String) {
+            let name = (file["fileName"] as? String).flatMap(OnePassword.nonBlank) ?? "unnamed"
+            if let path = Self.file(for: file["documentId"] as? String, in: files) { referenced.insert(path) }
+            draft.dropped.append("\(what) '\(OnePassword.label(name))' not imported (Coffer has no attachments)")
+        }
+        if let document = details["documentAttributes"] as? [String: Any] { attachment(document, what: "document file") }
+        for case let section as [String: Any] in (details["sections"] as? [Any]) ?? [] {
+            let sectionTitle = section["title"] as? String
+            for case let field as [String: Any] in (section["fields"] as? [Any]) ?? [] {
+                let name = OnePassword.fieldName(section: sectionTitle, title: field["title"] as? String, id: field["id"] as? String)
+                guard let value = field["value"] as? [String: Any] else {
+                    draft.addField(name, OnePassword.text(field["value"]))
+                    continue
+                }
+                if let file = value["file"] as? [String: Any] {
+                    attachment(file, what: "attachment in field '\(OnePassword.label(name))'")
+                    continue
+                }
+                // One key names the value's type ({"concealed": "…"}, {"date": 1700000000}, …).
+                for key in value.keys.sorted() {
+                    draft.addField(name, OnePassword.text(value[key], kind: key), totp: key == "totp")
+                }
+            }
+        }
+        draft.history = OnePassword.history(details["passwordHistory"])
+        return draft
+    }
+}
