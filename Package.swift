@@ -63,6 +63,7 @@ let package = Package(
         .executableTarget(name: "FuzzPasswordRules", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzPasswordRules"),
         .executableTarget(name: "FuzzImportCSV", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzImportCSV"),
         .executableTarget(name: "FuzzImportBitwardenJSON", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzImportBitwardenJSON"),
+        .executableTarget(name: "FuzzImport1Password", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzImport1Password"),
         .executableTarget(name: "FuzzThrottleState", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzThrottleState"),
         .executableTarget(name: "FuzzTOTPURI", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzTOTPURI"),
     ]

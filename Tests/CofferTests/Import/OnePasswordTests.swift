@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Coffer
+import CofferFuzzSupport
 
 /// spec/cli.md §8.7 (`1password-1pux`) and §8.8 (`1password-1pif`), on the made-up fixtures in
 /// Tests/CofferTests/Import/Fixtures/1password/ (make-fixtures.py, README.md).
@@ -150,37 +151,7 @@ struct OnePasswordTests {
         invalid(try Self.fixture("inflates-past-declared.1pux"), .onePassword1PUX, "inflates to more than the 100 bytes it declares")
     }
 
-    /// A zip archive of `files`, stored uncompressed (method 0, CRC-32 filled in): enough to test
-    /// what export.data may hold without a fixture file per case.
-    static func storedZip(_ files: [(String, [UInt8])]) -> [UInt8] {
-        func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
-        func le32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(v >> (8 * $0) & 0xFF) } }
-        func crc32(_ bytes: [UInt8]) -> UInt32 {
-            var crc: UInt32 = 0xFFFF_FFFF
-            for byte in bytes {
-                crc ^= UInt32(byte)
-                for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
-            }
-            return ~crc
-        }
-        var out: [UInt8] = [], central: [UInt8] = []
-        for (name, data) in files {
-            let nameBytes = Array(name.utf8), crc = crc32(data), size = UInt32(data.count)
-            let offset = UInt32(out.count)
-            out += [0x50, 0x4B, 0x03, 0x04] + le16(20) + le16(0) + le16(0) + le16(0) + le16(0x21) + le32(crc) + le32(size) + le32(size)
-                + le16(nameBytes.count) + le16(0) + nameBytes + data
-            central += [0x50, 0x4B, 0x01, 0x02] + le16(20) + le16(20) + le16(0) + le16(0) + le16(0) + le16(0x21) + le32(crc)
-                + le32(size) + le32(size) + le16(nameBytes.count) + le16(0) + le16(0) + le16(0) + le16(0) + le32(0) + le32(offset)
-                + nameBytes
-        }
-        let centralOffset = UInt32(out.count)
-        out += central
-        out += [0x50, 0x4B, 0x05, 0x06] + le16(0) + le16(0) + le16(files.count) + le16(files.count)
-            + le32(UInt32(central.count)) + le32(centralOffset) + le16(0)
-        return out
-    }
-
-    static func onePUX(_ json: String) -> [UInt8] { storedZip([("export.attributes", Array("{}".utf8)), ("export.data", Array(json.utf8))]) }
+    static func onePUX(_ json: String) -> [UInt8] { StoredZip.archive([("export.attributes", Array("{}".utf8)), ("export.data", Array(json.utf8))]) }
 
     @Test func onePUXExportDataErrors() {
         invalid(Self.onePUX("not json"), .onePassword1PUX, "export.data is not valid JSON")
