@@ -35,6 +35,32 @@ enum OnePassword {
             self.shape = shape
         }
 
+        /// What both formats keep at an entry's top level: title, Unix-second times, tags, and
+        /// the `trashed` flag (as the tag `Trash`), then `extraTags` (vault, folder path, …).
+        mutating func readCommon(_ entry: [String: Any], title: Any?, tags: Any?, extraTags: [String?]) {
+            self.title = title as? String
+            created = OnePassword.time(entry["createdAt"])
+            modified = OnePassword.time(entry["updatedAt"])
+            for tag in OnePassword.strings(tags) + extraTags { addTag(tag) }
+            if entry["trashed"] as? Bool == true { addTag("Trash") }
+        }
+
+        /// Login fields (`designation` username/password, else a custom field named after `name`,
+        /// else `id`), then a separate `password` value (password items).
+        mutating func readLogin(fields: Any?, password: Any?) {
+            for case let field as [String: Any] in (fields as? [Any]) ?? [] {
+                let value = OnePassword.text(field["value"], kind: (field["value"] is [String: Any]) ? "email" : nil)
+                switch field["designation"] as? String {
+                case "username" where username == nil && value != nil: username = value
+                case "password" where self.password == nil && value != nil: self.password = value
+                default: addField(OnePassword.fieldName(section: nil, title: field["name"] as? String, id: field["id"] as? String), value)
+                }
+            }
+            if let password = Importer.nonEmpty(password as? String) {
+                if self.password == nil { self.password = password } else { addField("password", password) }
+            }
+        }
+
         mutating func addURL(_ url: String?) {
             if let url = Importer.nonEmpty(url), !urls.contains(url) { urls.append(url) }
         }
@@ -44,9 +70,10 @@ enum OnePassword {
         }
 
         /// A value without a dedicated place: a custom field, or the TOTP field when it is the
-        /// item's first one-time password.
+        /// item's first one-time password (`totp`, or a value starting `otpauth://`).
         mutating func addField(_ name: String, _ value: String?, totp: Bool = false) {
             guard let value = Importer.nonEmpty(value) else { return }
+            let totp = totp || value.prefix(10).lowercased() == "otpauth://"
             if totp && !fields.contains(where: { $0.name == Item.totpFieldName }) {
                 fields.append((Item.totpFieldName, value))
             } else {
@@ -202,17 +229,14 @@ enum OnePassword {
         }
     }
 
-    /// A login field (`designation` username/password, else a custom field named after `name`,
-    /// else `id`) added to the draft.
-    static func addLoginField(_ field: [String: Any], to draft: inout Draft) {
-        let value = text(field["value"], kind: (field["value"] is [String: Any]) ? "email" : nil)
-        switch field["designation"] as? String {
-        case "username" where draft.username == nil && value != nil: draft.username = value
-        case "password" where draft.password == nil && value != nil: draft.password = value
-        default:
-            draft.addField(fieldName(section: nil, title: field["name"] as? String, id: field["id"] as? String), value,
-                           totp: value?.lowercased().hasPrefix("otpauth://") == true)
+    /// Whether `needle` (at least 4 bytes, its 4th differing from its 1st) occurs in `haystack`.
+    /// Linear: a candidate start must match the 1st and 4th bytes before the rest is compared.
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard needle.count >= 4, haystack.count >= needle.count else { return false }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] && haystack[start + 3] == needle[3] {
+            if haystack[start..<(start + needle.count)].elementsEqual(needle) { return true }
         }
+        return false
     }
 
     /// 1PUX `categoryUuid` → category name (the names 1Password shows).

@@ -5,13 +5,7 @@ import Foundation
 enum OnePassword1PIF {
     static let separator = Array("***5642bee8-a5ff-11dc-8314-0800200c9a66***".utf8)
 
-    static func looksLike(_ bytes: [UInt8]) -> Bool {
-        guard bytes.count >= separator.count else { return false }
-        for start in 0...(bytes.count - separator.count) where bytes[start] == separator[0] {
-            if bytes[start..<(start + separator.count)].elementsEqual(separator) { return true }
-        }
-        return false
-    }
+    static func looksLike(_ bytes: [UInt8]) -> Bool { OnePassword.contains(bytes, separator) }
 
     /// The entries' bytes, in file order: the text between separator lines, blank ones left out.
     static func records(_ bytes: [UInt8]) -> [ArraySlice<UInt8>]? {
@@ -98,29 +92,20 @@ enum OnePassword1PIF {
                      folders: [String: (title: String, parent: String?)]) {
         let secure = entry["secureContents"] as? [String: Any] ?? [:]
         let open = entry["openContents"] as? [String: Any] ?? [:]
-        draft.title = entry["title"] as? String
-        draft.created = OnePassword.time(entry["createdAt"])
-        draft.modified = OnePassword.time(entry["updatedAt"])
-        for tag in OnePassword.strings(open["tags"]) { draft.addTag(tag) }
-        draft.addTag(folderPath(entry["folderUuid"] as? String, folders))
-        if entry["trashed"] as? Bool == true { draft.addTag("Trash") }
+        draft.readCommon(entry, title: entry["title"], tags: open["tags"],
+                         extraTags: [folderPath(entry["folderUuid"] as? String, folders)])
         for case let url as [String: Any] in (secure["URLs"] as? [Any]) ?? [] { draft.addURL(url["url"] as? String) }
         draft.addURL(entry["location"] as? String)
         draft.addURL(secure["URL"] as? String)
-        for case let field as [String: Any] in (secure["fields"] as? [Any]) ?? [] {
-            OnePassword.addLoginField(field, to: &draft)
-        }
-        if let password = Importer.nonEmpty(secure["password"] as? String) {
-            if draft.password == nil { draft.password = password } else { draft.addField("password", password) }
-        }
+        draft.readLogin(fields: secure["fields"], password: secure["password"])
         draft.notes = secure["notesPlain"] as? String
         for case let section as [String: Any] in (secure["sections"] as? [Any]) ?? [] {
             let sectionTitle = section["title"] as? String
             for case let field as [String: Any] in (section["fields"] as? [Any]) ?? [] {
                 let id = field["n"] as? String
                 let value = OnePassword.text(field["v"], kind: field["k"] as? String)
-                let totp = id?.hasPrefix("TOTP_") == true || value?.lowercased().hasPrefix("otpauth://") == true
-                draft.addField(OnePassword.fieldName(section: sectionTitle, title: field["t"] as? String, id: id), value, totp: totp)
+                draft.addField(OnePassword.fieldName(section: sectionTitle, title: field["t"] as? String, id: id), value,
+                               totp: id?.hasPrefix("TOTP_") == true)
             }
         }
         draft.history = OnePassword.history(secure["passwordHistory"])

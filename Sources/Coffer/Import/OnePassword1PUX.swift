@@ -8,12 +8,7 @@ enum OnePassword1PUX {
 
     static func looksLike(_ bytes: [UInt8]) -> Bool {
         guard bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) else { return false }
-        let name = Array(dataEntry.utf8)
-        guard bytes.count >= name.count else { return false }
-        for start in 0...(bytes.count - name.count) where bytes[start] == name[0] {
-            if bytes[start..<(start + name.count)].elementsEqual(name) { return true }
-        }
-        return false
+        return OnePassword.contains(bytes, Array(dataEntry.utf8))
     }
 
     /// Reads `export.data` out of the archive and lists the paths under `files/`. Refuses an
@@ -45,6 +40,10 @@ enum OnePassword1PUX {
         }
         guard let entry = dataEntry else {
             throw CofferError(.invalidImport, "the zip archive has no export.data; is it a 1Password .1pux export?")
+        }
+        // A symlink entry would be read whole by its compressed size (up to 4 GiB) before any check.
+        guard entry.type == .file else {
+            throw CofferError(.invalidImport, "export.data is not a regular file in the zip archive")
         }
         let limit = Importer.maximumFileBytes
         guard entry.uncompressedSize <= UInt64(limit) else {
@@ -120,21 +119,11 @@ enum OnePassword1PUX {
         var draft = OnePassword.Draft(kind: kind, shape: OnePassword.shape(of: kind))
         let overview = item["overview"] as? [String: Any] ?? [:]
         let details = item["details"] as? [String: Any] ?? [:]
-        draft.title = overview["title"] as? String
-        draft.created = OnePassword.time(item["createdAt"])
-        draft.modified = OnePassword.time(item["updatedAt"])
-        for tag in OnePassword.strings(overview["tags"]) { draft.addTag(tag) }
-        draft.addTag(vault)
-        if (item["state"] as? String) == "archived" { draft.addTag("Archive") }
-        if item["trashed"] as? Bool == true { draft.addTag("Trash") }
+        draft.readCommon(item, title: overview["title"], tags: overview["tags"],
+                         extraTags: [vault, (item["state"] as? String) == "archived" ? "Archive" : nil])
         draft.addURL(overview["url"] as? String)
         for case let url as [String: Any] in (overview["urls"] as? [Any]) ?? [] { draft.addURL(url["url"] as? String) }
-        for case let field as [String: Any] in (details["loginFields"] as? [Any]) ?? [] {
-            OnePassword.addLoginField(field, to: &draft)
-        }
-        if let password = Importer.nonEmpty(details["password"] as? String) {
-            if draft.password == nil { draft.password = password } else { draft.addField("password", password) }
-        }
+        draft.readLogin(fields: details["loginFields"], password: details["password"])
         draft.notes = details["notesPlain"] as? String
         func attachment(_ file: [String: Any], what: String) {
             let name = (file["fileName"] as? String).flatMap(OnePassword.nonBlank) ?? "unnamed"

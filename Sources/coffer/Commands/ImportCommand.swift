@@ -10,9 +10,13 @@ struct ImportCommand: ParsableCommand {
         abstract: "Import another password manager's export.",
         discussion: """
             Formats: keepassxc-csv (keepassxc-cli export -f csv), bitwarden-csv, bitwarden-json (unencrypted), \
-            1password-csv, csv (a header row naming any of title/service/name, username/login, password, url, \
-            notes, tags). Rows that cannot be imported (wrong field count, invalid UTF-8, a field over 64 KiB, \
-            no title) are skipped and listed on stderr; the rest are added in one durable batch. The file is \
+            1password-csv, 1password-1pux (1Password 8 .1pux), 1password-1pif (1Password 4/6/7 .1pif), csv (a \
+            header row naming any of title/service/name, username/login, password, url, notes, tags). 1Password \
+            logins and passwords become logins; cards, identities and other categories become secure notes with \
+            one custom field per value ("<section>: <field>"); archived and trashed items are imported with the \
+            tag Archive or Trash; attachments cannot be imported and are listed as skipped. Rows that cannot be \
+            imported (wrong field count, invalid UTF-8, a field over 64 KiB, no title) are skipped and listed on \
+            stderr; the rest are added in one durable batch. The file is \
             checked before the vault is unlocked. Exit 65 when the file as a whole is unreadable, when no row \
             could be imported, or with --strict when any row was skipped (then nothing is imported).
             """)
@@ -20,7 +24,7 @@ struct ImportCommand: ParsableCommand {
     @Argument(help: "The export file.")
     var file: String
 
-    @Option(help: ArgumentHelp("The file's format: keepassxc-csv, bitwarden-csv, bitwarden-json, 1password-csv or csv.",
+    @Option(help: ArgumentHelp("The file's format: keepassxc-csv, bitwarden-csv, bitwarden-json, 1password-csv, 1password-1pux, 1password-1pif or csv.",
                                valueName: "format"))
     var from: ImportFormat
 

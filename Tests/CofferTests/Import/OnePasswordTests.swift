@@ -25,6 +25,21 @@ struct OnePasswordTests {
         item.passwordHistory.map { "\($0.password.reveal())@\($0.changed.millisecondsSince1970 / 1000)" }
     }
 
+    /// The login both fixtures hold, every value; notes, tags and custom fields differ between them.
+    static func expectQuillmail(_ login: Item, notes: String, tags: [String], fields: [String]) {
+        #expect(login.notes == notes)
+        #expect(login.tags == tags)
+        #expect(Self.fields(login) == fields)
+        #expect(login.kind == .login)
+        #expect(login.title == "Quillmail")
+        #expect(login.username == "nora@quill.example")
+        #expect(login.password?.reveal() == "Tide-pool-83!")
+        #expect(login.urls == ["https://mail.quill.example/login", "https://quill.example"])
+        #expect((try? login.totp()) != nil)
+        #expect(history(login) == ["Tide-pool-81!@1701000000", "Tide-pool-82!@1705000000"])
+        #expect(login.created == seconds(1_700_000_000) && login.modified == seconds(1_710_000_000))
+    }
+
     // MARK: 1PUX
 
     @Test func onePUXFixtureFieldByField() throws {
@@ -39,23 +54,10 @@ struct OnePasswordTests {
         guard result.items.count == 8 else { return }
         let items = result.items
 
-        let login = items[0]
-        #expect(login.kind == .login)
-        #expect(login.title == "Quillmail")
-        #expect(login.username == "nora@quill.example")
-        #expect(login.password?.reveal() == "Tide-pool-83!")
-        #expect(login.urls == ["https://mail.quill.example/login", "https://quill.example"])
-        #expect(login.notes == "Main mailbox.\nRecovery codes are in the safe.")
-        #expect(login.tags == ["work", "mail", "Personal"])
-        #expect(Self.fields(login) == [
-            "remember=✓", "Security: PIN=5092", "Security: recovery email=nora.backup@quill.example",
-            "totp=otpauth://totp/Quill:nora?secret=MFRGGZDFMZTWQ2LK&issuer=Quill",
-        ])
-        #expect(try login.totp() != nil)
-        #expect(Self.history(login) == ["Tide-pool-81!@1701000000", "Tide-pool-82!@1705000000"])
-        #expect(login.created == Self.seconds(1_700_000_000))
-        #expect(login.modified == Self.seconds(1_710_000_000))
-        #expect(login.noteValue == nil)
+        Self.expectQuillmail(items[0], notes: "Main mailbox.\nRecovery codes are in the safe.", tags: ["work", "mail", "Personal"],
+                             fields: ["remember=✓", "Security: PIN=5092", "Security: recovery email=nora.backup@quill.example",
+                                      "totp=otpauth://totp/Quill:nora?secret=MFRGGZDFMZTWQ2LK&issuer=Quill"])
+        #expect(items[0].noteValue == nil)
 
         let note = items[1]
         #expect(note.kind == .secureNote)
@@ -192,6 +194,10 @@ struct OnePasswordTests {
         #expect(OnePassword.text(["city": "X", "street": "Y", "zip": ""], kind: "address") == "Y, X")
         #expect(OnePassword.text(["b": "2", "a": NSNumber(value: 1)]) == "a: 1\nb: 2")
         #expect(OnePassword.text(["x", "y"]) == "x\ny")
+        #expect(OnePassword.text(OnePassword.json(Array("[true, false, 1, 0, 2.5, -7]".utf8))) == "true\nfalse\n1\n0\n2.5\n-7")
+        #expect(OnePassword.time(OnePassword.json(Array("true".utf8))) == nil)
+        #expect(OnePassword.time(NSNumber(value: 1.5)) == Timestamp(millisecondsSince1970: 1500))
+        #expect(OnePassword.time(NSNumber(value: 1e18)) == nil)
         #expect(OnePassword.text(NSNull()) == nil)
         #expect(OnePassword.text("") == nil)
         #expect(OnePassword.label("a\u{1B}[31mb") == "a?[31mb")
@@ -207,20 +213,9 @@ struct OnePasswordTests {
         guard result.items.count == 7 else { return }
         let items = result.items
 
-        let login = items[0]
-        #expect(login.kind == .login)
-        #expect(login.title == "Quillmail")
-        #expect(login.username == "nora@quill.example")
-        #expect(login.password?.reveal() == "Tide-pool-83!")
-        #expect(login.urls == ["https://mail.quill.example/login", "https://quill.example"])
-        #expect(login.notes == "Main mailbox.")
-        #expect(login.tags == ["work", "mail", "Work/Mail"])
-        #expect(Self.fields(login) == [
-            "pin=5092", "totp=otpauth://totp/Quill:nora?secret=MFRGGZDFMZTWQ2LK&issuer=Quill", "Security: first pet=Biscuit",
-        ])
-        #expect(try login.totp() != nil)
-        #expect(Self.history(login) == ["Tide-pool-81!@1701000000", "Tide-pool-82!@1705000000"])
-        #expect(login.created == Self.seconds(1_700_000_000) && login.modified == Self.seconds(1_710_000_000))
+        Self.expectQuillmail(items[0], notes: "Main mailbox.", tags: ["work", "mail", "Work/Mail"],
+                             fields: ["pin=5092", "totp=otpauth://totp/Quill:nora?secret=MFRGGZDFMZTWQ2LK&issuer=Quill",
+                                      "Security: first pet=Biscuit"])
 
         let note = items[1]
         #expect(note.kind == .secureNote && note.title == "Gate code")

@@ -255,27 +255,16 @@ def zip_bytes(entries, compress=zipfile.ZIP_DEFLATED):
     return bytearray(buffer.getvalue())
 
 
-def patch_sizes(data, name, uncompressed, local=True, central=True):
-    """Rewrites the declared uncompressed size of entry `name` in its local and/or central header."""
-    encoded = name.encode()
-    i = 0
-    while True:
-        i = data.find(b"PK\x03\x04", i)
-        if i < 0:
-            break
-        n = struct.unpack_from("<H", data, i + 26)[0]
-        if local and data[i + 30:i + 30 + n] == encoded:
-            struct.pack_into("<I", data, i + 22, uncompressed)
-        i += 4
-    i = 0
-    while True:
-        i = data.find(b"PK\x01\x02", i)
-        if i < 0:
-            break
-        n = struct.unpack_from("<H", data, i + 28)[0]
-        if central and data[i + 46:i + 46 + n] == encoded:
-            struct.pack_into("<I", data, i + 24, uncompressed)
-        i += 4
+def patch_sizes(data, name, uncompressed):
+    """Rewrites the declared uncompressed size of entry `name` in its local and central headers."""
+    # (signature, offset of the name length, offset of the name, offset of the uncompressed size)
+    for signature, length_at, name_at, size_at in ((b"PK\x03\x04", 26, 30, 22), (b"PK\x01\x02", 28, 46, 24)):
+        i = data.find(signature)
+        while i >= 0:
+            n = struct.unpack_from("<H", data, i + length_at)[0]
+            if data[i + name_at:i + name_at + n] == name.encode():
+                struct.pack_into("<I", data, i + size_at, uncompressed)
+            i = data.find(signature, i + 4)
     return data
 
 
