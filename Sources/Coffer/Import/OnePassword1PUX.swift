@@ -17,6 +17,12 @@ enum OnePassword1PUX {
         guard bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) else {
             throw CofferError(.invalidImport, "not a zip archive; a 1password-1pux export is a zip file (is --from right?)")
         }
+        // ZIPFoundation, given an archive without a readable end-of-central-directory record,
+        // throws without closing its in-memory file and leaks it (a copy of the export) — found
+        // by FuzzImport1Password — and looks for the record back to the first byte. Checked here first.
+        guard hasEndOfCentralDirectory(bytes) else {
+            throw CofferError(.invalidImport, "an unreadable zip archive (no end of central directory)")
+        }
         var zipped = Data(bytes)
         defer { zipped.resetBytes(in: 0..<zipped.count) }
         let archive: Archive
@@ -73,6 +79,20 @@ enum OnePassword1PUX {
     }
 
     private struct InflateLimit: Error {}
+
+    /// Whether the last end-of-central-directory signature (`PK\5\6`, searched from the end as
+    /// ZIPFoundation does, at most 22 + 65,535 bytes back) starts a whole record: its 22 bytes and
+    /// the comment its length announces fit in the file.
+    static func hasEndOfCentralDirectory(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count >= 22 else { return false }
+        let last = bytes.count - 22, first = max(0, last - 65_535)
+        for p in stride(from: last, through: first, by: -1)
+        where bytes[p] == 0x50 && bytes[p + 1] == 0x4B && bytes[p + 2] == 0x05 && bytes[p + 3] == 0x06 {
+            let comment = Int(bytes[p + 20]) | Int(bytes[p + 21]) << 8
+            return p + 22 + comment <= bytes.count
+        }
+        return false
+    }
 
     static func parse(_ bytes: [UInt8], now: Timestamp) throws -> ImportResult {
         var (data, files) = try unzip(bytes)

@@ -19,6 +19,26 @@ struct FuzzFindingTests {
         #expect(fields.map { $0.value.reveal() } == ["", "v", ""])
     }
 
+    /// FuzzImport1Password (LeakSanitizer), Fuzz/FailCases/FuzzImport1Password/zipfoundation-leak-no-eocd-record:
+    /// given a .1pux with no end-of-central-directory record, ZIPFoundation's `Archive(data:)`
+    /// threw without closing its in-memory file, leaking it with a copy of the export. The importer
+    /// now checks for a whole record itself (the last `PK\5\6` within 64 KiB of the end, with
+    /// its comment inside the file) and refuses the file before ZIPFoundation sees it.
+    @Test func onePUXWithoutEndOfCentralDirectoryIsRefusedFirst() throws {
+        let local: [UInt8] = [0x50, 0x4B, 0x03, 0x04] + [UInt8](repeating: 0, count: 40)
+        let record: [UInt8] = [0x50, 0x4B, 0x05, 0x06] + [UInt8](repeating: 0, count: 16)  // without its comment length
+        // No record; a comment running past the end; the last record (the one read) truncated.
+        for bytes in [local, local + record + [0x05, 0x00, 0x41], local + record + [0x00, 0x00] + record + [0x10, 0x00]] {
+            let error = #expect(throws: CofferError.self) { try Importer.parse(bytes, format: .onePassword1PUX) }
+            #expect(error?.code == .invalidImport && error?.reason.contains("no end of central directory") == true)
+        }
+        // A whole record (comment inside the file) goes on to ZIPFoundation: no export.data here.
+        let error = #expect(throws: CofferError.self) {
+            try Importer.parse(local + record + [0x01, 0x00, 0x41], format: .onePassword1PUX)
+        }
+        #expect(error?.code == .invalidImport && error?.reason.contains("no end of central directory") == false)
+    }
+
     /// FuzzImportBitwardenJSON and FuzzImportCSV invariant "every imported item can be stored",
     /// Fuzz/FailCases/FuzzImportBitwardenJSON/item-with-601-fields and
     /// Fuzz/FailCases/FuzzImportCSV/bitwarden-item-with-601-fields: an entry with 600 custom fields
