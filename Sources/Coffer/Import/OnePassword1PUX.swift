@@ -20,8 +20,11 @@ enum OnePassword1PUX {
         // ZIPFoundation, given an archive without a readable end-of-central-directory record,
         // throws without closing its in-memory file and leaks it (a copy of the export) — found
         // by FuzzImport1Password — and looks for the record back to the first byte. Checked here first.
-        guard hasEndOfCentralDirectory(bytes) else {
+        guard let endRecord = endOfCentralDirectory(bytes) else {
             throw CofferError(.invalidImport, "an unreadable zip archive (no end of central directory)")
+        }
+        if let problem = layoutProblem(bytes, endRecord: endRecord) {
+            throw CofferError(.invalidImport, "an unreadable zip archive (\(problem))")
         }
         var zipped = Data(bytes)
         defer { zipped.resetBytes(in: 0..<zipped.count) }
@@ -80,18 +83,56 @@ enum OnePassword1PUX {
 
     private struct InflateLimit: Error {}
 
-    /// Whether the last end-of-central-directory signature (`PK\5\6`, searched from the end as
-    /// ZIPFoundation does, at most 22 + 65,535 bytes back) starts a whole record: its 22 bytes and
-    /// the comment its length announces fit in the file.
-    static func hasEndOfCentralDirectory(_ bytes: [UInt8]) -> Bool {
-        guard bytes.count >= 22 else { return false }
+    /// Where the last end-of-central-directory signature (`PK\5\6`, searched from the end as
+    /// ZIPFoundation does, at most 22 + 65,535 bytes back) starts, when it starts a whole record:
+    /// its 22 bytes and the comment its length announces fit in the file.
+    static func endOfCentralDirectory(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 22 else { return nil }
         let last = bytes.count - 22, first = max(0, last - 65_535)
         for p in stride(from: last, through: first, by: -1)
         where bytes[p] == 0x50 && bytes[p + 1] == 0x4B && bytes[p + 2] == 0x05 && bytes[p + 3] == 0x06 {
-            let comment = Int(bytes[p + 20]) | Int(bytes[p + 21]) << 8
-            return p + 22 + comment <= bytes.count
+            return p + 22 + le(bytes, p + 20, 2) <= bytes.count ? p : nil
         }
-        return false
+        return nil
+    }
+
+    static func le(_ bytes: [UInt8], _ at: Int, _ width: Int) -> Int {
+        (0..<width).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) }
+    }
+
+    static func signature(_ bytes: [UInt8], _ at: Int, _ third: UInt8, _ fourth: UInt8) -> Bool {
+        at >= 0 && at + 4 <= bytes.count && bytes[at] == 0x50 && bytes[at + 1] == 0x4B && bytes[at + 2] == third && bytes[at + 3] == fourth
+    }
+
+    /// Walks the central directory as ZIPFoundation's entry iterator will, and says why the
+    /// archive must not reach it, or nil. ZIPFoundation's in-memory file traps when asked to read
+    /// at an offset past its end (found by FuzzImport1Password), and converts 64-bit sizes to
+    /// signed integers unchecked; so every offset it will seek to must lie inside the file, and
+    /// ZIP64 (never needed below the 64 MiB limit) is refused: a ZIP64 end record, or a size or
+    /// offset of 0xFFFFFFFF (which alone makes it read 64-bit values from an extra field).
+    static func layoutProblem(_ bytes: [UInt8], endRecord p: Int) -> String? {
+        if signature(bytes, p - 20, 0x06, 0x07) { return "ZIP64 archives are not supported" }
+        var i = le(bytes, p + 16, 4)
+        for _ in 0..<le(bytes, p + 10, 2) {
+            guard i <= bytes.count else { return "the central directory lies outside the file" }
+            // Where ZIPFoundation stops listing entries, without reading further.
+            guard signature(bytes, i, 0x01, 0x02), i + 46 <= bytes.count else { return nil }
+            let next = i + 46 + le(bytes, i + 28, 2) + le(bytes, i + 30, 2) + le(bytes, i + 32, 2)
+            guard next <= bytes.count else { return nil }
+            let compressed = le(bytes, i + 20, 4), uncompressed = le(bytes, i + 24, 4), offset = le(bytes, i + 42, 4)
+            if [compressed, uncompressed, offset].contains(0xFFFF_FFFF) { return "ZIP64 archives are not supported" }
+            guard offset <= bytes.count else { return "an entry's local header lies outside the file" }
+            guard signature(bytes, offset, 0x03, 0x04), offset + 30 <= bytes.count else { return nil }
+            let dataStart = offset + 30 + le(bytes, offset + 26, 2) + le(bytes, offset + 28, 2)
+            guard dataStart <= bytes.count else { return nil }
+            // The bytes read are the compressed size, or the uncompressed size when either header says stored.
+            let stored = le(bytes, i + 10, 2) == 0 || le(bytes, offset + 8, 2) == 0
+            guard dataStart + max(compressed, stored ? uncompressed : 0) <= bytes.count else {
+                return "an entry's data runs past the end of the file"
+            }
+            i = next
+        }
+        return nil
     }
 
     static func parse(_ bytes: [UInt8], now: Timestamp) throws -> ImportResult {
