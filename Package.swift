@@ -16,6 +16,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         // HMAC-SHA1/SHA-2 for TOTP (RFC 6238): libsodium has no HMAC-SHA1.
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // Reads 1Password's .1pux export (a zip archive); on Linux it links zlib (zlib1g-dev, scripts/bootstrap).
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
     ],
     targets: [
         .systemLibrary(
@@ -26,7 +28,10 @@ let package = Package(
             providers: [.apt(["libzxcvbn-dev"])]),
         .target(
             name: "Coffer",
-            dependencies: ["CSodium", "CZxcvbn", .product(name: "Crypto", package: "swift-crypto")]),
+            dependencies: [
+                "CSodium", "CZxcvbn", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ]),
         // Starting other programs (clipboard tools, the CLI under test) without Foundation's
         // Process, which waits on pipes a forking child keeps open (spec/cli.md §4.7).
         .target(name: "CProcess"),
@@ -58,6 +63,7 @@ let package = Package(
         .executableTarget(name: "FuzzPasswordRules", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzPasswordRules"),
         .executableTarget(name: "FuzzImportCSV", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzImportCSV"),
         .executableTarget(name: "FuzzImportBitwardenJSON", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzImportBitwardenJSON"),
+        .executableTarget(name: "FuzzImport1Password", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzImport1Password"),
         .executableTarget(name: "FuzzThrottleState", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzThrottleState"),
         .executableTarget(name: "FuzzTOTPURI", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzTOTPURI"),
         .executableTarget(name: "FuzzAgentMessage", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzAgentMessage"),

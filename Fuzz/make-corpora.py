@@ -169,6 +169,36 @@ JSON = {
 for name, text in JSON.items():
     write("FuzzImportBitwardenJSON", name, text)
 
+# --- 1Password (spec/cli.md §8.7, §8.8): byte 0 picks 0 a .1pux, 1 a .1pif, 2 export.data (the harness zips it)
+FIXTURES = os.path.join(ROOT, "Tests", "CofferTests", "Import", "Fixtures", "1password")
+SEPARATOR = b"\n***5642bee8-a5ff-11dc-8314-0800200c9a66***\n"
+for name in ("sample.1pux", "no-export-data.1pux", "declared-huge.1pux", "inflates-past-declared.1pux", "sample.1pif"):
+    with open(os.path.join(FIXTURES, name), "rb") as f:
+        write("FuzzImport1Password", name.replace(".", "-"), bytes([1 if name.endswith(".1pif") else 0]) + f.read())
+ONEPASSWORD = {
+    "1pif-bad-entries": (1, SEPARATOR.join([b"[1]", b"{not json", b'{"typeName":"webforms.WebForm","title":"ok",'
+        b'"secureContents":{"fields":[{"designation":"password","value":"pw"},{"name":"pin","value":"1"}],'
+        b'"sections":[{"title":"S","fields":[{"k":"monthYear","n":"e","t":"exp","v":202612},{"k":"date","t":"d","v":-1e300},'
+        b'{"n":"TOTP_1","v":"JBSWY3DP"},{"k":"address","t":"a","v":{"city":"X","street":[1,{"z":null}]}}]}],'
+        b'"passwordHistory":[{"value":"old","time":1700000000},{"value":"older"}]},"createdAt":1.5e300}',
+        b'{"typeName":"system.Tombstone"}', b'{"typeName":"system.folder.Regular","uuid":"F","title":"T","folderUuid":"F"}',
+        b'{"typeName":"passwords.Password","folderUuid":"F","title":"p","trashed":true,"secureContents":{"password":"x","ccnum":7}}'])),
+    "1pif-no-separator": (1, b'{"title": "x"}\n'),
+    "1pif-not-utf8": (1, b"\xff" + SEPARATOR),
+    "1pux-not-zip": (0, b'{"accounts": []}'),
+    "1pux-data-mixed": (2, b'{"accounts": [{"vaults": [{"attrs": {"name": "V"}, "items": [7, {"categoryUuid": "001", "state": "archived",'
+        b' "overview": {"title": "t", "url": "https://a", "urls": [{"url": "https://b"}], "tags": ["x", "x"]},'
+        b' "details": {"loginFields": [{"designation": "username", "value": {"email_address": "e"}}, {"name": "c", "value": "1"}],'
+        b' "sections": [{"title": "S", "fields": [{"title": "f", "value": {"totp": "otpauth://totp/x?secret=JBSWY3DP"}},'
+        b' {"id": "g", "value": {"file": {"fileName": "a.pdf", "documentId": "d"}}}, {"value": {"sshKey": {"privateKey": "k"}}}]}],'
+        b' "passwordHistory": [{"value": "h", "time": 1}]}}, {"item": {"categoryUuid": "005", "details": {"password": "p"}}},'
+        b' {"categoryUuid": "006", "overview": {"title": "doc"}, "details": {"documentAttributes": {"fileName": "f"}}}]}]}]}'),
+    "1pux-data-not-json": (2, b'{"accounts": ['),
+    "1pux-data-no-accounts": (2, b'{"vaults": []}'),
+}
+for name, (selector, data) in ONEPASSWORD.items():
+    write("FuzzImport1Password", name, bytes([selector]) + data)
+
 # --- throttle state (spec/unlock.md §4); the harness recomputes the MAC, so zeros do here -------
 def throttle(kind, failures, last, recent):
     body = b"COFFTHR1" + bytes([kind]) + bytes(range(16)) + struct.pack("<I", failures) + bytes([0xB0] * 16)

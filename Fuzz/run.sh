@@ -28,6 +28,7 @@ FuzzItemDecoder   8192     2048    5          item.dict
 FuzzPasswordRules 1024     2048    5          rules.dict
 FuzzImportCSV     16384    2048    10         csv.dict
 FuzzImportBitwardenJSON 16384 2048 10         json.dict
+FuzzImport1Password 16384  2048    10         onepassword.dict
 FuzzThrottleState 1024     2048    5          throttle.dict
 FuzzTOTPURI       4200     2048    5          totp.dict
 FuzzAgentMessage  128      2048    5          agent.dict

@@ -28,6 +28,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case passwordRules = "FuzzPasswordRules"
     case importCSV = "FuzzImportCSV"
     case importBitwardenJSON = "FuzzImportBitwardenJSON"
+    case import1Password = "FuzzImport1Password"
     case throttleState = "FuzzThrottleState"
     case totpURI = "FuzzTOTPURI"
     case agentMessage = "FuzzAgentMessage"
@@ -41,6 +42,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .passwordRules: return try PasswordRulesHarness.run(data)
         case .importCSV: return try ImportCSVHarness.run(data)
         case .importBitwardenJSON: return try ImportBitwardenJSONHarness.run(data)
+        case .import1Password: return try Import1PasswordHarness.run(data)
         case .throttleState: return try ThrottleStateHarness.run(data)
         case .totpURI: return try TOTPURIHarness.run(data)
         case .agentMessage: return try AgentMessageHarness.run(data)

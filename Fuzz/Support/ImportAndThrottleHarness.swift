@@ -125,6 +125,54 @@ public enum ImportBitwardenJSONHarness {
     }
 }
 
+/// FuzzImport1Password: byte 0 picks the format, the rest is the file: 0 (mod 3) a 1password-1pux
+/// archive, 1 a 1password-1pif file, 2 the `export.data` of a 1PUX, which the harness wraps in a
+/// stored zip (`StoredZip`) so that mutations reach the mapping past the zip's CRC. Invariants: whole-file errors are `import.invalid-file`; skipped entries are
+/// at 1-based item positions (or, for a 1PUX, at a `files/` path); every item can be stored; each
+/// item is counted under one kind; and each custom field is accounted for in `keptAsFields`.
+public enum Import1PasswordHarness {
+    public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
+        let target = FuzzTarget.import1Password
+        guard let selector = data.first else { return .skipped }
+        let format: ImportFormat = selector % 3 == 1 ? .onePassword1PIF : .onePassword1PUX
+        var file = Array(data.dropFirst())
+        if selector % 3 == 2 { file = StoredZip.archive([("export.attributes", Array("{}".utf8)), ("export.data", file)]) }
+        let result: ImportResult
+        do { result = try Importer.parse(file, format: format, now: ImportedItems.now) } catch {
+            return try ImportedItems.rejection(error, target: target)
+        }
+        // A 1PUX position gives an item or a skipped entry (or both); a 1PIF position may also be
+        // a folder, which gives neither: there, entries are bounded by the separator lines.
+        let entries = format == .onePassword1PUX
+            ? result.items.count + result.skipped.count : separators(in: file) + 1
+        for entry in result.skipped {
+            switch entry.position {
+            case .item(let n):
+                try Check.require(n >= 1 && n <= entries, target, "skipped entry at \(entry.position) with \(entries) entries")
+            case .file(let path):
+                try Check.require(format == .onePassword1PUX && path.hasPrefix("files/"), target,
+                                  "skipped entry at \(entry.position) in a \(format.rawValue) import")
+            case .line:
+                throw Check.fail(target, "skipped entry at \(entry.position): a 1Password export has no lines")
+            }
+        }
+        try Check.require(result.kinds.values.reduce(0, +) == result.items.count, target,
+                          "\(result.items.count) items counted as \(result.kinds)")
+        let fields = result.items.reduce(0) { $0 + $1.customFields.count }
+        try Check.require(result.keptAsFields.values.reduce(0, +) == fields, target,
+                          "\(fields) custom fields, keptAsFields accounts for \(result.keptAsFields.values.reduce(0, +))")
+        try ImportedItems.check(result, target: target)
+        return .accepted
+    }
+
+    static let separator = Array("***5642bee8-a5ff-11dc-8314-0800200c9a66***".utf8)
+
+    static func separators(in file: [UInt8]) -> Int {
+        guard file.count >= separator.count else { return 0 }
+        return (0...(file.count - separator.count)).filter { file[$0..<($0 + separator.count)].elementsEqual(separator) }.count
+    }
+}
+
 /// FuzzThrottleState: the bytes as an attempt-counter file (spec/unlock.md §4), decoded with a
 /// fixed key; then the same bytes with their MAC recomputed under that key, which reaches the
 /// structure checks behind the MAC. Invariants: every rejection is `unlock.throttle-state-tampered`;

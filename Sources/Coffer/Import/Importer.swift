@@ -10,6 +10,8 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     case chromeCSV = "chrome-csv"
     case firefoxCSV = "firefox-csv"
     case cofferJSON = "coffer-json"
+    case onePassword1PUX = "1password-1pux"
+    case onePassword1PIF = "1password-1pif"
     case csv = "csv"
 }
 
@@ -18,8 +20,11 @@ public struct SkippedEntry: Sendable, Equatable, CustomStringConvertible {
     public enum Position: Sendable, Equatable {
         /// The 1-based line a CSV record starts on.
         case line(Int)
-        /// The 1-based position of an entry in a JSON export's `items`.
+        /// The 1-based position of an entry in a JSON export's `items` (a 1PUX: across all
+        /// vaults, in file order; a 1PIF: among its entries, folders included).
         case item(Int)
+        /// A file inside an archive export (a 1PUX attachment no item refers to).
+        case file(String)
     }
 
     public let position: Position
@@ -34,6 +39,7 @@ public struct SkippedEntry: Sendable, Equatable, CustomStringConvertible {
         switch position {
         case .line(let n): return "line \(n): \(reason)"
         case .item(let n): return "item \(n): \(reason)"
+        case .file(let path): return "file \(path): \(reason)"
         }
     }
 }
@@ -97,6 +103,8 @@ public enum Importer {
         switch format {
         case .bitwardenJSON: return try BitwardenJSON.parse(bytes, now: now)
         case .cofferJSON: return try CofferJSON.parse(bytes)
+        case .onePassword1PUX: return try OnePassword1PUX.parse(bytes, now: now)
+        case .onePassword1PIF: return try OnePassword1PIF.parse(bytes, now: now)
         case .keepassxcCSV, .bitwardenCSV, .onePasswordCSV, .lastPassCSV, .chromeCSV, .firefoxCSV, .csv:
             return try CSVImport.parse(bytes, dialect: CSVDialect.dialect(for: format)!, limits: limits, now: now)
         }
@@ -155,16 +163,20 @@ public enum Importer {
 /// bytes, a JSON key, the CSV header's names), never by a value.
 extension Importer {
     public static func detect(_ bytes: [UInt8]) throws -> ImportFormat {
+        if OnePassword1PUX.looksLike(bytes) { return .onePassword1PUX }
         let head = Array(bytes.prefix(64 << 10))
         var start = head.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         while start < head.count, [0x20, 0x09, 0x0A, 0x0D].contains(head[start]) { start += 1 }
         let text = String(decoding: head[start...], as: UTF8.self)
         if head[start...].first == UInt8(ascii: "{") {
             if text.contains("\"\(CofferJSON.formatName)\"") { return .cofferJSON }
+            // 1PIF: JSON objects separated by a fixed line (checked after Coffer's own export,
+            // whose notes could quote that line).
+            if OnePassword1PIF.looksLike(head) { return .onePassword1PIF }
             if text.contains("\"items\"") && (text.contains("\"encrypted\"") || text.contains("\"folders\"") || text.contains("\"collections\"")) {
                 return .bitwardenJSON
             }
-            throw CofferError(.invalidImport, "a JSON file, but neither a Bitwarden nor a Coffer export; name the format with --from")
+            throw CofferError(.invalidImport, "a JSON file, but not a Bitwarden, 1Password (1PIF) or Coffer export; name the format with --from")
         }
         let rows = CSVReader(limits: CSVReader.Limits(maximumRows: 1)).rows(Array(head[start...]))
         guard case .record(_, let fields)? = rows.first else {

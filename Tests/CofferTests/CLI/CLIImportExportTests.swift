@@ -79,6 +79,34 @@ struct CLIImportExportTests {
         #expect(try ws.coffer("show", "Note", "--field", "value", "--reveal").stdout == "note body\n")
     }
 
+    /// spec/cli.md §8.12, §8.13: the made-up 1Password fixtures through the binary; the document's
+    /// file and the stray file are listed, so the exit status is 65 (the rest imported) and
+    /// --strict refuses the 1PUX. Detection finds both formats.
+    @Test func onePasswordExportsThroughTheBinary() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let fixtures = cofferRepositoryRoot().appendingPathComponent("Tests/CofferTests/Import/Fixtures/1password")
+        let pux = fixtures.appendingPathComponent("sample.1pux").path, pif = fixtures.appendingPathComponent("sample.1pif").path
+        let strict = try ws.coffer("import", pux, "--from", "1password-1pux", "--strict")
+        #expect(strict.status == 65 && strict.stderr.contains("--strict: nothing imported"), "\(strict)")
+        let imported = try ws.coffer("import", pux)
+        #expect(imported.status == 65 && imported.stdout == "imported 8 items, skipped 2\n", "\(imported)")
+        #expect(imported.stderr.contains("read as 1password-1pux") && imported.stderr.contains("the other 8 item(s) were imported"))
+        #expect(imported.stderr.contains("skipped item 6: document file 'permit.pdf' not imported (Coffer has no attachments)"))
+        #expect(imported.stderr.contains("skipped file files/x9orphan2k__leftover.txt: a file no item refers to"))
+        #expect(try ws.coffer("show", "Gate code", "--field", "value", "--reveal").stdout == "Side gate: 4417#\nGarage: 0982\n")
+        #expect(try ws.coffer("show", "Boat shed lock", "--field", "password", "--reveal").stdout == "anchor-Rope-27\n")
+
+        let other = try CLIWorkspace()
+        try other.initVault()
+        let fromPIF = try other.coffer("import", pif)
+        #expect(fromPIF.status == 65 && fromPIF.stdout == "imported 7 items, skipped 1\n", "\(fromPIF)")
+        #expect(fromPIF.stderr.contains("read as 1password-1pif"))
+        #expect(fromPIF.stderr.contains("skipped item 9: a deleted item (system.Tombstone), not imported"))
+        #expect(try other.coffer("show", "Old forum", "--field", "tags").stdout == "Trash\n")
+        #expect(try other.coffer("import", pif, "--from", "1password-1pux").status == 65)
+    }
+
     @Test func exportIsPrivateWarnsAndRoundTrips() throws {
         let ws = try CLIWorkspace()
         try ws.initVault()

@@ -1,5 +1,7 @@
+import Foundation
 import Testing
 import Coffer
+import CofferFuzzSupport
 
 /// One unit test per bug the fuzzers found (Fuzz/README.md), next to the FailCase that
 /// reproduces it in Fuzz/FailCases/.
@@ -17,6 +19,60 @@ struct FuzzFindingTests {
         let fields = try #require(result.items.first).customFields
         #expect(fields.map(\.name) == ["field", "field", "n"])
         #expect(fields.map { $0.value.reveal() } == ["", "v", ""])
+    }
+
+    /// FuzzImport1Password (LeakSanitizer), Fuzz/FailCases/FuzzImport1Password/zipfoundation-leak-no-eocd-record:
+    /// given a .1pux with no end-of-central-directory record, ZIPFoundation's `Archive(data:)`
+    /// threw without closing its in-memory file, leaking it with a copy of the export. The importer
+    /// now checks for a whole record itself (the last `PK\5\6` within 64 KiB of the end, with
+    /// its comment inside the file) and refuses the file before ZIPFoundation sees it.
+    @Test func onePUXWithoutEndOfCentralDirectoryIsRefusedFirst() throws {
+        let local: [UInt8] = [0x50, 0x4B, 0x03, 0x04] + [UInt8](repeating: 0, count: 40)
+        let record: [UInt8] = [0x50, 0x4B, 0x05, 0x06] + [UInt8](repeating: 0, count: 16)  // without its comment length
+        // No record; a comment running past the end; the last record (the one read) truncated.
+        for bytes in [local, local + record + [0x05, 0x00, 0x41], local + record + [0x00, 0x00] + record + [0x10, 0x00]] {
+            let error = #expect(throws: CofferError.self) { try Importer.parse(bytes, format: .onePassword1PUX) }
+            #expect(error?.code == .invalidImport && error?.reason.contains("no end of central directory") == true)
+        }
+        // A whole record (comment inside the file) goes on to ZIPFoundation: no export.data here.
+        let error = #expect(throws: CofferError.self) {
+            try Importer.parse(local + record + [0x01, 0x00, 0x41], format: .onePassword1PUX)
+        }
+        #expect(error?.code == .invalidImport && error?.reason.contains("no end of central directory") == false)
+    }
+
+    /// FuzzImport1Password (trap "Range requires lowerBound <= upperBound" in ZIPFoundation's
+    /// MemoryFile.readData), Fuzz/FailCases/FuzzImport1Password/zipfoundation-read-past-end: a
+    /// central directory whose offset pointed past the end of the archive made the in-memory file
+    /// read a negative length. The importer now walks the central directory first
+    /// (`OnePassword1PUX.layoutProblem`): every offset ZIPFoundation will seek to must be inside
+    /// the file, and ZIP64 (whose 64-bit values it converts unchecked) is refused.
+    @Test func onePUXOffsetsOutsideTheFileAreRefusedFirst() throws {
+        let crash = try [UInt8](Data(contentsOf: Repository.url("Fuzz/FailCases/FuzzImport1Password/zipfoundation-read-past-end")))
+        let error = #expect(throws: CofferError.self) { try Importer.parse(Array(crash.dropFirst()), format: .onePassword1PUX) }
+        #expect(error?.code == .invalidImport && error?.reason.contains("outside the file") == true, "\(String(describing: error))")
+
+        let good = StoredZip.archive([("export.data", Array(#"{"accounts": []}"#.utf8))])
+        #expect(try Importer.parse(good, format: .onePassword1PUX).items.isEmpty)
+        let end = good.count - 22
+        func patched(_ at: Int, _ value: UInt32) -> [UInt8] {
+            var bytes = good
+            for k in 0..<4 { bytes[at + k] = UInt8(truncatingIfNeeded: value >> (8 * k)) }
+            return bytes
+        }
+        let central = Int(good[end + 16]) | Int(good[end + 17]) << 8
+        let cases: [([UInt8], String)] = [
+            (patched(end + 16, 0x7FFF_FFF0), "the central directory lies outside the file"),
+            (patched(central + 42, 0x7FFF_FFF0), "an entry's local header lies outside the file"),
+            (patched(central + 20, 0x7FFF_FFF0), "an entry's data runs past the end of the file"),
+            (patched(central + 24, 0xFFFF_FFFF), "ZIP64 archives are not supported"),
+            (Array(good[..<end]) + [0x50, 0x4B, 0x06, 0x07] + [UInt8](repeating: 0, count: 16) + Array(good[end...]),
+             "ZIP64 archives are not supported"),
+        ]
+        for (bytes, reason) in cases {
+            let error = #expect(throws: CofferError.self) { try Importer.parse(bytes, format: .onePassword1PUX) }
+            #expect(error?.code == .invalidImport && error?.reason.contains(reason) == true, "\(String(describing: error))")
+        }
     }
 
     /// FuzzImportBitwardenJSON and FuzzImportCSV invariant "every imported item can be stored",
