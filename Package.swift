@@ -24,9 +24,13 @@ let package = Package(
         .systemLibrary(
             name: "CZxcvbn",
             providers: [.apt(["libzxcvbn-dev"])]),
+        // gunzip for the attachments of KeePass XML exports (spec/cli.md §8.7).
+        .systemLibrary(
+            name: "CZlib",
+            providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "Coffer",
-            dependencies: ["CSodium", "CZxcvbn", .product(name: "Crypto", package: "swift-crypto")]),
+            dependencies: ["CSodium", "CZxcvbn", "CZlib", .product(name: "Crypto", package: "swift-crypto")]),
         // Starting other programs (clipboard tools, the CLI under test) without Foundation's
         // Process, which waits on pipes a forking child keeps open (spec/cli.md §4.7).
         .target(name: "CProcess"),
@@ -57,6 +61,7 @@ let package = Package(
         .executableTarget(name: "FuzzPasswordRules", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzPasswordRules"),
         .executableTarget(name: "FuzzImportCSV", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzImportCSV"),
         .executableTarget(name: "FuzzImportBitwardenJSON", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzImportBitwardenJSON"),
+        .executableTarget(name: "FuzzImportKeePassXML", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzImportKeePassXML"),
         .executableTarget(name: "FuzzThrottleState", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzThrottleState"),
         .executableTarget(name: "FuzzTOTPURI", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzTOTPURI"),
     ]

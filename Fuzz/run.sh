@@ -28,6 +28,7 @@ FuzzItemDecoder   8192     2048    5          item.dict
 FuzzPasswordRules 1024     2048    5          rules.dict
 FuzzImportCSV     16384    2048    10         csv.dict
 FuzzImportBitwardenJSON 16384 2048 10         json.dict
+FuzzImportKeePassXML 16384 2048  10         keepassxml.dict
 FuzzThrottleState 1024     2048    5          throttle.dict
 FuzzTOTPURI       4200     2048    5          totp.dict
 "

@@ -28,6 +28,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case passwordRules = "FuzzPasswordRules"
     case importCSV = "FuzzImportCSV"
     case importBitwardenJSON = "FuzzImportBitwardenJSON"
+    case importKeePassXML = "FuzzImportKeePassXML"
     case throttleState = "FuzzThrottleState"
     case totpURI = "FuzzTOTPURI"
 
@@ -40,6 +41,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .passwordRules: return try PasswordRulesHarness.run(data)
         case .importCSV: return try ImportCSVHarness.run(data)
         case .importBitwardenJSON: return try ImportBitwardenJSONHarness.run(data)
+        case .importKeePassXML: return try ImportKeePassXMLHarness.run(data)
         case .throttleState: return try ThrottleStateHarness.run(data)
         case .totpURI: return try TOTPURIHarness.run(data)
         }

@@ -5,6 +5,7 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     case keepassxcCSV = "keepassxc-csv"
     case bitwardenCSV = "bitwarden-csv"
     case bitwardenJSON = "bitwarden-json"
+    case keepassXML = "keepass-xml"
     case onePasswordCSV = "1password-csv"
     case csv = "csv"
 }
@@ -14,7 +15,8 @@ public struct SkippedEntry: Sendable, Equatable, CustomStringConvertible {
     public enum Position: Sendable, Equatable {
         /// The 1-based line a CSV record starts on.
         case line(Int)
-        /// The 1-based position of an entry in a JSON export's `items`.
+        /// The 1-based position of an entry in a JSON export's `items`, or of an `<Entry>` (not
+        /// counting history versions) in a KeePass XML export.
         case item(Int)
     }
 
@@ -83,6 +85,7 @@ public enum Importer {
         }
         switch format {
         case .bitwardenJSON: return try BitwardenJSON.parse(bytes, now: now)
+        case .keepassXML: return try KeePassXML.parse(bytes, now: now)
         default: return try CSVImport.parse(bytes, dialect: CSVDialect.dialect(for: format), limits: limits, now: now)
         }
     }
@@ -160,7 +163,7 @@ struct CSVDialect {
                 .username: ["username", "login username"], .password: ["password", "login password"],
                 .notes: ["notes", "notesplain"], .tags: ["tags"], .totp: ["otpauth", "one-time password"],
             ], required: [.title, .password])
-        case .csv, .bitwardenJSON:
+        case .csv, .bitwardenJSON, .keepassXML:
             return CSVDialect(format: .csv, names: [
                 .title: ["title", "service", "name"], .username: ["username", "login"], .password: ["password"],
                 .url: ["url"], .notes: ["notes"], .tags: ["tags"],

@@ -9,8 +9,9 @@ struct ImportCommand: ParsableCommand {
         commandName: "import",
         abstract: "Import another password manager's export.",
         discussion: """
-            Formats: keepassxc-csv (keepassxc-cli export -f csv), bitwarden-csv, bitwarden-json (unencrypted), \
-            1password-csv, csv (a header row naming any of title/service/name, username/login, password, url, \
+            Formats: keepassxc-csv (keepassxc-cli export -f csv), keepass-xml (keepassxc-cli export -f xml, \
+            KeePass 2 "KeePass XML (2.x)"; attachments that are not small text, and Recycle Bin entries, are \
+            listed as skipped), bitwarden-csv, bitwarden-json (unencrypted), 1password-csv, csv (a header row naming any of title/service/name, username/login, password, url, \
             notes, tags). Rows that cannot be imported (wrong field count, invalid UTF-8, a field over 64 KiB, \
             no title) are skipped and listed on stderr; the rest are added in one durable batch. The file is \
             checked before the vault is unlocked. Exit 65 when the file as a whole is unreadable, when no row \
@@ -20,7 +21,7 @@ struct ImportCommand: ParsableCommand {
     @Argument(help: "The export file.")
     var file: String
 
-    @Option(help: ArgumentHelp("The file's format: keepassxc-csv, bitwarden-csv, bitwarden-json, 1password-csv or csv.",
+    @Option(help: ArgumentHelp("The file's format: keepassxc-csv, keepass-xml, bitwarden-csv, bitwarden-json, 1password-csv or csv.",
                                valueName: "format"))
     var from: ImportFormat
 

@@ -55,4 +55,19 @@ struct FuzzFindingTests {
         }
         #expect(back.map { String(decoding: $0, as: UTF8.self) } == fields)
     }
+
+    /// KeePassXMLTests.arbitraryBytesNeverTrap (before the fuzz target ran),
+    /// Fuzz/FailCases/FuzzImportKeePassXML/element-name-not-utf8: swift-corelibs-foundation's
+    /// XMLParser traps on an element name that is not UTF-8 (libxml2 passes the bytes on). The
+    /// importer now refuses a file that is not UTF-8 before libxml2 sees it.
+    @Test func keepassXMLElementNameNotUTF8() throws {
+        let bytes: [UInt8] = Array("<KeePassFile><M".utf8) + [0xEF] + Array("ta/></KeePassFile>".utf8)
+        do {
+            _ = try Importer.parse(bytes, format: .keepassXML)
+            Issue.record("accepted invalid UTF-8")
+        } catch let error as CofferError {
+            #expect(error.code == .invalidImport)
+            #expect(error.reason.contains("UTF-8"))
+        }
+    }
 }
