@@ -58,6 +58,8 @@ if [ ${#selected[@]} -eq 0 ]; then selected=("${available[@]}"); fi
 scratch=.build-fuzz
 # Swift's crash backtracer is slow and confuses ASan; libFuzzer prints the stack of a trap itself.
 export SWIFT_BACKTRACE=enable=no
+# Known leaks in libraries Coffer cannot fix (Fuzz/lsan.supp says which and why).
+export LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 work=Fuzz/.corpus-work
 mkdir -p "$work/logs"
 failed=()

@@ -96,10 +96,12 @@ enum KeePassXML {
 
     /// Refuses what KeePass never writes and what would let a file expand or fetch entities: a
     /// DTD (`<!DOCTYPE`, `<!ENTITY`, any `<!` but a comment or CDATA), a UTF-16/32 file, an
-    /// encoding declaration other than UTF-8. Runs before libxml2 sees the bytes.
+    /// encoding declaration other than UTF-8, a processing instruction other than the XML
+    /// declaration at the start. Runs before libxml2 sees the bytes.
     static func refuseUnsafeXML(_ b: [UInt8]) throws {
         var i = 0
         if b.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
+        let start = i
         guard i < b.count else { throw CofferError(.invalidImport, "the file is empty; a keepass-xml export starts with <?xml or <KeePassFile") }
         let first = b[i]
         guard first == UInt8(ascii: "<") || first == 0x20 || first == 0x09 || first == 0x0A || first == 0x0D else {
@@ -130,10 +132,15 @@ enum KeePassXML {
                 throw CofferError(.invalidImport,
                     "the file has a DTD or entity declaration (<!DOCTYPE/<!ENTITY); KeePass exports have none, and it is refused")
             } else if at(i, "<?") {
-                guard let end = skip(to: "?>", from: i + 2) else { return }
-                if at(i, "<?xml") && i + 5 < b.count && [0x20, 0x09, 0x0A, 0x0D].contains(b[i + 5]) {
-                    try checkDeclaration(b[i..<end])
+                // Only the XML declaration, at the very start. swift-corelibs-foundation's XMLParser
+                // calls strlen(NULL) on a processing instruction without data (`<?x?>`), a SEGV
+                // (Fuzz/FailCases/FuzzImportKeePassXML/crash-74fc9374…); KeePass writes none.
+                guard i == start, at(i, "<?xml"), i + 5 < b.count, [0x20, 0x09, 0x0A, 0x0D].contains(b[i + 5]) else {
+                    throw CofferError(.invalidImport,
+                        "the file has a processing instruction (<?…?>); KeePass exports have none but the XML declaration, and it is refused")
                 }
+                guard let end = skip(to: "?>", from: i + 2) else { return }
+                try checkDeclaration(b[i..<end])
                 i = end
             } else {
                 i += 1

@@ -67,6 +67,22 @@ struct CLIImportExportTests {
         #expect(try ws.coffer("show", "Note", "--field", "value", "--reveal").stdout == "note body\n")
     }
 
+    /// spec/cli.md §8.7 through the binary: the real keepassxc-cli 2.7.4 KDBX 3.1 export (one entry,
+    /// a text attachment kept as a field and a binary one listed), and a DTD refused with 65.
+    @Test func keepassXMLThroughTheBinary() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let fixture = Repository.url("Tests/CofferTests/Import/Fixtures/keepass-xml/keepassxc-2.7.4-kdbx3.xml").path
+        let result = try ws.coffer("import", fixture, "--from", "keepass-xml")
+        #expect(result.status == 0 && result.stdout == "imported 1 item, skipped 1\n", "\(result)")
+        #expect(result.stderr.contains("skipped item 1: attachment 'blob.bin' (309 bytes, binary) not imported"))
+        #expect(try ws.coffer("show", "Files", "--field", "password", "--reveal").stdout == "files-pw\n")
+        #expect(try ws.coffer("show", "Files", "--field", "tags").stdout == "Passwords\n")
+        try ws.write("dtd.xml", "<!DOCTYPE x [<!ENTITY a \"b\">]><KeePassFile><Root/></KeePassFile>")
+        let dtd = try ws.coffer("import", ws.file("dtd.xml"), "--from", "keepass-xml")
+        #expect(dtd.status == 65 && dtd.stderr.contains("DTD"), "\(dtd)")
+    }
+
     @Test func exportIsPrivateWarnsAndRoundTrips() throws {
         let ws = try CLIWorkspace()
         try ws.initVault()

@@ -70,4 +70,25 @@ struct FuzzFindingTests {
             #expect(error.reason.contains("UTF-8"))
         }
     }
+
+    /// FuzzImportKeePassXML (SEGV after ~62k executions in its first minute),
+    /// Fuzz/FailCases/FuzzImportKeePassXML/crash-74fc9374e95eaf43d6b0d345fa3629e3a8ca0811
+    /// (`<?<?UTF-16?><>`): swift-corelibs-foundation's XMLParser calls strlen(NULL) for a
+    /// processing instruction without data. The importer now refuses every processing
+    /// instruction but the XML declaration at the start, before libxml2 sees the bytes.
+    @Test func keepassXMLProcessingInstructionWithoutData() throws {
+        let crash = Array("<?<?UTF-16?><>".utf8)
+        for bytes in [crash, Array("<KeePassFile><?x?><Root/></KeePassFile>".utf8),
+                      Array("<KeePassFile><Root/></KeePassFile><?pi data?>".utf8),
+                      Array(" <?xml version=\"1.0\"?><KeePassFile/>".utf8)] {
+            do {
+                _ = try Importer.parse(bytes, format: .keepassXML)
+                Issue.record("accepted a processing instruction")
+            } catch let error as CofferError {
+                #expect(error.code == .invalidImport)
+            }
+        }
+        let declared = Array("\u{FEFF}<?xml version=\"1.0\" encoding=\"utf-8\"?><KeePassFile><Root/></KeePassFile>".utf8)
+        #expect(try Importer.parse(declared, format: .keepassXML).items.isEmpty)
+    }
 }
