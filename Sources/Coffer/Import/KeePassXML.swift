@@ -134,7 +134,7 @@ enum KeePassXML {
             } else if at(i, "<?") {
                 // Only the XML declaration, at the very start. swift-corelibs-foundation's XMLParser
                 // calls strlen(NULL) on a processing instruction without data (`<?x?>`), a SEGV
-                // (Fuzz/FailCases/FuzzImportKeePassXML/crash-74fc9374…); KeePass writes none.
+                // (Fuzz/FailCases/FuzzImportKeePassXML/processing-instruction-without-data-74fc9374); KeePass writes none.
                 guard i == start, at(i, "<?xml"), i + 5 < b.count, [0x20, 0x09, 0x0A, 0x0D].contains(b[i + 5]) else {
                     throw CofferError(.invalidImport,
                         "the file has a processing instruction (<?…?>); KeePass exports have none but the XML declaration, and it is refused")

@@ -72,7 +72,7 @@ struct FuzzFindingTests {
     }
 
     /// FuzzImportKeePassXML (SEGV after ~62k executions in its first minute),
-    /// Fuzz/FailCases/FuzzImportKeePassXML/crash-74fc9374e95eaf43d6b0d345fa3629e3a8ca0811
+    /// Fuzz/FailCases/FuzzImportKeePassXML/processing-instruction-without-data-74fc9374 (libFuzzer's crash-74fc9374…, renamed: .gitignore ignores crash-*)
     /// (`<?<?UTF-16?><>`): swift-corelibs-foundation's XMLParser calls strlen(NULL) for a
     /// processing instruction without data. The importer now refuses every processing
     /// instruction but the XML declaration at the start, before libxml2 sees the bytes.
