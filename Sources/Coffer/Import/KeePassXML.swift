@@ -200,6 +200,10 @@ enum KeePassXML {
         private var path: [String] = []
         private var groups: [Group] = []
         private var entries: [Entry] = []  // the entry and, inside <History>, the version being read
+        /// The element depth at which each open entry and group started, so that only the end
+        /// tag of the element that opened one closes it, whatever else nests inside.
+        private var entryDepths: [Int] = []
+        private var groupDepths: [Int] = []
         private var text = ""
         private var currentString: StringValue?
         private var currentBinary: BinaryRef?
@@ -230,6 +234,7 @@ enum KeePassXML {
                 inRoot = true
             case "Group" where inRoot && entries.isEmpty:
                 groups.append(Group(parent: groups.last))
+                groupDepths.append(path.count)
             case "Entry" where inRoot && (parent == "Group" || parent == "History"):
                 if parent == "Group" && entries.isEmpty && !groups.isEmpty {
                     entries.append(Entry(group: groups.last))
@@ -238,6 +243,7 @@ enum KeePassXML {
                 } else {
                     entries.append(Entry(group: nil))  // a history inside a history version: read, not kept
                 }
+                entryDepths.append(path.count)
             case "String" where !entries.isEmpty && parent == "Entry":
                 currentString = StringValue(key: "", value: "", protected: false)
             case "Value" where currentString != nil && parent == "String":
@@ -287,10 +293,11 @@ enum KeePassXML {
             guard inRoot else { return }
             if let entry = entries.last {
                 switch (name, parent) {
-                case ("Entry", _):
+                case ("Entry", _) where entryDepths.last == path.count + 1:
                     entries.removeLast()
+                    entryDepths.removeLast()
                     if let owner = entries.last {
-                        if entries.count == 1 { owner.history.append(entry) }
+                        if entries.count == 1 && entry.group != nil { owner.history.append(entry) }
                     } else if entry.group != nil {
                         document.entries.append(entry)
                     }
@@ -317,7 +324,9 @@ enum KeePassXML {
             }
             if let group = groups.last {
                 switch (name, parent) {
-                case ("Group", _): groups.removeLast()
+                case ("Group", _) where groupDepths.last == path.count + 1:
+                    groups.removeLast()
+                    groupDepths.removeLast()
                 case ("Name", "Group"): group.name = value
                 case ("UUID", "Group"): group.uuid = value.trimmingCharacters(in: .whitespacesAndNewlines)
                 default: break

@@ -288,6 +288,21 @@ struct KeePassXMLTests {
         #expect(result.items.map(\.title) == ["real"])
     }
 
+    /// Only the end tag of the element that opened an entry or group closes it: odd nesting (an
+    /// entry or group inside an entry's other elements) neither ends the entry early nor adds a
+    /// history version.
+    @Test func oddNestingDoesNotCloseTheEntry() throws {
+        let text = document("<Entry><String><Key>Title</Key><Value>outer</Value></String>"
+            + "<CustomData><Entry><String><Key>Title</Key><Value>inner</Value></String></Entry></CustomData>"
+            + "<Group><Name>g</Name><Entry/></Group>"
+            + "<String><Key>Password</Key><Value>after</Value></String></Entry>" + entry([("Title", "next")]))
+        let result = try parse(text)
+        #expect(result.items.map(\.title) == ["outer", "next"])
+        #expect(result.items.first?.password?.reveal() == "after")
+        #expect(result.items.first?.passwordHistory.isEmpty == true)
+        #expect(result.items.first?.tags == ["Root"])
+    }
+
     @Test func tooManyFieldsSkipsTheEntryNotTheFile() throws {
         let many = (0..<600).map { ("f\($0)", "v") }
         let result = try parse(document(entry([("Title", "huge")] + many) + entry([("Title", "small")])))
