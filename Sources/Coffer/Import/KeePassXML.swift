@@ -160,6 +160,19 @@ enum KeePassXML {
 
     // MARK: - Reading
 
+    /// libxml2's limit on one text node without XML_PARSE_HUGE, which Foundation's XMLParser
+    /// cannot set: a longer value fails the parse.
+    static let maximumTextNode = 10_000_000
+
+    /// The longest run of bytes without `<` (an upper bound of the longest text node).
+    static func longestText(_ bytes: [UInt8]) -> Int {
+        var longest = 0, run = 0
+        for byte in bytes {
+            if byte == UInt8(ascii: "<") { longest = max(longest, run); run = 0 } else { run += 1 }
+        }
+        return max(longest, run)
+    }
+
     static func read(_ bytes: [UInt8]) throws -> Document {
         #if canImport(FoundationXML) || canImport(Darwin)
         var data = Data(bytes)
@@ -175,6 +188,10 @@ enum KeePassXML {
         // swift-corelibs-foundation's parse() returns true after some errors (an unclosed element
         // at the end of the input): the error and an explicit end of <KeePassFile> are checked too.
         guard ok, parser.parserError == nil, !reader.sawError, reader.closedKeePassFile else {
+            if longestText(bytes) > maximumTextNode {
+                throw CofferError(.invalidImport, "a value in the file (a large attachment or note) is over 10,000,000 bytes, "
+                    + "more than the XML reader (libxml2) accepts in one text node; remove it from the database and export again")
+            }
             throw CofferError(.invalidImport, "not well-formed XML (or not UTF-8) near line \(parser.lineNumber); is --from right?")
         }
         guard reader.sawKeePassFile else {

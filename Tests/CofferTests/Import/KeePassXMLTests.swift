@@ -272,6 +272,27 @@ struct KeePassXMLTests {
         #expect(item.tags == [(1...100).map { "g\($0)" }.joined(separator: "/")])
     }
 
+    /// libxml2 (through Foundation's XMLParser, which cannot pass XML_PARSE_HUGE) refuses a text
+    /// node over 10,000,000 bytes: such a file is a whole-file error that says why.
+    @Test func textNodeOverLibxml2LimitIsExplained() throws {
+        let big = String(repeating: "QUJD", count: 2_600_000)  // 10.4 MB of base64
+        let text = document(entry([("Title", "t")], extra: "<Binary><Key>big.bin</Key><Value Ref=\"0\"/></Binary>"),
+                            meta: "<Binaries><Binary ID=\"0\">\(big)</Binary></Binaries>")
+        do {
+            _ = try parse(text)
+            Issue.record("libxml2 accepted a 10.4 MB text node: the limit or this test is out of date")
+        } catch let error as CofferError {
+            #expect(error.code == .invalidImport)
+            #expect(error.reason.contains("10,000,000 bytes"))
+        }
+        // Just under the limit is read (the attachment is then listed, not imported).
+        let fits = document(entry([("Title", "t")], extra: "<Binary><Key>big.bin</Key><Value Ref=\"0\"/></Binary>"),
+                            meta: "<Binaries><Binary ID=\"0\">\(String(repeating: "QUJD", count: 2_000_000))</Binary></Binaries>")
+        let result = try parse(fits)
+        #expect(result.items.count == 1)
+        #expect(result.skipped == [SkippedEntry(.item(1), "attachment 'big.bin' (6000000 bytes, over 64 KiB) not imported")])
+    }
+
     @Test func base64AndISOTimes() {
         #expect(KeePassXML.timestamp("JXQl3Q4AAAA=") == time("2024-01-02T03:04:05Z"))
         #expect(KeePassXML.timestamp("AAAAAAAAAAA=") == time("0001-01-01T00:00:00Z"))
