@@ -417,10 +417,11 @@ enum KeePassXML {
         var custom: [CustomField] = []
         let (totp, consumed) = totpField(entry, title: title)
         if let totp { custom.append(CustomField(name: Item.totpFieldName, value: try Secret(totp))) }
-        var seenStandard = Set<String>()
+        // The first string of a standard key, and of a key the totp field expresses, has its place;
+        // any other (a repeated key) becomes a custom field like an unknown one.
+        var placed = standardKeys.union(consumed)
         for s in entry.strings {
-            if standardKeys.contains(s.key) && seenStandard.insert(s.key).inserted { continue }
-            if consumed.contains(s.key) { continue }
+            if placed.remove(s.key) != nil { continue }
             custom.append(CustomField(name: s.key.isEmpty ? "field" : s.key, value: try Secret(s.value)))
             kept.append(s.key.isEmpty ? "field" : s.key)
         }
@@ -450,7 +451,12 @@ enum KeePassXML {
         var previous: String?
         for version in entry.history {
             guard let old = Importer.nonEmpty(version.string("Password")) else { continue }
-            if old == previous || old == entry.string("Password") { previous = old; continue }
+            // Compared as bytes: Swift's == would take NFC and NFD spellings as one password.
+            let current = entry.string("Password") ?? ""
+            if old.utf8.elementsEqual((previous ?? "").utf8) || old.utf8.elementsEqual(current.utf8) {
+                previous = old
+                continue
+            }
             previous = old
             let changed = version.modified.flatMap(timestamp) ?? version.created.flatMap(timestamp) ?? created
             history.append(PasswordHistoryEntry(password: try Secret(old), changed: changed))

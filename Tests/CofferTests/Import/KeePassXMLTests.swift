@@ -218,6 +218,19 @@ struct KeePassXMLTests {
         #expect(field(item, "Title") == "second title")
     }
 
+    /// A repeated `otp` is kept (only the first is the totp field); passwords differing only in
+    /// Unicode normalisation are different history entries (bytes compared, not Characters).
+    @Test func repeatedTOTPKeyAndNormalisationAreKept() throws {
+        let uri = "otpauth://totp/a?secret=JBSWY3DPEHPK3PXP"
+        let history = "<History>" + entry([("Password", "caf\u{E9}")]) + "</History>"
+        let result = try parse(document(entry([("Title", "t"), ("otp", uri), ("otp", "second"), ("Password", "cafe\u{301}")],
+                                              extra: history)))
+        let item = try #require(result.items.first)
+        #expect(item.customFields.map(\.name) == ["totp", "otp"])
+        #expect(field(item, "otp") == "second")
+        #expect(item.passwordHistory.map { Array($0.password.reveal().utf8) } == [Array("caf\u{E9}".utf8)])
+    }
+
     @Test func malformedXMLIsAWholeFileError() throws {
         for text in ["", "   ", "not xml", "<KeePassFile><Root>", "<KeePassFile><Root></Group></Root></KeePassFile>",
                      "<Other/>", "<KeePassFile><Meta/></KeePassFile>", "<KeePassFile><Root><Group>&bogus;</Group></Root></KeePassFile>",
