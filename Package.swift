@@ -26,10 +26,14 @@ let package = Package(
         .systemLibrary(
             name: "CZxcvbn",
             providers: [.apt(["libzxcvbn-dev"])]),
+        // gunzip for the attachments of KeePass XML exports (spec/cli.md §8.14); ZIPFoundation has its own module named CZlib.
+        .systemLibrary(
+            name: "CZlibInflate",
+            providers: [.apt(["zlib1g-dev"])]),
         .target(
             name: "Coffer",
             dependencies: [
-                "CSodium", "CZxcvbn", .product(name: "Crypto", package: "swift-crypto"),
+                "CSodium", "CZxcvbn", "CZlibInflate", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]),
         // Starting other programs (clipboard tools, the CLI under test) without Foundation's
@@ -64,6 +68,7 @@ let package = Package(
         .executableTarget(name: "FuzzImportCSV", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzImportCSV"),
         .executableTarget(name: "FuzzImportBitwardenJSON", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzImportBitwardenJSON"),
         .executableTarget(name: "FuzzImport1Password", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzImport1Password"),
+        .executableTarget(name: "FuzzImportKeePassXML", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzImportKeePassXML"),
         .executableTarget(name: "FuzzThrottleState", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzThrottleState"),
         .executableTarget(name: "FuzzTOTPURI", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzTOTPURI"),
         .executableTarget(name: "FuzzAgentMessage", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzAgentMessage"),

@@ -29,6 +29,7 @@ FuzzPasswordRules 1024     2048    5          rules.dict
 FuzzImportCSV     16384    2048    10         csv.dict
 FuzzImportBitwardenJSON 16384 2048 10         json.dict
 FuzzImport1Password 16384  2048    10         onepassword.dict
+FuzzImportKeePassXML 16384 2048  10         keepassxml.dict
 FuzzThrottleState 1024     2048    5          throttle.dict
 FuzzTOTPURI       4200     2048    5          totp.dict
 FuzzAgentMessage  128      2048    5          agent.dict
@@ -59,6 +60,8 @@ if [ ${#selected[@]} -eq 0 ]; then selected=("${available[@]}"); fi
 scratch=.build-fuzz
 # Swift's crash backtracer is slow and confuses ASan; libFuzzer prints the stack of a trap itself.
 export SWIFT_BACKTRACE=enable=no
+# Known leaks in libraries Coffer cannot fix (Fuzz/lsan.supp says which and why).
+export LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 work=Fuzz/.corpus-work
 mkdir -p "$work/logs"
 failed=()

@@ -29,6 +29,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case importCSV = "FuzzImportCSV"
     case importBitwardenJSON = "FuzzImportBitwardenJSON"
     case import1Password = "FuzzImport1Password"
+    case importKeePassXML = "FuzzImportKeePassXML"
     case throttleState = "FuzzThrottleState"
     case totpURI = "FuzzTOTPURI"
     case agentMessage = "FuzzAgentMessage"
@@ -43,6 +44,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .importCSV: return try ImportCSVHarness.run(data)
         case .importBitwardenJSON: return try ImportBitwardenJSONHarness.run(data)
         case .import1Password: return try Import1PasswordHarness.run(data)
+        case .importKeePassXML: return try ImportKeePassXMLHarness.run(data)
         case .throttleState: return try ThrottleStateHarness.run(data)
         case .totpURI: return try TOTPURIHarness.run(data)
         case .agentMessage: return try AgentMessageHarness.run(data)

@@ -173,6 +173,44 @@ public enum Import1PasswordHarness {
     }
 }
 
+/// FuzzImportKeePassXML: the bytes as a KeePass XML export (spec/cli.md §8.7). Invariants: every
+/// error is `import.invalid-file`; skipped positions are 1-based, in file order and within the
+/// entries (each entry is an item, skipped, or an item with skipped attachments); every item can
+/// be stored; an accepted file has a `<KeePassFile` element; kinds add up to the items; no more
+/// values are reported kept as fields than the items have custom fields.
+public enum ImportKeePassXMLHarness {
+    public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
+        let target = FuzzTarget.importKeePassXML
+        let bytes = Array(data)
+        let result: ImportResult
+        do { result = try Importer.parse(bytes, format: .keepassXML, now: ImportedItems.now) } catch {
+            return try ImportedItems.rejection(error, target: target)
+        }
+        let marker = Array("<KeePassFile".utf8)
+        try Check.require(bytes.count >= marker.count && (0...(bytes.count - marker.count)).contains {
+            bytes[$0..<($0 + marker.count)].elementsEqual(marker)
+        }, target, "a file without <KeePassFile was accepted")
+        var previous = 0
+        var positions = Set<Int>()
+        for entry in result.skipped {
+            guard case .item(let n) = entry.position, n >= 1, n >= previous else {
+                throw Check.fail(target, "skipped entry at \(entry.position) after item \(previous)")
+            }
+            previous = n
+            positions.insert(n)
+        }
+        // Entries = items + entries skipped as a whole; an item's skipped attachments share its position.
+        try Check.require(previous <= result.items.count + positions.count, target,
+                          "skipped entry at item \(previous) with \(result.items.count) items and \(positions.count) skipped positions")
+        let kept = result.keptAsFields.values.reduce(0, +)
+        let fields = result.items.reduce(0) { $0 + $1.customFields.count }
+        try Check.require(kept <= fields, target, "\(kept) values reported kept as fields, the items have \(fields) custom fields")
+        try Check.require(result.kinds.values.reduce(0, +) == result.items.count, target, "kinds do not add up to the items")
+        try ImportedItems.check(result, target: target)
+        return .accepted
+    }
+}
+
 /// FuzzThrottleState: the bytes as an attempt-counter file (spec/unlock.md §4), decoded with a
 /// fixed key; then the same bytes with their MAC recomputed under that key, which reaches the
 /// structure checks behind the MAC. Invariants: every rejection is `unlock.throttle-state-tampered`;

@@ -5,6 +5,7 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     case keepassxcCSV = "keepassxc-csv"
     case bitwardenCSV = "bitwarden-csv"
     case bitwardenJSON = "bitwarden-json"
+    case keepassXML = "keepass-xml"
     case onePasswordCSV = "1password-csv"
     case lastPassCSV = "lastpass-csv"
     case chromeCSV = "chrome-csv"
@@ -21,7 +22,8 @@ public struct SkippedEntry: Sendable, Equatable, CustomStringConvertible {
         /// The 1-based line a CSV record starts on.
         case line(Int)
         /// The 1-based position of an entry in a JSON export's `items` (a 1PUX: across all
-        /// vaults, in file order; a 1PIF: among its entries, folders included).
+        /// vaults, in file order; a 1PIF: among its entries, folders included), or of an
+        /// `<Entry>` (not counting history versions) in a KeePass XML export.
         case item(Int)
         /// A file inside an archive export (a 1PUX attachment no item refers to).
         case file(String)
@@ -102,6 +104,7 @@ public enum Importer {
         }
         switch format {
         case .bitwardenJSON: return try BitwardenJSON.parse(bytes, now: now)
+        case .keepassXML: return try KeePassXML.parse(bytes, now: now)
         case .cofferJSON: return try CofferJSON.parse(bytes)
         case .onePassword1PUX: return try OnePassword1PUX.parse(bytes, now: now)
         case .onePassword1PIF: return try OnePassword1PIF.parse(bytes, now: now)
@@ -168,6 +171,10 @@ extension Importer {
         var start = head.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         while start < head.count, [0x20, 0x09, 0x0A, 0x0D].contains(head[start]) { start += 1 }
         let text = String(decoding: head[start...], as: UTF8.self)
+        if head[start...].first == UInt8(ascii: "<") {
+            if KeePassXML.looksLike(bytes) { return .keepassXML }
+            throw CofferError(.invalidImport, "an XML file, but not a KeePass 2 / KeePassXC export; name the format with --from")
+        }
         if head[start...].first == UInt8(ascii: "{") {
             if text.contains("\"\(CofferJSON.formatName)\"") { return .cofferJSON }
             // 1PIF: JSON objects separated by a fixed line (checked after Coffer's own export,

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What the two 1Password importers share (spec/cli.md §8.7, §8.8): rendering 1Password's typed
+/// What the two 1Password importers share (spec/cli.md §8.12, §8.13): rendering 1Password's typed
 /// field values as text, Unix-second times, category names, and `Draft`, which turns what a
 /// parser found in one entry into an item while accounting for every value.
 enum OnePassword {
@@ -167,7 +167,7 @@ enum OnePassword {
         #endif
     }
 
-    /// A field value as text (spec/cli.md §8.7): strings as they are; `date` (Unix seconds) as
+    /// A field value as text (spec/cli.md §8.12): strings as they are; `date` (Unix seconds) as
     /// `YYYY-MM-DD` in UTC; `monthYear` (YYYYMM) as `YYYY-MM`; other numbers in decimal; booleans
     /// as `true`/`false`; an address as its non-empty parts in the order street, city, state, zip,
     /// country joined by `, `; an e-mail object as its address; an SSH key as its private key;

@@ -1,6 +1,6 @@
 import Foundation
 
-/// 1Password 4/6/7 `.1pif` export (spec/cli.md §8.8): JSON objects, one per entry, separated by
+/// 1Password 4/6/7 `.1pif` export (spec/cli.md §8.13): JSON objects, one per entry, separated by
 /// lines `***5642bee8-a5ff-11dc-8314-0800200c9a66***`.
 enum OnePassword1PIF {
     static let separator = Array("***5642bee8-a5ff-11dc-8314-0800200c9a66***".utf8)

@@ -1,7 +1,7 @@
 import Foundation
 import ZIPFoundation
 
-/// 1Password 8 `.1pux` export (spec/cli.md §8.7): a zip archive holding `export.attributes`,
+/// 1Password 8 `.1pux` export (spec/cli.md §8.12): a zip archive holding `export.attributes`,
 /// `export.data` (JSON `accounts[].vaults[].items[]`) and the documents' files under `files/`.
 enum OnePassword1PUX {
     static let dataEntry = "export.data"

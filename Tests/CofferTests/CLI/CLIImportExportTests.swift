@@ -107,6 +107,23 @@ struct CLIImportExportTests {
         #expect(try other.coffer("import", pif, "--from", "1password-1pux").status == 65)
     }
 
+    /// spec/cli.md §8.14 through the binary: the real keepassxc-cli 2.7.4 KDBX 3.1 export (one entry,
+    /// a text attachment kept as a field and a binary one listed), and a DTD refused with 65.
+    @Test func keepassXMLThroughTheBinary() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let fixture = Repository.url("Tests/CofferTests/Import/Fixtures/keepass-xml/keepassxc-2.7.4-kdbx3.xml").path
+        let result = try ws.coffer("import", fixture)
+        #expect(result.status == 65 && result.stdout == "imported 1 item, skipped 1\n", "\(result)")
+        #expect(result.stderr.contains("read as keepass-xml"))
+        #expect(result.stderr.contains("skipped item 1: attachment 'blob.bin' (309 bytes, binary) not imported"))
+        #expect(try ws.coffer("show", "Files", "--field", "password", "--reveal").stdout == "files-pw\n")
+        #expect(try ws.coffer("show", "Files", "--field", "tags").stdout == "Passwords\n")
+        try ws.write("dtd.xml", "<!DOCTYPE x [<!ENTITY a \"b\">]><KeePassFile><Root/></KeePassFile>")
+        let dtd = try ws.coffer("import", ws.file("dtd.xml"), "--from", "keepass-xml")
+        #expect(dtd.status == 65 && dtd.stderr.contains("DTD"), "\(dtd)")
+    }
+
     @Test func exportIsPrivateWarnsAndRoundTrips() throws {
         let ws = try CLIWorkspace()
         try ws.initVault()

@@ -111,4 +111,40 @@ struct FuzzFindingTests {
         }
         #expect(back.map { String(decoding: $0, as: UTF8.self) } == fields)
     }
+
+    /// KeePassXMLTests.arbitraryBytesNeverTrap (before the fuzz target ran),
+    /// Fuzz/FailCases/FuzzImportKeePassXML/element-name-not-utf8: swift-corelibs-foundation's
+    /// XMLParser traps on an element name that is not UTF-8 (libxml2 passes the bytes on). The
+    /// importer now refuses a file that is not UTF-8 before libxml2 sees it.
+    @Test func keepassXMLElementNameNotUTF8() throws {
+        let bytes: [UInt8] = Array("<KeePassFile><M".utf8) + [0xEF] + Array("ta/></KeePassFile>".utf8)
+        do {
+            _ = try Importer.parse(bytes, format: .keepassXML)
+            Issue.record("accepted invalid UTF-8")
+        } catch let error as CofferError {
+            #expect(error.code == .invalidImport)
+            #expect(error.reason.contains("UTF-8"))
+        }
+    }
+
+    /// FuzzImportKeePassXML (SEGV after ~62k executions in its first minute),
+    /// Fuzz/FailCases/FuzzImportKeePassXML/processing-instruction-without-data-74fc9374 (libFuzzer's crash-74fc9374…, renamed: .gitignore ignores crash-*)
+    /// (`<?<?UTF-16?><>`): swift-corelibs-foundation's XMLParser calls strlen(NULL) for a
+    /// processing instruction without data. The importer now refuses every processing
+    /// instruction but the XML declaration at the start, before libxml2 sees the bytes.
+    @Test func keepassXMLProcessingInstructionWithoutData() throws {
+        let crash = Array("<?<?UTF-16?><>".utf8)
+        for bytes in [crash, Array("<KeePassFile><?x?><Root/></KeePassFile>".utf8),
+                      Array("<KeePassFile><Root/></KeePassFile><?pi data?>".utf8),
+                      Array(" <?xml version=\"1.0\"?><KeePassFile/>".utf8)] {
+            do {
+                _ = try Importer.parse(bytes, format: .keepassXML)
+                Issue.record("accepted a processing instruction")
+            } catch let error as CofferError {
+                #expect(error.code == .invalidImport)
+            }
+        }
+        let declared = Array("\u{FEFF}<?xml version=\"1.0\" encoding=\"utf-8\"?><KeePassFile><Root/></KeePassFile>".utf8)
+        #expect(try Importer.parse(declared, format: .keepassXML).items.isEmpty)
+    }
 }

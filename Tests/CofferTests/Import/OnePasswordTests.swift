@@ -3,7 +3,7 @@ import Testing
 @testable import Coffer
 import CofferFuzzSupport
 
-/// spec/cli.md §8.7 (`1password-1pux`) and §8.8 (`1password-1pif`), on the made-up fixtures in
+/// spec/cli.md §8.12 (`1password-1pux`) and §8.13 (`1password-1pif`), on the made-up fixtures in
 /// Tests/CofferTests/Import/Fixtures/1password/ (make-fixtures.py, README.md).
 @Suite("Import: 1password")
 struct OnePasswordTests {
