@@ -52,6 +52,27 @@ struct CLIAgentTests {
         #expect(!FileManager.default.fileExists(atPath: directory + "/" + sockets[0]))
     }
 
+    /// As a person does it: `coffer unlock` asks for the master password on the terminal once;
+    /// later commands on the terminal ask for nothing.
+    @Test func unlockOnATerminalThenNoPrompt() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        try ws.add("GitHub", secret: "gh-secret")
+        let tty = try PseudoTerminal()
+        let unlock = try tty.start(["unlock", "--vault", ws.vault], in: ws, environment: env)
+        try tty.expect("Master password for")
+        tty.typeLine(CLIWorkspace.password)
+        try tty.expect("Unlocked")
+        #expect(try unlock.wait(timeoutSeconds: 30) == 0)
+        let show = try PseudoTerminal()
+        let child = try show.start(["show", "github", "--field", "password", "--reveal", "--vault", ws.vault], in: ws, environment: env)
+        let output = show.readToEnd()
+        #expect(try child.wait(timeoutSeconds: 30) == 0)
+        #expect(output.contains("gh-secret") && !output.contains("Master password"), "\(output)")
+        #expect(try bare(ws, env, "lock").status == 0)
+    }
+
     @Test func locksAfterTheIdleTimeout() throws {
         let ws = try CLIWorkspace()
         let env = try ws.makeRuntimeDirectory()
