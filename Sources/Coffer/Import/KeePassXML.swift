@@ -82,17 +82,8 @@ enum KeePassXML {
 
     // MARK: - Whole-file checks
 
-    static func isValidUTF8(_ bytes: [UInt8]) -> Bool {
-        var iterator = bytes.makeIterator()
-        var decoder = UTF8()
-        while true {
-            switch decoder.decode(&iterator) {
-            case .scalarValue: continue
-            case .emptyInput: return true
-            case .error: return false
-            }
-        }
-    }
+    /// The item codec's validator (eight ASCII bytes at a time, then the strict decoder).
+    static func isValidUTF8(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes(ItemCodec.isValidUTF8) }
 
     /// Refuses what KeePass never writes and what would let a file expand or fetch entities: a
     /// DTD (`<!DOCTYPE`, `<!ENTITY`, any `<!` but a comment or CDATA), a UTF-16/32 file, an
