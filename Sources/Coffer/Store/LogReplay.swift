@@ -34,6 +34,9 @@ struct LogReplay {
     var workers = LogReplay.onlineProcessors
     /// Below this many frames a window is opened on the calling thread alone.
     var parallelThreshold = 64
+    /// Told, in file order, of every put and delete with the entry it supersedes (nil when the
+    /// id was not live): how `Vault.lastChanges()` finds versions still in the log.
+    var observer: ((_ change: Vault.Change, _ id: ItemID, _ seq: UInt64, _ superseded: ItemIndex.Entry?) -> Void)?
 
     /// Replays the frames from `start` (just after the header), chained from `chain`.
     func run(from start: Int, chain: RecordChain) throws -> Outcome {
@@ -255,11 +258,13 @@ struct LogReplay {
             return
         case .delete(let id):
             guard batch == nil else { throw CofferError(.malformedItem, "a delete record inside a batch") }
+            observer?(.deleted, id, state.chain.nextSeq, state.index.entry(id))
             state.index.remove(id)
         case .put(var entry, let worker, let textStart, let textCount):
             entry.text = openers[worker].text.withUnsafeBytes {
                 state.index.storeText(UnsafeRawBufferPointer(rebasing: $0[textStart..<(textStart + textCount)]))
             }
+            if let observer { observer(.overwritten, entry.id, entry.seq, state.index.entry(entry.id)) }
             // Inside a batch the index can take the put back, should the batch be torn (§5.1).
             state.index.put(entry)
         }

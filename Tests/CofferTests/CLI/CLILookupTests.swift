@@ -140,3 +140,40 @@ struct CLIEverydayTests {
         #expect(output.contains("…") && output.contains("1 item"), "\(output)")
     }
 }
+
+/// spec/cli.md §4.18: `coffer undo` while the earlier version is in the log.
+@Suite("CLI: undo")
+struct CLIUndoTests {
+    @Test func undoBringsBackTheLastDeletedOrOverwrittenItem() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        #expect(try ws.coffer("undo").status == 1)  // nothing yet
+        try ws.add("Bank", secret: "first-pw", "--username", "me", "--notes", "old notes")
+        try ws.add("Mail", secret: "mail-pw")
+        try ws.write("new", "second-pw\n")
+        #expect(try ws.coffer("edit", "Bank", "--secret-file", ws.file("new"), "--notes", "new notes").status == 0)
+        #expect(try ws.coffer("rm", "Mail", "--yes").status == 0)
+        let list = try ws.coffer("undo", "--list")
+        #expect(list.status == 0)
+        let lines = list.stdout.split(separator: "\n")
+        #expect(lines.count == 2 && lines[0].hasPrefix("deleted") && lines[0].contains("Mail")
+                && lines[1].hasPrefix("overwritten") && lines[1].contains("Bank (me)"), "\(list)")
+
+        // The most recent change first: the deleted Mail comes back whole.
+        let undo = try ws.coffer("undo")
+        #expect(undo.status == 0 && undo.stderr.contains("Restored Mail"), "\(undo)")
+        #expect(try ws.coffer("show", "Mail", "--field", "password", "--reveal").stdout == "mail-pw\n")
+        // A named item: Bank's version before the edit (its password and notes).
+        #expect(try ws.coffer("undo", "bank").status == 0)
+        #expect(try ws.coffer("show", "Bank", "--field", "password", "--reveal").stdout == "first-pw\n")
+        #expect(try ws.coffer("show", "Bank", "--field", "notes").stdout == "old notes\n")
+        // Undoing the undo swaps the versions back.
+        #expect(try ws.coffer("undo", "bank").status == 0)
+        #expect(try ws.coffer("show", "Bank", "--field", "password", "--reveal").stdout == "second-pw\n")
+
+        // Compaction drops earlier versions: nothing left to undo.
+        #expect(try ws.coffer("compact").status == 0)
+        let after = try ws.coffer("undo")
+        #expect(after.status == 1 && after.stderr.contains("nothing to undo"), "\(after)")
+    }
+}
