@@ -9,8 +9,8 @@ struct ListCommand: ParsableCommand {
         abstract: "List items (never secrets).",
         discussion: """
             QUERY matches service, username, URLs and tags, case-insensitively. Items are sorted by service in \
-            natural order (site2 before site10). On a terminal the table fits its width and the count goes to \
-            stderr. Opens the vault read-only.
+            natural order (site2 before site10). On a terminal the table fits its width, the count goes to \
+            stderr, and a list longer than the screen goes through $PAGER (default less -FRX). Opens the vault read-only.
             """)
 
     @Argument(help: "Only items whose service, username, URL or tags contain this.")
@@ -86,6 +86,7 @@ enum Table {
         append(header, header.map(\.count))
         for (row, rowCounts) in zip(clean, counts) { append(row, rowCounts) }
         out.removeLast()  // Terminal.out ends the last line
+        if width != nil, rows.count + 1 >= Terminal.lines, Pager.show(Terminal.safe(out) + "\n") { return }
         Terminal.out(out)
     }
 

@@ -12,6 +12,13 @@ enum Terminal {
     static var stdoutIsTTY: Bool { isatty(STDOUT_FILENO) == 1 }
     static var stderrIsTTY: Bool { isatty(STDERR_FILENO) == 1 }
     static var stdinIsTTY: Bool { isatty(STDIN_FILENO) == 1 }
+    /// The terminal's height (stdout's, else `$LINES`, else 24).
+    static var lines: Int {
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0 { return Int(size.ws_row) }
+        return ProcessInfo.processInfo.environment["LINES"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil } ?? 24
+    }
+
     /// The terminal's width (stdout's, else `$COLUMNS`, else 80).
     static var columns: Int {
         var size = winsize()

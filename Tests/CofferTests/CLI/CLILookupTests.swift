@@ -125,6 +125,22 @@ struct CLIEverydayTests {
         #expect(services == ["alpha", "Site1", "site2", "site10"])
     }
 
+    @Test func aLongListGoesThroughThePagerOnATerminal() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        for n in 1...6 { try ws.add("site\(n)", secret: "pw") }
+        try ws.write("pager.sh", "#!/bin/sh\necho PAGER-USED\ncat\n")
+        chmod(ws.file("pager.sh"), 0o755)
+        let tty = try PseudoTerminal()
+        let child = try tty.start(["ls"] + ws.unlock, in: ws, environment: ["LINES": "5", "PAGER": ws.file("pager.sh")])
+        let output = tty.readToEnd()
+        #expect(try child.wait(timeoutSeconds: 30) == 0)
+        #expect(output.contains("PAGER-USED") && output.contains("site6"), "\(output)")
+        // Not on a terminal (a pipe): never paged.
+        let piped = try ws.run(["ls"] + ws.unlock, environment: ["LINES": "5", "PAGER": ws.file("pager.sh")])
+        #expect(!piped.stdout.contains("PAGER-USED") && piped.stdout.contains("site6"))
+    }
+
     @Test func lsFitsTheTerminal() throws {
         let ws = try CLIWorkspace()
         try ws.initVault()
