@@ -69,7 +69,7 @@ struct UnlockCommand: ParsableCommand {
 /// `coffer lock`: the agent wipes the key and exits.
 struct LockCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "lock", abstract: "Lock the vault: end its agent.")
-    @OptionGroup var vaultOptions: VaultOptions
+    @OptionGroup var vaultOptions: VaultPathOptions
 
     func run() throws {
         guard let socketPath = AgentSocket.path(forVault: try vaultOptions.path()),
@@ -84,7 +84,7 @@ struct LockCommand: ParsableCommand {
 /// `coffer status`: locked or unlocked, and for how long.
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "status", abstract: "Say whether the vault is unlocked (by an agent).")
-    @OptionGroup var vaultOptions: VaultOptions
+    @OptionGroup var vaultOptions: VaultPathOptions
 
     func run() throws {
         let path = try vaultOptions.path()

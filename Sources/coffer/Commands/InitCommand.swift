@@ -12,7 +12,7 @@ struct InitCommand: ParsableCommand {
             once. An existing file is never overwritten (exit 73). Directories are created 0700, the vault 0600.
             """)
 
-    @OptionGroup var vaultOptions: VaultOptions
+    @OptionGroup var vaultOptions: MasterPasswordOptions
 
     @Option(help: ArgumentHelp("Key derivation cost: interactive (~0.1 s), moderate (~0.8 s, default) or sensitive (~3 s).",
                                valueName: "cost"))

@@ -31,10 +31,10 @@ struct PasswdCommand: ParsableCommand {
     @Flag(help: "Also make a new vault key and re-seal every item (old copies and old passwords stop working on the new file; the PIN is removed).")
     var rekey = false
 
-    @OptionGroup var vaultOptions: VaultOptions
+    @OptionGroup var vaultOptions: MasterPasswordOptions
 
     func run() throws {
-        let vault = try vaultOptions.open(mode: .readWrite, allowPIN: false)
+        let vault = try vaultOptions.open(mode: .readWrite)
         defer { vault.close() }
         kdf?.warnIfInsecure()
         let password = try MasterPasswordPolicy.readNew(file: newPasswordFile, what: "master password",
@@ -63,14 +63,14 @@ struct RekeyCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Also change the key derivation cost: interactive, moderate or sensitive.", valueName: "cost"))
     var kdf: KDFChoice?
 
-    @OptionGroup var vaultOptions: VaultOptions
+    @OptionGroup var vaultOptions: MasterPasswordOptions
 
     func run() throws {
         kdf?.warnIfInsecure()
         let path = try vaultOptions.path()
         guard VaultLocation.exists(path) else { throw CofferError(.vaultMissing, "no vault at \(path)") }
         let password = try vaultOptions.masterPassword(for: path)
-        let vault = try vaultOptions.open(mode: .readWrite, allowPIN: false, password: password)
+        let vault = try vaultOptions.open(mode: .readWrite, password: password)
         defer { vault.close() }
         try Rekey.run(vault, password: password, kdf: kdf?.parameters)
         Terminal.note("Vault rekeyed: a new vault key; old copies and their keyslots cannot open the new file")

@@ -20,7 +20,7 @@ struct PinSetCommand: ParsableCommand {
     @Option(name: .customLong("new-pin-file"), help: ArgumentHelp("Read the new PIN from this file's first line.", valueName: "file"))
     var newPinFile: String?
 
-    @OptionGroup var vaultOptions: VaultOptions
+    @OptionGroup var vaultOptions: MasterPasswordOptions
 
     func run() throws {
         let store = try RuntimeDirectoryDeviceSecretStore.forCurrentUser()
@@ -31,7 +31,7 @@ struct PinSetCommand: ParsableCommand {
                                           option: "--new-pin-file FILE", live: Checklists.pin) { pin in
             try PINPolicy.validate(pin.unsafeString())
         }
-        let vault = try vaultOptions.open(mode: .readWrite, allowPIN: false)
+        let vault = try vaultOptions.open(mode: .readWrite)
         defer { vault.close() }
         let pins = PINUnlock(vaultPath: vault.path, deviceSecrets: store)
         try Progress.during("Deriving the PIN key") { try pins.setPIN(pin, on: vault) }
@@ -42,11 +42,11 @@ struct PinSetCommand: ParsableCommand {
 struct PinRemoveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove the PIN (needs the master password).")
 
-    @OptionGroup var vaultOptions: VaultOptions
+    @OptionGroup var vaultOptions: MasterPasswordOptions
 
     func run() throws {
         let store = try RuntimeDirectoryDeviceSecretStore.forCurrentUser()
-        let vault = try vaultOptions.open(mode: .readWrite, allowPIN: false)
+        let vault = try vaultOptions.open(mode: .readWrite)
         defer { vault.close() }
         try PINUnlock(vaultPath: vault.path, deviceSecrets: store).removePIN(from: vault)
         Terminal.note("PIN removed")
@@ -60,7 +60,7 @@ struct PinStatusCommand: ParsableCommand {
     @Flag(help: "Print a JSON object (set, usable, deviceSecret, failures, attemptsLeft, waitSeconds).")
     var json = false
 
-    @OptionGroup var vaultOptions: VaultOptions
+    @OptionGroup var vaultOptions: VaultPathOptions
 
     func run() throws {
         let path = try vaultOptions.path()

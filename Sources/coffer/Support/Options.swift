@@ -37,7 +37,49 @@ struct VaultOptions: ParsableArguments {
     /// unlocks (throttled, spec/unlock.md); the master password goes through the same rate limit
     /// whenever the per-user runtime directory exists.
     func open(mode: Vault.AccessMode, allowPIN: Bool = true, password given: SecureBytes? = nil, useAgent: Bool = true) throws -> Vault {
-        let path = try path()
+        try VaultOpening.open(path: try path(), passwordFile: passwordFile, usePIN: usePIN, pinFile: pinFile, mode: mode,
+                              allowPIN: allowPIN, password: given, useAgent: useAgent)
+    }
+}
+
+/// `--vault` alone: commands that unlock nothing (`status`, `lock`, `pin status`).
+struct VaultPathOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "The vault file (default: $COFFER_VAULT, else $XDG_DATA_HOME/coffer/default.coffer).", valueName: "path"))
+    var vault: String?
+
+    func path() throws -> String { try VaultLocation.resolve(vault) }
+}
+
+/// `--vault` and `--password-file`: commands that need the master password itself (`init`,
+/// `passwd`, `pin set`, `pin rm`), so `--help` does not offer the PIN or the agent.
+struct MasterPasswordOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp(
+        "The vault file (default: $COFFER_VAULT, else $XDG_DATA_HOME/coffer/default.coffer).", valueName: "path"))
+    var vault: String?
+
+    @Option(name: .customLong("password-file"), help: ArgumentHelp(
+        "Read the master password from the first line of this file instead of prompting.", valueName: "file"))
+    var passwordFile: String?
+
+    func path() throws -> String { try VaultLocation.resolve(vault) }
+
+    func masterPassword(for path: String) throws -> SecureBytes {
+        try SecretInput.read(file: passwordFile, label: "Master password for \(path): ", what: "master password",
+                              option: "--password-file FILE")
+    }
+
+    /// Opens with the master password (file or prompt, or `given`), never the PIN or the agent.
+    func open(mode: Vault.AccessMode, password given: SecureBytes? = nil) throws -> Vault {
+        try VaultOpening.open(path: try path(), passwordFile: passwordFile, usePIN: false, pinFile: nil, mode: mode,
+                              allowPIN: false, password: given, useAgent: false)
+    }
+}
+
+/// The one way commands unlock a vault (spec/cli.md §3, spec/agent.md §1).
+enum VaultOpening {
+    static func open(path: String, passwordFile: String?, usePIN: Bool, pinFile: String?, mode: Vault.AccessMode,
+                     allowPIN: Bool, password given: SecureBytes?, useAgent: Bool) throws -> Vault {
         guard VaultLocation.exists(path) else {
             throw CofferError(.vaultMissing, "no vault at \(path)")
         }
@@ -53,7 +95,8 @@ struct VaultOptions: ParsableArguments {
             let pin = try SecretInput.read(file: pinFile, label: "PIN for \(path): ", what: "PIN", option: "--pin-file FILE")
             vault = try Progress.during("Unlocking") { try pins.unlock(pin: pin, mode: mode) }
         } else {
-            let password = try given ?? masterPassword(for: path)
+            let password = try given ?? SecretInput.read(file: passwordFile, label: "Master password for \(path): ",
+                                                         what: "master password", option: "--password-file FILE")
             if let store = try? RuntimeDirectoryDeviceSecretStore.forCurrentUser() {
                 let pins = PINUnlock(vaultPath: path, deviceSecrets: store)
                 vault = try Progress.during("Unlocking") { try pins.unlock(password: password, mode: mode) }
@@ -68,11 +111,11 @@ struct VaultOptions: ParsableArguments {
     }
 }
 
-extension VaultOptions {
+extension VaultOpening {
     /// The vault opened with the key its agent holds (spec/agent.md §3); nil when no agent is
     /// unlocked for this file. A key that no longer opens it (the vault was rekeyed, or the file
     /// replaced) locks the agent and falls back to the password.
-    func openWithAgent(path: String, mode: Vault.AccessMode) throws -> Vault? {
+    static func openWithAgent(path: String, mode: Vault.AccessMode) throws -> Vault? {
         guard let socketPath = AgentSocket.path(forVault: path), let vaultID = Vault.vaultID(at: path),
               case .key(var bytes)? = AgentSocket.ask(.key(vaultID: vaultID), socketPath: socketPath) else { return nil }
         defer { secureZero(&bytes) }

@@ -117,6 +117,22 @@ struct CLIEverydayTests {
         #expect(try ws.coffer("add", "x", "--no-password", "--print").status == 64)
     }
 
+    /// Each command's --help lists only the options it accepts (issue 16 §4).
+    @Test func helpListsOnlyTheOptionsACommandAccepts() throws {
+        let ws = try CLIWorkspace()
+        func options(_ command: String...) throws -> Set<String> {
+            let help = try ws.run(command + ["--help"]).stdout
+            return Set(help.split(whereSeparator: \.isWhitespace).filter { $0.hasPrefix("--") }.map { String($0.split(separator: "=")[0]) })
+        }
+        #expect(try options("passwd").isDisjoint(with: ["--pin", "--pin-file"]))
+        #expect(try options("pin", "set").isDisjoint(with: ["--pin", "--pin-file"]))
+        #expect(try options("init").isDisjoint(with: ["--pin", "--pin-file"]))
+        #expect(try options("status").isDisjoint(with: ["--password-file", "--pin", "--pin-file"]))
+        #expect(try options("pin", "status").isDisjoint(with: ["--password-file", "--pin"]))
+        #expect(try options("ls").isSuperset(of: ["--vault", "--password-file", "--pin", "--pin-file"]))
+        #expect(try ws.run(["passwd", "--pin", "--vault", ws.vault]).status == 64)
+    }
+
     @Test func lsSortsNaturally() throws {
         let ws = try CLIWorkspace()
         try ws.initVault()
