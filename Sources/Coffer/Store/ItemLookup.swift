@@ -14,6 +14,12 @@ public enum ItemLookup {
         case none(suggestions: [String])
     }
 
+    /// `store.item-not-found` for `query`, with the suggestions as "did you mean".
+    public static func notFound(_ query: String, suggestions: [String]) -> CofferError {
+        let hint = suggestions.isEmpty ? "" : "; did you mean " + suggestions.map { "'\($0)'" }.joined(separator: " or ") + "?"
+        return CofferError(.itemNotFound, "no item matches '\(query)'\(hint)")
+    }
+
     public static func find(_ query: String, in items: [ItemSummary]) -> Answer {
         if let id = ItemID(hex: query.lowercased()), let match = items.first(where: { $0.id == id }) { return .one(match) }
         // A title and an id prefix are looked up together: an item titled like another's id

@@ -275,8 +275,7 @@ public final class Vault: @unchecked Sendable {
             let listing = matches.prefix(10).map { "\($0.id.hex.prefix(8)) \($0.title)" }.joined(separator: ", ")
             throw CofferError(.ambiguousItem, "'\(reference)' matches \(matches.count) items (\(listing)); use an id prefix")
         case .none(let suggestions):
-            let hint = suggestions.isEmpty ? "" : "; did you mean " + suggestions.map { "'\($0)'" }.joined(separator: " or ") + "?"
-            throw CofferError(.itemNotFound, "no item matches '\(reference)'\(hint)")
+            throw ItemLookup.notFound(reference, suggestions: suggestions)
         }
     }
 

@@ -18,8 +18,7 @@ enum ItemPicker {
         switch ItemLookup.find(query, in: try vault.list()) {
         case .one(let match): return match
         case .none(let suggestions):
-            let hint = suggestions.isEmpty ? "" : "; did you mean " + suggestions.map { "'\($0)'" }.joined(separator: " or ") + "?"
-            throw CofferError(.itemNotFound, "no item matches '\(query)'\(hint)")
+            throw ItemLookup.notFound(query, suggestions: suggestions)
         case .several(let matches):
             if let chosen = try askOnTerminal(query, matches) { return chosen }
             let listing = matches.prefix(shownCandidates).map(describe).joined(separator: "; ")

@@ -1,14 +1,26 @@
 import ArgumentParser
 import Coffer
 
+/// What the three option groups below share: their help, and reading the master password.
+enum OptionHelp {
+    static let vault = ArgumentHelp(
+        "The vault file (default: $COFFER_VAULT, else $XDG_DATA_HOME/coffer/default.coffer).", valueName: "path")
+    static let passwordFile = ArgumentHelp(
+        "Read the master password from the first line of this file instead of prompting.", valueName: "file")
+
+    /// The file's first line, else an echo-off prompt naming the vault.
+    static func masterPassword(file: String?, path: String) throws -> SecureBytes {
+        try SecretInput.read(file: file, label: "Master password for \(path): ", what: "master password",
+                             option: "--password-file FILE")
+    }
+}
+
 /// Where the vault is and how to unlock it; accepted after every subcommand's name.
 struct VaultOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "The vault file (default: $COFFER_VAULT, else $XDG_DATA_HOME/coffer/default.coffer).", valueName: "path"))
+    @Option(name: .long, help: OptionHelp.vault)
     var vault: String?
 
-    @Option(name: .customLong("password-file"), help: ArgumentHelp(
-        "Read the master password from the first line of this file instead of prompting.", valueName: "file"))
+    @Option(name: .customLong("password-file"), help: OptionHelp.passwordFile)
     var passwordFile: String?
 
     @Flag(name: .customLong("pin"), help: "Unlock with the PIN (prompted) instead of the master password.")
@@ -27,10 +39,7 @@ struct VaultOptions: ParsableArguments {
 
     func path() throws -> String { try VaultLocation.resolve(vault) }
 
-    func masterPassword(for path: String) throws -> SecureBytes {
-        try SecretInput.read(file: passwordFile, label: "Master password for \(path): ", what: "master password",
-                              option: "--password-file FILE")
-    }
+    func masterPassword(for path: String) throws -> SecureBytes { try OptionHelp.masterPassword(file: passwordFile, path: path) }
 
     /// Unlocks the vault: checks it exists before asking for anything, shows progress while the
     /// key is derived, and reports a recovered interrupted write. With --pin / --pin-file the PIN
@@ -44,8 +53,7 @@ struct VaultOptions: ParsableArguments {
 
 /// `--vault` alone: commands that unlock nothing (`status`, `lock`, `pin status`).
 struct VaultPathOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "The vault file (default: $COFFER_VAULT, else $XDG_DATA_HOME/coffer/default.coffer).", valueName: "path"))
+    @Option(name: .long, help: OptionHelp.vault)
     var vault: String?
 
     func path() throws -> String { try VaultLocation.resolve(vault) }
@@ -54,20 +62,15 @@ struct VaultPathOptions: ParsableArguments {
 /// `--vault` and `--password-file`: commands that need the master password itself (`init`,
 /// `passwd`, `pin set`, `pin rm`), so `--help` does not offer the PIN or the agent.
 struct MasterPasswordOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "The vault file (default: $COFFER_VAULT, else $XDG_DATA_HOME/coffer/default.coffer).", valueName: "path"))
+    @Option(name: .long, help: OptionHelp.vault)
     var vault: String?
 
-    @Option(name: .customLong("password-file"), help: ArgumentHelp(
-        "Read the master password from the first line of this file instead of prompting.", valueName: "file"))
+    @Option(name: .customLong("password-file"), help: OptionHelp.passwordFile)
     var passwordFile: String?
 
     func path() throws -> String { try VaultLocation.resolve(vault) }
 
-    func masterPassword(for path: String) throws -> SecureBytes {
-        try SecretInput.read(file: passwordFile, label: "Master password for \(path): ", what: "master password",
-                              option: "--password-file FILE")
-    }
+    func masterPassword(for path: String) throws -> SecureBytes { try OptionHelp.masterPassword(file: passwordFile, path: path) }
 
     /// Opens with the master password (file or prompt, or `given`), never the PIN or the agent.
     func open(mode: Vault.AccessMode, password given: SecureBytes? = nil) throws -> Vault {
@@ -95,8 +98,7 @@ enum VaultOpening {
             let pin = try SecretInput.read(file: pinFile, label: "PIN for \(path): ", what: "PIN", option: "--pin-file FILE")
             vault = try Progress.during("Unlocking") { try pins.unlock(pin: pin, mode: mode) }
         } else {
-            let password = try given ?? SecretInput.read(file: passwordFile, label: "Master password for \(path): ",
-                                                         what: "master password", option: "--password-file FILE")
+            let password = try given ?? OptionHelp.masterPassword(file: passwordFile, path: path)
             if let store = try? RuntimeDirectoryDeviceSecretStore.forCurrentUser() {
                 let pins = PINUnlock(vaultPath: path, deviceSecrets: store)
                 vault = try Progress.during("Unlocking") { try pins.unlock(password: password, mode: mode) }
