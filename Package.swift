@@ -9,7 +9,8 @@ let package = Package(
     products: [
         .library(name: "Coffer", targets: ["Coffer"]),
         .executable(name: "coffer", targets: ["coffer"]),
-        .library(name: "CSodium", targets: ["CSodium"]),  // raw libsodium for Benchmarks/ (Crypto suite)
+        // Test doubles for apps' own tests: a manual clock and idle timer, an in-memory device-secret store.
+        .library(name: "CofferTestSupport", targets: ["CofferTestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -36,6 +37,7 @@ let package = Package(
                 "CSodium", "CZxcvbn", "CZlibInflate", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]),
+        .target(name: "CofferTestSupport", dependencies: ["Coffer", "CSodium"]),
         // Starting other programs (clipboard tools, the CLI under test) without Foundation's
         // Process, which waits on pipes a forking child keeps open (spec/cli.md §4.7).
         .target(name: "CProcess"),
@@ -53,6 +55,7 @@ let package = Package(
             name: "CofferTests",
             dependencies: [
                 "Coffer",
+                "CofferTestSupport",
                 "coffer",  // @testable: the exit-code table (spec/cli.md §5) is checked for every core code
                 "CofferFuzzSupport",
                 "CofferProcess",
@@ -60,7 +63,7 @@ let package = Package(
             ],
             exclude: ["Import/Fixtures"]),  // export files read by path (cofferRepositoryRoot), not bundled
         // Fuzzing (Fuzz/README.md): harnesses shared by the libFuzzer executables and `swift test`.
-        .target(name: "CofferFuzzSupport", dependencies: ["Coffer"], path: "Fuzz/Support"),
+        .target(name: "CofferFuzzSupport", dependencies: ["Coffer", "CofferTestSupport"], path: "Fuzz/Support"),
         .executableTarget(name: "FuzzVaultReader", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzVaultReader"),
         .executableTarget(name: "FuzzVaultRecords", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzVaultRecords"),
         .executableTarget(name: "FuzzItemDecoder", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzItemDecoder"),

@@ -4,7 +4,7 @@ import Coffer
 /// (spec/agent.md §3), the decoder that faces other processes. Invariants: decoding never traps;
 /// whatever decodes encodes back to exactly the input (the frames are canonical); a header the
 /// reader accepts never announces more than `maximumPayload` bytes.
-public enum AgentMessageHarness {
+package enum AgentMessageHarness {
     static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.agentMessage
         let bytes = Array(data)

@@ -3,14 +3,14 @@ import Coffer
 /// A broken invariant: the parser accepted something it should not have, disagreed with itself,
 /// or threw something other than `CofferError`. The fuzz executables turn it into a crash (so
 /// libFuzzer records the input); the replay test reports it as a test failure.
-public struct InvariantViolation: Error, CustomStringConvertible {
-    public let target: String
-    public let message: String
-    public var description: String { "\(target): invariant violated: \(message)" }
+package struct InvariantViolation: Error, CustomStringConvertible {
+    package let target: String
+    package let message: String
+    package var description: String { "\(target): invariant violated: \(message)" }
 }
 
 /// What a harness concluded about one input.
-public enum FuzzOutcome: Equatable, Sendable {
+package enum FuzzOutcome: Equatable, Sendable {
     /// The parser accepted the input and every invariant held.
     case accepted
     /// The parser rejected the input with the expected kind of `CofferError`.
@@ -21,7 +21,7 @@ public enum FuzzOutcome: Equatable, Sendable {
 
 /// Every parser under fuzzing, by the name of its executable target (and of its corpus,
 /// dictionary and FailCases directories).
-public enum FuzzTarget: String, CaseIterable, Sendable {
+package enum FuzzTarget: String, CaseIterable, Sendable {
     case vaultReader = "FuzzVaultReader"
     case vaultRecords = "FuzzVaultRecords"
     case itemDecoder = "FuzzItemDecoder"
@@ -35,7 +35,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case agentMessage = "FuzzAgentMessage"
 
     /// Runs one input through the harness. Throws `InvariantViolation` when an invariant breaks.
-    public func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
+    package func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         switch self {
         case .vaultReader: return try VaultReaderHarness.run(data)
         case .vaultRecords: return try VaultRecordsHarness.run(data)
@@ -51,13 +51,13 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
     }
 
-    public func run(_ bytes: [UInt8]) throws -> FuzzOutcome {
+    package func run(_ bytes: [UInt8]) throws -> FuzzOutcome {
         try bytes.withUnsafeBytes { try run($0) }
     }
 
     /// The body of `LLVMFuzzerTestOneInput`: 0 for a useful input, -1 for one that should not
     /// enter the corpus (skipped); crashes on a broken invariant.
-    public func libFuzzerEntry(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    package func libFuzzerEntry(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let buffer = UnsafeRawBufferPointer(start: size == 0 ? nil : UnsafeRawPointer(data), count: size)
         do {
             return try run(buffer) == .skipped ? -1 : 0

@@ -35,10 +35,10 @@ enum ImportedItems {
 /// the rest is the file. Invariants: whole-file errors are `import.invalid-file`; every row after
 /// the header becomes exactly one item or one skipped entry (with a line inside the file); every
 /// item can be stored; and the CSV reader's records survive `CSVReader.encode` and a re-read.
-public enum ImportCSVHarness {
+package enum ImportCSVHarness {
     static let dialects: [ImportFormat] = [.keepassxcCSV, .bitwardenCSV, .onePasswordCSV, .csv, .lastPassCSV, .chromeCSV, .firefoxCSV]
 
-    public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
+    package static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.importCSV
         guard let selector = data.first else { return .skipped }
         let format = dialects[Int(selector) % dialects.count]
@@ -101,8 +101,8 @@ public enum ImportCSVHarness {
 /// (both JSON importers on every input), and through format detection. Invariants: whole-file
 /// errors are `import.invalid-file`; skipped entries have 1-based positions; every item can be
 /// stored.
-public enum ImportBitwardenJSONHarness {
-    public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
+package enum ImportBitwardenJSONHarness {
+    package static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.importBitwardenJSON
         let bytes = Array(data)
         try ImportCSVHarness.checkDetection(bytes, target: target)
@@ -130,8 +130,8 @@ public enum ImportBitwardenJSONHarness {
 /// stored zip (`StoredZip`) so that mutations reach the mapping past the zip's CRC. Invariants: whole-file errors are `import.invalid-file`; skipped entries are
 /// at 1-based item positions (or, for a 1PUX, at a `files/` path); every item can be stored; each
 /// item is counted under one kind; and each custom field is accounted for in `keptAsFields`.
-public enum Import1PasswordHarness {
-    public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
+package enum Import1PasswordHarness {
+    package static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.import1Password
         guard let selector = data.first else { return .skipped }
         let format: ImportFormat = selector % 3 == 1 ? .onePassword1PIF : .onePassword1PUX
@@ -178,8 +178,8 @@ public enum Import1PasswordHarness {
 /// entries (each entry is an item, skipped, or an item with skipped attachments); every item can
 /// be stored; an accepted file has a `<KeePassFile` element; kinds add up to the items; no more
 /// values are reported kept as fields than the items have custom fields.
-public enum ImportKeePassXMLHarness {
-    public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
+package enum ImportKeePassXMLHarness {
+    package static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.importKeePassXML
         let bytes = Array(data)
         let result: ImportResult
@@ -216,10 +216,10 @@ public enum ImportKeePassXMLHarness {
 /// structure checks behind the MAC. Invariants: every rejection is `unlock.throttle-state-tampered`;
 /// a state that decodes encodes back to exactly the same bytes (the encoding is canonical) and
 /// decodes again to an equal state.
-public enum ThrottleStateHarness {
+package enum ThrottleStateHarness {
     static let key: SecureBytes = try! SecureBytes(utf8: "fuzz throttle key, 32 bytes long")
 
-    public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
+    package static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let raw = Array(data)
         let first = try check(raw)
         guard raw.count >= 32 else { return first }

@@ -1,11 +1,11 @@
-@_spi(Testing) import Coffer
+import Coffer
 
 /// FuzzItemDecoder: raw bytes as an item encoding (spec/format.md §6).
 /// Invariants: `decode`, `decodeSummary` and the unlock index's decoder (`indexSummary`) accept
 /// exactly the same inputs, with the same error code (`vault.malformed-item`) when they reject;
 /// an accepted item's summaries match; and the encoding is canonical: `encode(decode(x)) == x`.
-public enum ItemDecoderHarness {
-    public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
+package enum ItemDecoderHarness {
+    package static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.itemDecoder
         var item: Item?
         var itemError: CofferError?
@@ -59,8 +59,8 @@ public enum ItemDecoderHarness {
 /// inside the input; `parse` and `parseWithPosition` agree; what parses prints canonically, and
 /// parse → print → parse gives equal rules and the same text (§5.5); `allowed` covers every
 /// required set (§3.1).
-public enum PasswordRulesHarness {
-    public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
+package enum PasswordRulesHarness {
+    package static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.passwordRules
         let text = String(decoding: data, as: UTF8.self)
         let scalars = text.unicodeScalars.count

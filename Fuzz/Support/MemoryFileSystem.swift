@@ -3,7 +3,7 @@ import Coffer
 /// An in-memory `VaultFileSystem`, so the fuzzers never touch the disk. One instance per input.
 /// Locks always succeed; renames and removes act on the map of names. Not thread-safe beyond
 /// what the store needs (it calls from one thread at a time here).
-public final class MemoryFileSystem: VaultFileSystem, @unchecked Sendable {
+package final class MemoryFileSystem: VaultFileSystem, @unchecked Sendable {
     final class Storage {
         var bytes: [UInt8]
         init(_ bytes: [UInt8]) { self.bytes = bytes }
@@ -50,54 +50,54 @@ public final class MemoryFileSystem: VaultFileSystem, @unchecked Sendable {
 
     private var files: [String: Storage] = [:]
 
-    public init() {}
+    package init() {}
 
     /// A file system holding one file.
-    public convenience init(path: String, contents: [UInt8]) {
+    package convenience init(path: String, contents: [UInt8]) {
         self.init()
         files[path] = Storage(contents)
     }
 
     /// The current contents of `path`, if it exists.
-    public func contents(of path: String) -> [UInt8]? { files[path]?.bytes }
+    package func contents(of path: String) -> [UInt8]? { files[path]?.bytes }
 
-    public func open(_ path: String, writable: Bool) throws -> any VaultFileHandle {
+    package func open(_ path: String, writable: Bool) throws -> any VaultFileHandle {
         guard let storage = files[path] else { throw CofferError(.vaultMissing, "no vault at \(path)") }
         return Handle(storage, writable: writable)
     }
 
-    public func create(_ path: String) throws -> any VaultFileHandle {
+    package func create(_ path: String) throws -> any VaultFileHandle {
         guard files[path] == nil else { throw CofferError(.vaultExists, "\(path) already exists") }
         let storage = Storage([])
         files[path] = storage
         return Handle(storage, writable: true)
     }
 
-    public func rename(_ source: String, to destination: String) throws {
+    package func rename(_ source: String, to destination: String) throws {
         guard let storage = files.removeValue(forKey: source) else { throw CofferError(.io, "no file \(source)") }
         files[destination] = storage
     }
 
-    public func remove(_ path: String) { files[path] = nil }
-    public func fileExists(_ path: String) -> Bool { files[path] != nil }
-    public func syncDirectory(containing path: String) throws {}
-    public func lockExclusively(_ path: String) throws -> any VaultLockHandle { NoLock() }
+    package func remove(_ path: String) { files[path] = nil }
+    package func fileExists(_ path: String) -> Bool { files[path] != nil }
+    package func syncDirectory(containing path: String) throws {}
+    package func lockExclusively(_ path: String) throws -> any VaultLockHandle { NoLock() }
 }
 
 /// A fast, deterministic `RandomSource` for harnesses: a counter stream. Never for real keys.
-public final class CounterRandom: RandomSource, @unchecked Sendable {
+package final class CounterRandom: RandomSource, @unchecked Sendable {
     private var counter: UInt64
 
-    public init(start: UInt64 = 0x436F_6666_6572) { counter = start }
+    package init(start: UInt64 = 0x436F_6666_6572) { counter = start }
 
-    public func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+    package func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         for i in 0..<buffer.count {
             counter &+= 0x9E37_79B9_7F4A_7C15
             buffer[i] = UInt8(truncatingIfNeeded: counter >> 29)
         }
     }
 
-    public func uniform(_ upperBound: UInt32) -> UInt32 {
+    package func uniform(_ upperBound: UInt32) -> UInt32 {
         guard upperBound >= 2 else { return 0 }
         counter &+= 0x9E37_79B9_7F4A_7C15
         return UInt32(truncatingIfNeeded: counter >> 17) % upperBound

@@ -1,6 +1,7 @@
 import Coffer
+import CofferTestSupport
 
-/// Builds vault files straight from spec/format.md §2–§6, using only Coffer's public crypto
+/// Builds vault files straight from spec/format.md §2–§6, using only Coffer's package crypto
 /// primitives (Argon2id, XChaCha20-Poly1305, BLAKE2b) and never its format code (`VaultHeader`,
 /// `Keyslot`, `RecordFrame`, `ItemCodec`). It is deliberately a second implementation of the
 /// writer, for two users:
@@ -10,62 +11,62 @@ import Coffer
 /// - the format vectors (spec/vectors/format, `FormatVectorGenerator`, one seed per scenario),
 ///   so that a bug in Coffer's own writer cannot be baked into the files its reader is checked
 ///   against.
-public struct SpecVaultWriter: Sendable {
+package struct SpecVaultWriter: Sendable {
     /// The password of every vault the harnesses build, and the one the vault reader tries
     /// (the same as spec/vectors/format, so most seeds open).
-    public static let password = "vector password"
-    public static let kdf = KDFParameters.minimal
+    package static let password = "vector password"
+    package static let kdf = KDFParameters.minimal
     /// The header's `created` field: 2026-01-01T00:00:00Z.
-    public static let created: Int64 = 1_767_225_600_000
+    package static let created: Int64 = 1_767_225_600_000
 
     /// One password keyslot to write (§3, kind 1). The writer writes the slots it is given, in
     /// order, even when §3 forbids the combination (two password slots): a reader must refuse those.
-    public struct Keyslot: Sendable {
+    package struct Keyslot: Sendable {
         /// Argon2id receives exactly this string's UTF-8 bytes: the writer does not normalise
         /// (spec/crypto.md §2.1 is for what a person types, so a vector can show that the reader
         /// normalises). nil seals the vault key under a random key that no password derives: for
         /// a slot whose KDF parameters a reader must refuse before deriving anything, which
         /// Argon2id could not derive here either.
-        public var password: String?
-        public var kdf: KDFParameters
+        package var password: String?
+        package var kdf: KDFParameters
 
-        public init(password: String? = SpecVaultWriter.password, kdf: KDFParameters = SpecVaultWriter.kdf) {
+        package init(password: String? = SpecVaultWriter.password, kdf: KDFParameters = SpecVaultWriter.kdf) {
             self.password = password
             self.kdf = kdf
         }
     }
 
-    public let vaultID: [UInt8]
-    public let logID: [UInt8]
-    public let versionMinor: UInt16
+    package let vaultID: [UInt8]
+    package let logID: [UInt8]
+    package let versionMinor: UInt16
     /// Where every random byte comes from (vault key, ids, salts, nonces); deterministic, so the
     /// same seed gives the same file. Callers draw item ids from it too.
-    public let random: any RandomSource
-    let vaultKey: SymmetricKey
+    package let random: any RandomSource
+    let vaultKey: SecretKey
     let headerMACKey: SecureBytes
-    let recordKey: SymmetricKey
+    let recordKey: SecretKey
     /// The header bytes (MAC and checksum included).
-    public let header: [UInt8]
+    package let header: [UInt8]
 
     /// The harnesses' vault: a fixed counter stream (the same key and header on every run), one
     /// password slot for `password` with `kdf`.
-    public init(versionMinor: UInt16 = 0) throws {
+    package init(versionMinor: UInt16 = 0) throws {
         try self.init(random: CounterRandom(start: 7), versionMinor: versionMinor)
     }
 
     /// A vault of its own for each `seed` (its own vault key, ids, salts and nonces).
-    public init(seed: String, keyslots: [Keyslot] = [Keyslot()], versionMinor: UInt16 = 0) throws {
+    package init(seed: String, keyslots: [Keyslot] = [Keyslot()], versionMinor: UInt16 = 0) throws {
         try self.init(random: SeededRandom(seed: Array(seed.utf8)), keyslots: keyslots, versionMinor: versionMinor)
     }
 
-    public init(random: any RandomSource, keyslots: [Keyslot] = [Keyslot()], versionMinor: UInt16 = 0) throws {
-        let keyBytes = random.bytes(SymmetricKey.count)
-        let vaultKey = try keyBytes.withUnsafeBytes { try SymmetricKey(SecureBytes(copying: $0)) }
+    package init(random: any RandomSource, keyslots: [Keyslot] = [Keyslot()], versionMinor: UInt16 = 0) throws {
+        let keyBytes = random.bytes(SecretKey.count)
+        let vaultKey = try keyBytes.withUnsafeBytes { try SecretKey(SecureBytes(copying: $0)) }
         try self.init(vaultKey: vaultKey, vaultID: random.bytes(16), logID: random.bytes(16), versionMinor: versionMinor,
                       keyslots: keyslots, random: random)
     }
 
-    private init(vaultKey: SymmetricKey, vaultID: [UInt8], logID: [UInt8], versionMinor: UInt16, keyslots: [Keyslot],
+    private init(vaultKey: SecretKey, vaultID: [UInt8], logID: [UInt8], versionMinor: UInt16, keyslots: [Keyslot],
                  random: any RandomSource) throws {
         self.vaultKey = vaultKey
         self.vaultID = vaultID
@@ -74,7 +75,7 @@ public struct SpecVaultWriter: Sendable {
         self.random = random
         // §4: the sub-keys.
         headerMACKey = try BLAKE2b.deriveKey(Array("coffer/header-mac/v1".utf8), key: vaultKey.bytes)
-        recordKey = try SymmetricKey(BLAKE2b.deriveKey(Array("coffer/record/v1".utf8), key: vaultKey.bytes))
+        recordKey = try SecretKey(BLAKE2b.deriveKey(Array("coffer/record/v1".utf8), key: vaultKey.bytes))
 
         // §3: each keyslot wraps the vault key, bound to its own fields.
         var slots: [UInt8] = []
@@ -82,8 +83,8 @@ public struct SpecVaultWriter: Sendable {
             let salt = random.bytes(Argon2id.saltCount)
             let fields = [1] + le32(slot.kdf.iterations) + le32(slot.kdf.memoryKiB) + salt
             let kek = try slot.password.map {
-                try SymmetricKey(Argon2id.deriveKey(password: SecureBytes(utf8: $0), salt: salt, parameters: slot.kdf))
-            } ?? SymmetricKey.random(using: random)
+                try SecretKey(Argon2id.deriveKey(password: SecureBytes(utf8: $0), salt: salt, parameters: slot.kdf))
+            } ?? SecretKey.random(using: random)
             let ad = Array("coffer/keyslot/v1".utf8) + vaultID + fields
             let wrapped = vaultKey.bytes.withUnsafeBytes { key in
                 ad.withUnsafeBytes { XChaCha20Poly1305.seal(key, associatedData: $0, key: kek, using: random) }
@@ -106,7 +107,7 @@ public struct SpecVaultWriter: Sendable {
     /// The same vault behind a header with other keyslots: a password change (§8) rewrites the
     /// header only, keeping the vault key, `vault_id` and `log_id`, so frames sealed by `self`
     /// stay valid after it byte for byte.
-    public func replacingKeyslots(_ keyslots: [Keyslot]) throws -> SpecVaultWriter {
+    package func replacingKeyslots(_ keyslots: [Keyslot]) throws -> SpecVaultWriter {
         try SpecVaultWriter(vaultKey: vaultKey, vaultID: vaultID, logID: logID, versionMinor: versionMinor,
                             keyslots: keyslots, random: random)
     }
@@ -116,33 +117,33 @@ public struct SpecVaultWriter: Sendable {
     // MARK: Records (§5)
 
     /// §5.1: `type ‖ payload_length ‖ payload ‖ zero padding`, padded as a correct writer pads.
-    public static func plaintext(type: UInt8, payload: [UInt8]) -> [UInt8] {
+    package static func plaintext(type: UInt8, payload: [UInt8]) -> [UInt8] {
         var p: [UInt8] = [type] + le32(UInt32(payload.count)) + payload
         p += [UInt8](repeating: 0, count: paddedCount(payload.count) - p.count)
         return p
     }
 
-    public static func paddedCount(_ payloadCount: Int) -> Int {
+    package static func paddedCount(_ payloadCount: Int) -> Int {
         max(256, (payloadCount + 5 + 127) / 128 * 128)
     }
 
     /// A put record (type 1) of `item`'s §6 encoding.
-    public static func put(_ item: Item) -> [UInt8] { plaintext(type: 1, payload: item.encoding) }
+    package static func put(_ item: Item) -> [UInt8] { plaintext(type: 1, payload: item.encoding) }
     /// A delete record (type 2): the tombstone of item `id`.
-    public static func delete(_ id: [UInt8]) -> [UInt8] { plaintext(type: 2, payload: id) }
+    package static func delete(_ id: [UInt8]) -> [UInt8] { plaintext(type: 2, payload: id) }
     /// A batch record (type 3): the next `count` put records take effect together.
-    public static func batch(_ count: UInt32) -> [UInt8] { plaintext(type: 3, payload: le32(count)) }
+    package static func batch(_ count: UInt32) -> [UInt8] { plaintext(type: 3, payload: le32(count)) }
 
     /// Where the next frame goes in the record chain: its `seq` and the previous frame's tag.
-    public struct Chain: Sendable {
-        public var seq: UInt64 = 0
-        public var prevTag = [UInt8](repeating: 0, count: 16)
-        public init() {}
+    package struct Chain: Sendable {
+        package var seq: UInt64 = 0
+        package var prevTag = [UInt8](repeating: 0, count: 16)
+        package init() {}
     }
 
     /// §5: seals `plaintext` (any bytes, even ones a correct writer would never produce) as the
     /// frame at `chain`'s position, and moves `chain` on.
-    public func seal(_ plaintext: [UInt8], chain: inout Chain, random: some RandomSource) -> [UInt8] {
+    package func seal(_ plaintext: [UInt8], chain: inout Chain, random: some RandomSource) -> [UInt8] {
         let ad = Array("coffer/record/v1".utf8) + vaultID + logID + le64(chain.seq) + chain.prevTag
         let sealed = XChaCha20Poly1305.seal(plaintext, associatedData: ad, key: recordKey, using: random)
         let body = le64(chain.seq) + sealed
@@ -152,13 +153,13 @@ public struct SpecVaultWriter: Sendable {
     }
 
     /// §5: seals each plaintext as the next frame of the chain, from seq 0. Returns the frames.
-    public func frames(_ plaintexts: [[UInt8]], random: some RandomSource = CounterRandom()) -> [[UInt8]] {
+    package func frames(_ plaintexts: [[UInt8]], random: some RandomSource = CounterRandom()) -> [[UInt8]] {
         var chain = Chain()
         return plaintexts.map { seal($0, chain: &chain, random: random) }
     }
 
     /// `H_4("coffer/frame-length/v1" ‖ body_length)`.
-    public static func lengthCheck(_ bodyLength: UInt32) -> [UInt8] {
+    package static func lengthCheck(_ bodyLength: UInt32) -> [UInt8] {
         Array(BLAKE2b.hash(Array("coffer/frame-length/v1".utf8) + le32(bodyLength)).prefix(4))
     }
 
@@ -167,27 +168,27 @@ public struct SpecVaultWriter: Sendable {
     /// An item as spec/format.md §6 lays it out, one property per row of its field table;
     /// `encoding` is written from that table alone (it is not Coffer's `ItemCodec`), so the
     /// vectors check Coffer's decoder against the spec rather than against its own encoder.
-    public struct Item: Sendable {
-        public enum Kind: UInt8, Sendable { case login = 1, secureNote = 2 }
+    package struct Item: Sendable {
+        package enum Kind: UInt8, Sendable { case login = 1, secureNote = 2 }
 
-        public var kind: Kind
-        public var id: [UInt8]
+        package var kind: Kind
+        package var id: [UInt8]
         /// Milliseconds since the Unix epoch.
-        public var created: Int64
-        public var modified: Int64
-        public var title: String
-        public var username: String?
-        public var password: String?
-        public var urls: [String]
-        public var notes: String?
-        public var tags: [String]
-        public var customFields: [(name: String, value: String)]
-        public var passwordHistory: [(changed: Int64, password: String)]
-        public var noteValue: String?
+        package var created: Int64
+        package var modified: Int64
+        package var title: String
+        package var username: String?
+        package var password: String?
+        package var urls: [String]
+        package var notes: String?
+        package var tags: [String]
+        package var customFields: [(name: String, value: String)]
+        package var passwordHistory: [(changed: Int64, password: String)]
+        package var noteValue: String?
         /// Fields with tags 128–255 (format 1.1, §6.1): written after every other field, as given.
-        public var extensionFields: [(tag: UInt8, value: [UInt8])] = []
+        package var extensionFields: [(tag: UInt8, value: [UInt8])] = []
 
-        public init(kind: Kind = .login, id: [UInt8], title: String, username: String? = nil, password: String? = nil,
+        package init(kind: Kind = .login, id: [UInt8], title: String, username: String? = nil, password: String? = nil,
                     urls: [String] = [], notes: String? = nil, tags: [String] = [],
                     customFields: [(name: String, value: String)] = [],
                     passwordHistory: [(changed: Int64, password: String)] = [], noteValue: String? = nil,
@@ -212,7 +213,7 @@ public struct SpecVaultWriter: Sendable {
         /// each field `tag (1) ‖ length (4) ‖ value`, in ascending tag order (a repeated tag
         /// keeps its order). Custom field value: `name_length (2) ‖ name ‖ value`; history
         /// entry: `changed (8, signed ms) ‖ password`.
-        public var encoding: [UInt8] {
+        package var encoding: [UInt8] {
             var fields: [(tag: UInt8, value: [UInt8])] = [(1, Array(title.utf8))]
             if let username { fields.append((2, Array(username.utf8))) }
             if let password { fields.append((3, Array(password.utf8))) }
@@ -242,8 +243,8 @@ func readLE32(_ b: [UInt8], _ at: Int) -> UInt32 {
 /// Recomputes the keyless checks of a file (header checksum, each frame's length check and
 /// body check) the way an attacker would, so the reader harness also reaches the keyed checks
 /// (MAC, keyslot unwrap, chain, authentication) after the fuzzer changed structure.
-public enum ChecksumRepair {
-    public static func repair(_ input: [UInt8]) -> [UInt8] {
+package enum ChecksumRepair {
+    package static func repair(_ input: [UInt8]) -> [UInt8] {
         var b = input
         guard b.count >= 16, Array(b[0..<8]) == SpecVaultWriter.magic else { return b }
         let length = Int(readLE32(b, 12))

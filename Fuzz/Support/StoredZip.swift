@@ -1,8 +1,8 @@
 /// A minimal zip writer: entries stored uncompressed (method 0) with their CRC-32. The
 /// FuzzImport1Password harness wraps fuzzed `export.data` bytes in one, so the fuzzer reaches the
 /// 1PUX mapping past the archive's checksums; tests build small 1PUX files with it.
-public enum StoredZip {
-    public static func archive(_ files: [(name: String, data: [UInt8])]) -> [UInt8] {
+package enum StoredZip {
+    package static func archive(_ files: [(name: String, data: [UInt8])]) -> [UInt8] {
         func le16(_ v: Int) -> [UInt8] { [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8)] }
         func le32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
         var out: [UInt8] = [], central: [UInt8] = []
@@ -23,7 +23,7 @@ public enum StoredZip {
     }
 
     /// CRC-32 (IEEE 802.3, reflected, polynomial 0xEDB88320), as zip uses it.
-    public static func crc32(_ bytes: [UInt8]) -> UInt32 {
+    package static func crc32(_ bytes: [UInt8]) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         for byte in bytes {
             crc ^= UInt32(byte)

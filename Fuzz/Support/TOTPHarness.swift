@@ -5,7 +5,7 @@ import Coffer
 /// at most a short piece of the input; what is accepted has digits, period and secret size within
 /// bounds, and its code at a time taken from the input has exactly `digits` decimal digits, with
 /// `secondsLeft` in 1…period.
-public enum TOTPURIHarness {
+package enum TOTPURIHarness {
     static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.totpURI
         guard data.count <= TOTP.maximumTextLength + 64 else { return .skipped }

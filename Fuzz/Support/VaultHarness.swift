@@ -1,4 +1,4 @@
-@_spi(Testing) import Coffer
+import Coffer
 
 /// Shared checks for a vault that opened.
 enum OpenedVault {
@@ -115,13 +115,13 @@ enum OpenedVault {
 
 /// FuzzVaultReader: raw bytes as a vault file, opened with the fixed test password; then the
 /// same bytes with their keyless checksums recomputed, which reaches the keyed checks.
-public enum VaultReaderHarness {
+package enum VaultReaderHarness {
     /// Largest Argon2id cost (passes × KiB) run per input; dearer slots are skipped so exec/s stays
     /// high (the seeds use t=1 m=8 KiB, one uses t=2 m=64 KiB). Out-of-bounds costs are not
     /// skipped: they are refused before any derivation, which is what is being tested.
-    public static let maximumKDFCost: UInt64 = 128
+    package static let maximumKDFCost: UInt64 = 128
 
-    public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
+    package static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let raw = Array(data)
         let first = try check(raw, repaired: false)
         let repaired = ChecksumRepair.repair(raw)
@@ -180,9 +180,9 @@ public enum VaultReaderHarness {
 /// correctly), 3 raw (bytes = the whole plaintext). `control & 4`: header version 1.1.
 /// `tail`: 1…127 cuts 4×tail bytes off the frames (a torn tail); 128…255 appends
 /// 8×(tail−127) zero bytes.
-public enum VaultRecordsHarness {
+package enum VaultRecordsHarness {
     static let writers: [SpecVaultWriter] = [try! SpecVaultWriter(versionMinor: 0), try! SpecVaultWriter(versionMinor: 1)]
-    public static let maximumRecords = 64
+    package static let maximumRecords = 64
 
     /// What the model expects.
     enum Expected: Equatable {
@@ -190,7 +190,7 @@ public enum VaultRecordsHarness {
         case fails(CofferError.Code)
     }
 
-    public static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
+    package static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.vaultRecords
         guard data.count >= 1 else { return .skipped }
         let bytes = Array(data)

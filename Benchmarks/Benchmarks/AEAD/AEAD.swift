@@ -10,7 +10,7 @@ import Foundation
 /// allocated once. `open` decrypts into a caller buffer in both cases.
 /// Throughput: 200 B benchmarks count 1,000 messages per iteration (scaling factor kilo).
 struct CryptoState: @unchecked Sendable {
-    let key: SymmetricKey
+    let key: SecretKey
     let rawKey: [UInt8]
     let plaintext: [UInt8]
     let sealed: [UInt8]
@@ -19,10 +19,10 @@ struct CryptoState: @unchecked Sendable {
 
     init(size: Int) throws {
         precondition(sodium_init() >= 0)
-        var keyBytes = [UInt8](repeating: 0, count: SymmetricKey.count)
+        var keyBytes = [UInt8](repeating: 0, count: SecretKey.count)
         randombytes_buf(&keyBytes, keyBytes.count)
         rawKey = keyBytes
-        key = try SymmetricKey(try SecureBytes(copying: keyBytes.withUnsafeBytes { $0 }))
+        key = try SecretKey(try SecureBytes(copying: keyBytes.withUnsafeBytes { $0 }))
         var p = [UInt8](repeating: 0, count: size)
         randombytes_buf(&p, size)
         plaintext = p

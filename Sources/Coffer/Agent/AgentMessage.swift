@@ -1,13 +1,13 @@
 /// The messages between `coffer` commands and the `coffer` agent (spec/agent.md §3): fixed
 /// small binary frames, so the decoder that faces another process has almost nothing to get
 /// wrong. `magic (4) ‖ code (1) ‖ length (2, big-endian) ‖ payload (length ≤ 64)`.
-public enum AgentMessage {
-    public static let requestMagic: [UInt8] = Array("CAQ1".utf8)
-    public static let replyMagic: [UInt8] = Array("CAR1".utf8)
-    public static let maximumPayload = 64
-    public static let headerCount = 7
+package enum AgentMessage {
+    package static let requestMagic: [UInt8] = Array("CAQ1".utf8)
+    package static let replyMagic: [UInt8] = Array("CAR1".utf8)
+    package static let maximumPayload = 64
+    package static let headerCount = 7
 
-    public enum Request: Equatable, Sendable {
+    package enum Request: Equatable, Sendable {
         /// Whether the agent is unlocked and for how long (no secret in the reply).
         case status
         /// The vault key, for the vault whose header says `vaultID`; resets the idle timer.
@@ -24,7 +24,7 @@ public enum AgentMessage {
         }
     }
 
-    public enum Reply: Equatable, Sendable {
+    package enum Reply: Equatable, Sendable {
         /// Unlocked: the vault's id and the seconds left before the idle lock.
         case status(vaultID: [UInt8], secondsLeft: UInt32)
         /// The 32-byte vault key (held by the caller in a `SecureBytes` and wiped).
@@ -44,14 +44,14 @@ public enum AgentMessage {
         }
     }
 
-    public static func encode(_ request: Request) -> [UInt8] {
+    package static func encode(_ request: Request) -> [UInt8] {
         switch request {
         case .status, .lock: return frame(requestMagic, request.code, [])
         case .key(let vaultID): return frame(requestMagic, request.code, vaultID)
         }
     }
 
-    public static func encode(_ reply: Reply) -> [UInt8] {
+    package static func encode(_ reply: Reply) -> [UInt8] {
         switch reply {
         case .status(let vaultID, let seconds):
             return frame(replyMagic, reply.code, vaultID + (0..<4).map { UInt8(truncatingIfNeeded: seconds >> (24 - 8 * UInt32($0))) })
@@ -62,14 +62,14 @@ public enum AgentMessage {
 
     /// The payload length a frame header announces, or nil when the header is not one (wrong
     /// magic, length over the bound): the reader then stops without reading more.
-    public static func payloadLength(ofHeader header: [UInt8], magic: [UInt8]) -> Int? {
+    package static func payloadLength(ofHeader header: [UInt8], magic: [UInt8]) -> Int? {
         guard header.count == headerCount, Array(header[0..<4]) == magic else { return nil }
         let length = Int(header[5]) << 8 | Int(header[6])
         return length <= maximumPayload ? length : nil
     }
 
     /// Decodes a whole request frame; nil for anything malformed. Never traps.
-    public static func decodeRequest(_ bytes: [UInt8]) -> Request? {
+    package static func decodeRequest(_ bytes: [UInt8]) -> Request? {
         guard let length = payloadLength(ofHeader: Array(bytes.prefix(headerCount)), magic: requestMagic),
               bytes.count == headerCount + length else { return nil }
         let payload = Array(bytes[headerCount...])
@@ -82,7 +82,7 @@ public enum AgentMessage {
     }
 
     /// Decodes a whole reply frame; nil for anything malformed. Never traps.
-    public static func decodeReply(_ bytes: [UInt8]) -> Reply? {
+    package static func decodeReply(_ bytes: [UInt8]) -> Reply? {
         guard let length = payloadLength(ofHeader: Array(bytes.prefix(headerCount)), magic: replyMagic),
               bytes.count == headerCount + length else { return nil }
         let payload = Array(bytes[headerCount...])

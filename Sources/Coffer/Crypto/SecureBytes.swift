@@ -78,7 +78,7 @@ public final class SecureBytes: @unchecked Sendable {
     }
 
     /// `count` bytes from the CSPRNG.
-    public static func random(count: Int, using source: some RandomSource = SystemRandom()) throws -> SecureBytes {
+    package static func random(count: Int, using source: some RandomSource = SystemRandom()) throws -> SecureBytes {
         try SecureBytes(count: count) { source.fill($0) }
     }
 
@@ -125,7 +125,7 @@ extension SecureBytes: CustomStringConvertible, CustomDebugStringConvertible {
 }
 
 /// Constant-time comparison of two non-secret-length byte sequences (tags, MACs, hashes).
-public func constantTimeEquals(_ a: some ContiguousBytes, _ b: some ContiguousBytes) -> Bool {
+package func constantTimeEquals(_ a: some ContiguousBytes, _ b: some ContiguousBytes) -> Bool {
     a.withUnsafeBytes { pa in
         b.withUnsafeBytes { pb in
             guard pa.count == pb.count else { return false }
@@ -136,12 +136,12 @@ public func constantTimeEquals(_ a: some ContiguousBytes, _ b: some ContiguousBy
 }
 
 /// Wipes ordinary memory that briefly held a secret (for example a read buffer).
-public func secureZero(_ buffer: UnsafeMutableRawBufferPointer) {
+package func secureZero(_ buffer: UnsafeMutableRawBufferPointer) {
     guard let base = buffer.baseAddress, buffer.count > 0 else { return }
     sodium_memzero(base, buffer.count)
 }
 
 /// Wipes an array in place that briefly held a secret.
-public func secureZero(_ array: inout [UInt8]) {
+package func secureZero(_ array: inout [UInt8]) {
     array.withUnsafeMutableBytes { secureZero($0) }
 }

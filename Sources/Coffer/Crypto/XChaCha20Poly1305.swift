@@ -1,12 +1,12 @@
 import CSodium
 
 /// A 256-bit symmetric key in guarded memory.
-public struct SymmetricKey: Sendable, Equatable {
-    public static let count = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)  // 32
-    public let bytes: SecureBytes
+package struct SecretKey: Sendable, Equatable {
+    package static let count = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)  // 32
+    package let bytes: SecureBytes
 
     /// Wraps existing key bytes; throws unless exactly 32 bytes.
-    public init(_ bytes: SecureBytes) throws {
+    package init(_ bytes: SecureBytes) throws {
         guard bytes.count == Self.count else {
             throw CofferError(.invalidArgument, "a key must be \(Self.count) bytes, got \(bytes.count)")
         }
@@ -14,8 +14,8 @@ public struct SymmetricKey: Sendable, Equatable {
     }
 
     /// A fresh random key.
-    public static func random(using source: some RandomSource = SystemRandom()) throws -> SymmetricKey {
-        try SymmetricKey(SecureBytes.random(count: count, using: source))
+    package static func random(using source: some RandomSource = SystemRandom()) throws -> SecretKey {
+        try SecretKey(SecureBytes.random(count: count, using: source))
     }
 }
 
@@ -23,17 +23,17 @@ public struct SymmetricKey: Sendable, Equatable {
 ///
 /// The sealed form used throughout Coffer is `nonce (24) ‖ ciphertext ‖ tag (16)`. Nonces are
 /// random: 192 bits make collisions negligible for any number of messages a vault will see.
-public enum XChaCha20Poly1305 {
-    public static let nonceCount = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)  // 24
-    public static let tagCount = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)  // 16
+package enum XChaCha20Poly1305 {
+    package static let nonceCount = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)  // 24
+    package static let tagCount = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)  // 16
     /// Bytes a sealed box adds to its plaintext.
-    public static let overhead = nonceCount + tagCount
+    package static let overhead = nonceCount + tagCount
 
     /// Encrypts `plaintext` bound to `associatedData` under `key` with a random nonce.
     /// Returns `nonce ‖ ciphertext ‖ tag`.
-    public static func seal(
+    package static func seal(
         _ plaintext: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer = .init(start: nil, count: 0),
-        key: SymmetricKey, using source: some RandomSource = SystemRandom()
+        key: SecretKey, using source: some RandomSource = SystemRandom()
     ) -> [UInt8] {
         let total = nonceCount + plaintext.count + tagCount
         return [UInt8](unsafeUninitializedCapacity: total) { out, initialized in
@@ -45,16 +45,16 @@ public enum XChaCha20Poly1305 {
         }
     }
 
-    public static func seal(_ plaintext: [UInt8], associatedData: [UInt8] = [], key: SymmetricKey,
+    package static func seal(_ plaintext: [UInt8], associatedData: [UInt8] = [], key: SecretKey,
                             using source: some RandomSource = SystemRandom()) -> [UInt8] {
         plaintext.withUnsafeBytes { p in associatedData.withUnsafeBytes { a in seal(p, associatedData: a, key: key, using: source) } }
     }
 
     /// Encrypts with a caller-chosen nonce into `out` (room for `plaintext.count + tagCount`).
     /// Only for known-answer tests and for sealing into preallocated buffers; a nonce must never repeat under one key.
-    public static func sealDetachedNonce(
+    package static func sealDetachedNonce(
         _ plaintext: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
-        key: SymmetricKey, nonce: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>
+        key: SecretKey, nonce: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>
     ) {
         precondition(nonce.count == nonceCount, "XChaCha20 nonce must be 24 bytes")
         _ = try? Sodium.ensureInitialized()
@@ -71,16 +71,16 @@ public enum XChaCha20Poly1305 {
     }
 
     /// Length of the plaintext inside a sealed box of `sealedCount` bytes, or nil if too short.
-    public static func plaintextCount(sealedCount: Int) -> Int? {
+    package static func plaintextCount(sealedCount: Int) -> Int? {
         sealedCount >= overhead ? sealedCount - overhead : nil
     }
 
     /// Authenticates and decrypts `nonce ‖ ciphertext ‖ tag` into `out`, which must hold
     /// `plaintextCount(sealedCount:)` bytes. On failure `out` is zeroed and
     /// `.authenticationFailed` is thrown: unauthenticated bytes are never returned.
-    public static func open(
+    package static func open(
         _ sealed: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer = .init(start: nil, count: 0),
-        key: SymmetricKey, into out: UnsafeMutableRawBufferPointer
+        key: SecretKey, into out: UnsafeMutableRawBufferPointer
     ) throws {
         guard let count = plaintextCount(sealedCount: sealed.count) else {
             throw CofferError(.authenticationFailed, "sealed box shorter than nonce and tag")
@@ -103,15 +103,15 @@ public enum XChaCha20Poly1305 {
     }
 
     /// Opens into a fresh `SecureBytes`.
-    public static func open(_ sealed: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer = .init(start: nil, count: 0),
-                            key: SymmetricKey) throws -> SecureBytes {
+    package static func open(_ sealed: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer = .init(start: nil, count: 0),
+                            key: SecretKey) throws -> SecureBytes {
         guard let count = plaintextCount(sealedCount: sealed.count) else {
             throw CofferError(.authenticationFailed, "sealed box shorter than nonce and tag")
         }
         return try SecureBytes(count: count) { try open(sealed, associatedData: associatedData, key: key, into: $0) }
     }
 
-    public static func open(_ sealed: [UInt8], associatedData: [UInt8] = [], key: SymmetricKey) throws -> SecureBytes {
+    package static func open(_ sealed: [UInt8], associatedData: [UInt8] = [], key: SecretKey) throws -> SecureBytes {
         try sealed.withUnsafeBytes { s in try associatedData.withUnsafeBytes { a in try open(s, associatedData: a, key: key) } }
     }
 }

@@ -5,15 +5,15 @@ import Darwin
 #endif
 
 /// The item encoding of spec/format.md §6: a fixed prefix, then tagged fields in ascending tag order.
-public enum ItemCodec {
+package enum ItemCodec {
     static let encodingVersion: UInt8 = 1
-    public static let maximumFields = 512
+    package static let maximumFields = 512
     /// The largest field format 1.0 allows. Since 1.1 a field may fill the whole item (the record
     /// payload bound, §9); a writer that stores a longer one first marks the file 1.1.
-    public static let version10FieldLength = 65_536
+    package static let version10FieldLength = 65_536
     /// Tags a 1.1 reader keeps without knowing them (spec/format.md §6.1): carried through an
     /// edit unchanged.
-    public static let extensionTags: ClosedRange<UInt8> = 128...255
+    package static let extensionTags: ClosedRange<UInt8> = 128...255
     static let fixedPrefix = 1 + 1 + 16 + 8 + 8 + 2
 
     enum Tag: UInt8 {
@@ -50,7 +50,7 @@ public enum ItemCodec {
 
     /// The encoded item. The array holds secrets: the caller seals it and wipes it with
     /// `secureZero`. Its capacity is reserved exactly, so it is never reallocated (no stray copies).
-    public static func encode(_ item: Item) throws -> [UInt8] {
+    package static func encode(_ item: Item) throws -> [UInt8] {
         var fields: [(Tag, FieldValue)] = [(.title, .text(item.title))]
         if let username = item.username { fields.append((.username, .text(username))) }
         if let password = item.password { fields.append((.password, .secret(password.bytes))) }
@@ -103,11 +103,11 @@ public enum ItemCodec {
     }
 
     /// The longest item encoding a record can carry (spec/format.md §5.1, §9).
-    public static let maximumEncodedLength = RecordFrame.maximumPlaintext - 5
+    package static let maximumEncodedLength = RecordFrame.maximumPlaintext - 5
 
     /// The format minor version an item needs (spec/format.md §2): 1 when a field is longer than
     /// 1.0 allows or the item has extension fields, else 0.
-    public static func minimumVersionMinor(of item: Item) -> UInt16 {
+    package static func minimumVersionMinor(of item: Item) -> UInt16 {
         if !item.extensionFields.isEmpty { return 1 }
         let longest = [item.title.utf8.count, item.username?.utf8.count ?? 0, item.password?.utf8Count ?? 0,
                        item.notes?.utf8.count ?? 0, item.noteValue?.utf8Count ?? 0].max()!
@@ -162,7 +162,7 @@ public enum ItemCodec {
     // MARK: Decoding
 
     /// Decodes a whole item, secrets included (each secret in its own guarded buffer).
-    public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Item {
+    package static func decode(_ bytes: UnsafeRawBufferPointer) throws -> Item {
         var item: Item?
         try walk(bytes) { header in
             item = Item(id: header.id, kind: header.kind, title: "", created: header.created, modified: header.modified)
@@ -188,12 +188,12 @@ public enum ItemCodec {
         return item!
     }
 
-    public static func decode(_ bytes: [UInt8]) throws -> Item {
+    package static func decode(_ bytes: [UInt8]) throws -> Item {
         try bytes.withUnsafeBytes { try decode($0) }
     }
 
     /// Decodes the non-secret fields and validates the rest without copying any secret out.
-    public static func decodeSummary(_ bytes: UnsafeRawBufferPointer) throws -> ItemSummary {
+    package static func decodeSummary(_ bytes: UnsafeRawBufferPointer) throws -> ItemSummary {
         var summary: ItemSummary?
         try walk(bytes) { header in
             summary = ItemSummary(id: header.id, kind: header.kind, title: "", username: nil, urls: [], tags: [],
@@ -244,7 +244,7 @@ public enum ItemCodec {
 
     /// The summary an open vault's index yields for an item record: `decodeForIndex`, then
     /// `summary(…)`. Exposed for the fuzz harness, which checks it against `decodeSummary`.
-    @_spi(Testing) public static func indexSummary(_ bytes: UnsafeRawBufferPointer) throws -> ItemSummary {
+    package static func indexSummary(_ bytes: UnsafeRawBufferPointer) throws -> ItemSummary {
         var text: [UInt8] = []
         let (header, hasPassword) = try decodeForIndex(bytes, appendingTextTo: &text)
         return text.withUnsafeBytes { summary(header: header, hasPassword: hasPassword, text: $0) }

@@ -1,21 +1,21 @@
 /// One wrapping of the vault key (spec/format.md §3).
-public struct Keyslot: Sendable, Equatable {
-    public enum Kind: UInt8, Sendable {
+package struct Keyslot: Sendable, Equatable {
+    package enum Kind: UInt8, Sendable {
         case password = 1
         case pin = 2
     }
 
-    public var kind: Kind
-    public var kdf: KDFParameters
-    public var salt: [UInt8]
+    package var kind: Kind
+    package var kdf: KDFParameters
+    package var salt: [UInt8]
     /// `nonce ‖ Seal(VK) ‖ tag`, 72 bytes.
-    public var wrappedKey: [UInt8]
+    package var wrappedKey: [UInt8]
 
-    static let wrappedCount = XChaCha20Poly1305.overhead + SymmetricKey.count  // 72
+    static let wrappedCount = XChaCha20Poly1305.overhead + SecretKey.count  // 72
     static let encodedCount = 1 + 4 + 4 + Argon2id.saltCount + wrappedCount  // 97
 
     /// Wraps `vaultKey` under `kek`, binding the slot's own fields as associated data.
-    static func wrap(_ vaultKey: SymmetricKey, kind: Kind, kdf: KDFParameters, salt: [UInt8], kek: SymmetricKey,
+    static func wrap(_ vaultKey: SecretKey, kind: Kind, kdf: KDFParameters, salt: [UInt8], kek: SecretKey,
                      vaultID: [UInt8], using source: some RandomSource) -> Keyslot {
         var slot = Keyslot(kind: kind, kdf: kdf, salt: salt, wrappedKey: [])
         let ad = slot.associatedData(vaultID: vaultID)
@@ -26,13 +26,13 @@ public struct Keyslot: Sendable, Equatable {
     }
 
     /// The vault key, or `.wrongPassword` when `kek` does not open the slot.
-    func unwrap(kek: SymmetricKey, vaultID: [UInt8]) throws -> SymmetricKey {
+    func unwrap(kek: SecretKey, vaultID: [UInt8]) throws -> SecretKey {
         let ad = associatedData(vaultID: vaultID)
         do {
             let key = try wrappedKey.withUnsafeBytes { sealed in
                 try ad.withUnsafeBytes { try XChaCha20Poly1305.open(sealed, associatedData: $0, key: kek) }
             }
-            return try SymmetricKey(key)
+            return try SecretKey(key)
         } catch let error as CofferError where error.code == .authenticationFailed {
             throw kind == .password
                 ? CofferError(.wrongPassword, "wrong password (or the password keyslot was altered)")

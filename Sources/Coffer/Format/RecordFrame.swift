@@ -16,13 +16,13 @@ enum RecordType: UInt8, Sendable {
 struct RecordChain {
     let vaultID: [UInt8]
     let logID: [UInt8]
-    let recordKey: SymmetricKey
+    let recordKey: SecretKey
     /// Sequence number the next frame must carry.
     var nextSeq: UInt64 = 0
     /// Tag of the last frame (16 zero bytes before the first).
     var lastTag: [UInt8] = [UInt8](repeating: 0, count: XChaCha20Poly1305.tagCount)
 
-    init(vaultID: [UInt8], logID: [UInt8], recordKey: SymmetricKey) {
+    init(vaultID: [UInt8], logID: [UInt8], recordKey: SecretKey) {
         self.vaultID = vaultID
         self.logID = logID
         self.recordKey = recordKey

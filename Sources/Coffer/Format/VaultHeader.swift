@@ -1,27 +1,27 @@
 /// The vault header (spec/format.md §2): identity, version and keyslots, authenticated by a
 /// MAC under the vault key and protected against accidental damage by a keyless checksum.
-public struct VaultHeader: Sendable, Equatable {
-    public static let magic: [UInt8] = [0x89, 0x43, 0x4F, 0x46, 0x46, 0x45, 0x52, 0x0A]
-    public static let versionMajor: UInt16 = 1
+package struct VaultHeader: Sendable, Equatable {
+    package static let magic: [UInt8] = [0x89, 0x43, 0x4F, 0x46, 0x46, 0x45, 0x52, 0x0A]
+    package static let versionMajor: UInt16 = 1
     /// The newest minor version this Coffer reads and writes (spec/format.md §2).
-    public static let versionMinor: UInt16 = 1
+    package static let versionMinor: UInt16 = 1
     /// The minor version a new vault gets: the lowest one, until an item needs more (§2).
-    public static let initialVersionMinor: UInt16 = 0
-    public static let lengthBounds = 128...65_536
-    public static let maximumKeyslots = 4
+    package static let initialVersionMinor: UInt16 = 0
+    package static let lengthBounds = 128...65_536
+    package static let maximumKeyslots = 4
     static let fixedCount = 57
     static let trailerCount = 64
 
-    public var versionMinor: UInt16 = VaultHeader.initialVersionMinor
-    public var vaultID: [UInt8]
-    public var logID: [UInt8]
-    public var created: Timestamp
-    public var keyslots: [Keyslot]
+    package var versionMinor: UInt16 = VaultHeader.initialVersionMinor
+    package var vaultID: [UInt8]
+    package var logID: [UInt8]
+    package var created: Timestamp
+    package var keyslots: [Keyslot]
 
-    public var passwordSlot: Keyslot? { keyslots.first { $0.kind == .password } }
-    public var pinSlot: Keyslot? { keyslots.first { $0.kind == .pin } }
+    package var passwordSlot: Keyslot? { keyslots.first { $0.kind == .password } }
+    package var pinSlot: Keyslot? { keyslots.first { $0.kind == .pin } }
 
-    public var encodedCount: Int { Self.fixedCount + keyslots.count * Keyslot.encodedCount + Self.trailerCount }
+    package var encodedCount: Int { Self.fixedCount + keyslots.count * Keyslot.encodedCount + Self.trailerCount }
 
     /// The header bytes, MAC and checksum included.
     func encode(keys: VaultKeys) throws -> [UInt8] {
@@ -52,7 +52,7 @@ public struct VaultHeader: Sendable, Equatable {
 
     /// Parses and checks everything that needs no key (spec/format.md §7 steps 1–5).
     /// Returns the header and its length in bytes.
-    public static func parse(_ file: UnsafeRawBufferPointer) throws -> (header: VaultHeader, length: Int) {
+    package static func parse(_ file: UnsafeRawBufferPointer) throws -> (header: VaultHeader, length: Int) {
         guard file.count >= 16, Array(file[0..<8]) == magic else {
             throw CofferError(.notAVault, "not a Coffer vault (no Coffer signature at the start of the file)")
         }

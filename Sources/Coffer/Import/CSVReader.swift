@@ -7,42 +7,42 @@ import Foundation
 /// one field or one row can take. Accepted beyond RFC 4180: LF as well as CRLF line ends, a
 /// leading UTF-8 byte order mark, and a bare `"` inside an unquoted field (kept literally).
 /// Blank lines are skipped. Bytes are not decoded here: UTF-8 is checked per row by the mappers.
-public struct CSVReader: Sendable {
-    public struct Limits: Sendable, Equatable {
+package struct CSVReader: Sendable {
+    package struct Limits: Sendable, Equatable {
         /// Longest field in bytes (the vault's item bound: a field may fill an item, format 1.1).
-        public var maximumFieldBytes: Int
+        package var maximumFieldBytes: Int
         /// Most fields in one row.
-        public var maximumFields: Int
+        package var maximumFields: Int
         /// Most rows (records and problems together) before the rest is refused.
-        public var maximumRows: Int
+        package var maximumRows: Int
 
-        public init(maximumFieldBytes: Int = ItemCodec.maximumEncodedLength, maximumFields: Int = 256, maximumRows: Int = 1_000_000) {
+        package init(maximumFieldBytes: Int = ItemCodec.maximumEncodedLength, maximumFields: Int = 256, maximumRows: Int = 1_000_000) {
             self.maximumFieldBytes = maximumFieldBytes
             self.maximumFields = maximumFields
             self.maximumRows = maximumRows
         }
 
-        public static let `default` = Limits()
+        package static let `default` = Limits()
     }
 
-    public enum Row: Sendable, Equatable {
+    package enum Row: Sendable, Equatable {
         /// `line` is the 1-based line the record starts on.
         case record(line: Int, fields: [[UInt8]])
         case invalid(line: Int, reason: String)
 
-        public var line: Int {
+        package var line: Int {
             switch self {
             case .record(let line, _), .invalid(let line, _): return line
             }
         }
     }
 
-    public let limits: Limits
+    package let limits: Limits
 
-    public init(limits: Limits = .default) { self.limits = limits }
+    package init(limits: Limits = .default) { self.limits = limits }
 
     /// Every row of `bytes`. When `maximumRows` is reached the last row is an `.invalid` saying so.
-    public func rows(_ input: [UInt8]) -> [Row] {
+    package func rows(_ input: [UInt8]) -> [Row] {
         var rows: [Row] = []
         var index = 0
         if input.count >= 3 && input[0] == 0xEF && input[1] == 0xBB && input[2] == 0xBF { index = 3 }
@@ -144,7 +144,7 @@ public struct CSVReader: Sendable {
     /// leading/trailing spaces), quotes doubled; lines end in LF.
     /// Works on Unicode scalars, not Characters: a `"` followed by a combining mark is one
     /// Character, and was neither seen nor doubled (found by FuzzImportCSV).
-    public static func encode(_ fields: [String]) -> String {
+    package static func encode(_ fields: [String]) -> String {
         fields.map { field in
             let scalars = field.unicodeScalars
             let needsQuotes = scalars.contains { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }

@@ -97,8 +97,14 @@ public enum Importer {
     /// Largest import file accepted.
     public static let maximumFileBytes = 64 << 20
 
-    public static func parse(_ bytes: [UInt8], format: ImportFormat, limits: CSVReader.Limits = .default,
-                             now: Timestamp = .now()) throws -> ImportResult {
+    /// Parses an export file's bytes; `now` stamps items the export gives no times for.
+    public static func parse(_ bytes: [UInt8], format: ImportFormat, now: Timestamp = .now()) throws -> ImportResult {
+        try parse(bytes, format: format, limits: .default, now: now)
+    }
+
+    /// `parse(_:format:now:)` with the CSV reader's limits lowered (tests of the bounds).
+    package static func parse(_ bytes: [UInt8], format: ImportFormat, limits: CSVReader.Limits,
+                              now: Timestamp = .now()) throws -> ImportResult {
         guard bytes.count <= maximumFileBytes else {
             throw CofferError(.invalidImport, "the file is larger than \(maximumFileBytes >> 20) MiB")
         }

@@ -46,7 +46,12 @@ public enum PINPolicy {
 
     /// A uniformly random PIN of `digits` digits among those `check` accepts.
     /// - Throws: `policy.invalid-option` for a digit count outside 6…12.
-    public static func generate(digits: Int = defaultDigits, random: any RandomSource = SystemRandom()) throws -> String {
+    public static func generate(digits: Int = defaultDigits) throws -> String {
+        try generate(digits: digits, random: SystemRandom())
+    }
+
+    /// `generate(digits:)` from an injected random source (seeded tests).
+    package static func generate(digits: Int = defaultDigits, random: any RandomSource) throws -> String {
         guard digitRange.contains(digits) else { throw CofferError(.invalidOption, "a PIN has 6 to 12 digits") }
         for _ in 0..<1000 {
             var pin = ""

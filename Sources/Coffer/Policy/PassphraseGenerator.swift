@@ -16,7 +16,10 @@ public struct PassphraseGenerator: Sendable {
     public static let wordCountRange = 1...64
     public static let defaultWordCount = 6
 
-    public init(random: any RandomSource = SystemRandom()) { self.random = random }
+    public init() { self.random = SystemRandom() }
+
+    /// A generator drawing from an injected random source (seeded tests).
+    package init(random: any RandomSource) { self.random = random }
 
     /// The 7,776 words, in dice-roll order.
     public static var wordlist: [String] { PolicyData.effWords }

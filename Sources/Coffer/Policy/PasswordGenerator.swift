@@ -17,13 +17,22 @@ public struct PasswordGenerator: Sendable {
     /// Below this estimated acceptance probability a policy is refused as impractical (§8.4).
     public static let minimumAcceptance = 1e-4
 
-    public init(rules: PasswordRules, excludeLookalikes: Bool = false, random: any RandomSource = SystemRandom()) {
+    public init(rules: PasswordRules, excludeLookalikes: Bool = false) {
+        self.init(rules: rules, excludeLookalikes: excludeLookalikes, random: SystemRandom())
+    }
+
+    public init(policy: PasswordPolicy, excludeLookalikes: Bool = false) {
+        self.init(rules: policy.rules, excludeLookalikes: excludeLookalikes, random: SystemRandom())
+    }
+
+    /// A generator drawing from an injected random source (seeded tests).
+    package init(rules: PasswordRules, excludeLookalikes: Bool = false, random: any RandomSource) {
         self.rules = rules
         self.excludeLookalikes = excludeLookalikes
         self.random = random
     }
 
-    public init(policy: PasswordPolicy, excludeLookalikes: Bool = false, random: any RandomSource = SystemRandom()) {
+    package init(policy: PasswordPolicy, excludeLookalikes: Bool = false, random: any RandomSource) {
         self.init(rules: policy.rules, excludeLookalikes: excludeLookalikes, random: random)
     }
 

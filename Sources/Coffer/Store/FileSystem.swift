@@ -6,7 +6,7 @@ import Darwin
 
 /// The store's only way to touch files: a small seam so tests can fail or cut any write, sync
 /// or rename (spec/format.md §8) and an app can add platform specifics (file protection classes).
-public protocol VaultFileSystem: Sendable {
+package protocol VaultFileSystem: Sendable {
     /// Opens an existing file; `.vaultMissing` if there is none.
     func open(_ path: String, writable: Bool) throws -> any VaultFileHandle
     /// Creates a new file with mode 0600; fails if it exists.
@@ -31,17 +31,17 @@ public protocol VaultFileSystem: Sendable {
 
 extension VaultFileSystem {
     /// File systems without inodes (the tests' in-memory ones) lock a name beside the file.
-    public func lockExistingFile(_ path: String) throws -> any VaultLockHandle {
+    package func lockExistingFile(_ path: String) throws -> any VaultLockHandle {
         guard fileExists(path) else { throw CofferError(.vaultMissing, "no vault at \(path)") }
         return try lockExclusively(path + ".attempt-lock")
     }
 
     /// File systems without links (the tests' in-memory ones) keep the path as given.
-    public func canonicalPath(_ path: String) -> String { path }
-    public func siblings(of path: String, withPrefix prefix: String) -> [String] { [] }
+    package func canonicalPath(_ path: String) -> String { path }
+    package func siblings(of path: String, withPrefix prefix: String) -> [String] { [] }
 }
 
-public protocol VaultFileHandle: AnyObject {
+package protocol VaultFileHandle: AnyObject {
     func size() throws -> Int
     func read(at offset: Int, count: Int) throws -> [UInt8]
     /// Writes all of `bytes` at `offset` (short writes are retried; an error may leave a prefix written).
@@ -57,22 +57,22 @@ public protocol VaultFileHandle: AnyObject {
 
 extension VaultFileHandle {
     /// Without hole information every byte may be data.
-    public func nextDataOffset(from offset: Int) -> Int? { offset }
+    package func nextDataOffset(from offset: Int) -> Int? { offset }
 }
 
-public protocol VaultLockHandle: AnyObject {
+package protocol VaultLockHandle: AnyObject {
     func unlock()
 }
 
 /// The real file system through POSIX calls.
-public struct POSIXFileSystem: VaultFileSystem {
-    public init() {}
+package struct POSIXFileSystem: VaultFileSystem {
+    package init() {}
 
     /// Opens a regular file only: a FIFO or device would hang or never end (O_NONBLOCK keeps the
     /// open itself from waiting for a FIFO's writer). A file to write must have one link: a
     /// rewrite (compaction, password change) renames a new file over this name, which would leave
     /// the other names on the old copy.
-    public func open(_ path: String, writable: Bool) throws -> any VaultFileHandle {
+    package func open(_ path: String, writable: Bool) throws -> any VaultFileHandle {
         let fd = Glibc.open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             if errno == ENOENT { throw CofferError(.vaultMissing, "no vault at \(path)") }
@@ -96,7 +96,7 @@ public struct POSIXFileSystem: VaultFileSystem {
         return POSIXFileHandle(fd: fd, path: path)
     }
 
-    public func create(_ path: String) throws -> any VaultFileHandle {
+    package func create(_ path: String) throws -> any VaultFileHandle {
         let fd = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             if errno == EEXIST { throw CofferError(.vaultExists, "\(path) already exists") }
@@ -105,15 +105,15 @@ public struct POSIXFileSystem: VaultFileSystem {
         return POSIXFileHandle(fd: fd, path: path)
     }
 
-    public func rename(_ source: String, to destination: String) throws {
+    package func rename(_ source: String, to destination: String) throws {
         guard Glibc.rename(source, destination) == 0 else { throw POSIXFileSystem.error("cannot rename \(source) to \(destination)") }
     }
 
-    public func remove(_ path: String) { unlink(path) }
+    package func remove(_ path: String) { unlink(path) }
 
-    public func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+    package func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
-    public func syncDirectory(containing path: String) throws {
+    package func syncDirectory(containing path: String) throws {
         let directory = POSIXFileSystem.directory(of: path)
         let fd = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw POSIXFileSystem.error("cannot open directory \(directory)") }
@@ -121,13 +121,13 @@ public struct POSIXFileSystem: VaultFileSystem {
         guard fsync(fd) == 0 else { throw POSIXFileSystem.error("cannot sync directory \(directory)") }
     }
 
-    public func lockExclusively(_ path: String) throws -> any VaultLockHandle {
+    package func lockExclusively(_ path: String) throws -> any VaultLockHandle {
         let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw POSIXFileSystem.error("cannot open lock file \(path)") }
         return try Self.flockExclusively(fd, path: path)
     }
 
-    public func lockExistingFile(_ path: String) throws -> any VaultLockHandle {
+    package func lockExistingFile(_ path: String) throws -> any VaultLockHandle {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             if errno == ENOENT { throw CofferError(.vaultMissing, "no vault at \(path)") }
@@ -146,7 +146,7 @@ public struct POSIXFileSystem: VaultFileSystem {
         return POSIXLock(fd: fd)
     }
 
-    public func canonicalPath(_ path: String) -> String {
+    package func canonicalPath(_ path: String) -> String {
         var current = path
         for _ in 0..<40 {
             if let resolved = Self.realPath(current) { return resolved }
@@ -166,7 +166,7 @@ public struct POSIXFileSystem: VaultFileSystem {
         return current
     }
 
-    public func siblings(of path: String, withPrefix prefix: String) -> [String] {
+    package func siblings(of path: String, withPrefix prefix: String) -> [String] {
         guard let directory = opendir(Self.directory(of: path)) else { return [] }
         defer { closedir(directory) }
         var prefix = prefix

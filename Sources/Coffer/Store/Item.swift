@@ -36,7 +36,10 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
         self.init(unchecked: bytes)
     }
 
-    public static func random(using source: some RandomSource = SystemRandom()) -> ItemID {
+    public static func random() -> ItemID { random(using: SystemRandom()) }
+
+    /// A random id from an injected source (seeded tests).
+    package static func random(using source: some RandomSource) -> ItemID {
         ItemID(bytes: source.bytes(16))!
     }
 

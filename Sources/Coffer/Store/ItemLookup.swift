@@ -77,14 +77,14 @@ public enum ItemLookup {
 
 /// Orders text the way people read numbered names: `site2` before `site10`, case-insensitively.
 /// Pure Swift over UTF-8 (Foundation's `.numeric` compare made `ls` of 10k items 50 ms slower).
-public enum NaturalOrder {
-    public static func less(_ a: String, _ b: String) -> Bool { compare(key(a), key(b)) < 0 }
+package enum NaturalOrder {
+    package static func less(_ a: String, _ b: String) -> Bool { compare(key(a), key(b)) < 0 }
 
     /// The bytes compared: the lowercased text's UTF-8 (lowercase once, compare many times).
-    public static func key(_ text: String) -> [UInt8] { Array(text.lowercased().utf8) }
+    package static func key(_ text: String) -> [UInt8] { Array(text.lowercased().utf8) }
 
     /// Sorts by a text of each element, computing each key once.
-    public static func sorted<T>(_ elements: [T], by text: (T) -> String) -> [T] {
+    package static func sorted<T>(_ elements: [T], by text: (T) -> String) -> [T] {
         elements.map { (key(text($0)), $0) }.sorted { compare($0.0, $1.0) < 0 }.map(\.1)
     }
 

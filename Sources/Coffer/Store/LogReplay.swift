@@ -302,7 +302,7 @@ extension Vault {
     /// chain, every live item's summary and location) or its error. Nil when the header does
     /// not parse or the password does not unlock it. For the fuzz harnesses, which require the
     /// descriptions to be equal: what a reader reports must not depend on how it reads.
-    @_spi(Testing) public static func describeReplays(at path: String, password: SecureBytes, fileSystem: any VaultFileSystem,
+    package static func describeReplays(at path: String, password: SecureBytes, fileSystem: any VaultFileSystem,
                                                       configurations: [(windowSize: Int, threads: Int)]) -> [String]? {
         guard let handle = try? fileSystem.open(path, writable: false) else { return nil }
         defer { handle.close() }

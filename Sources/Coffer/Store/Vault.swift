@@ -91,9 +91,14 @@ public final class Vault: @unchecked Sendable {
     // MARK: Creating and opening
 
     /// Creates a new vault at `path` protected by `password`; `.vaultExists` if one is there.
-    public static func create(
+    public static func create(at path: String, password: SecureBytes, kdf: KDFParameters = .moderate) throws -> Vault {
+        try create(at: path, password: password, kdf: kdf, fileSystem: POSIXFileSystem())
+    }
+
+    /// `create(at:password:kdf:)` on an injected file system and random source (fault-injection tests).
+    package static func create(
         at path: String, password: SecureBytes, kdf: KDFParameters = .moderate,
-        fileSystem: any VaultFileSystem = POSIXFileSystem(), random: any RandomSource = SystemRandom()
+        fileSystem: any VaultFileSystem, random: any RandomSource = SystemRandom()
     ) throws -> Vault {
         try kdf.validate()
         let path = fileSystem.canonicalPath(path)
@@ -122,9 +127,14 @@ public final class Vault: @unchecked Sendable {
     }
 
     /// Opens the vault at `path` with its master password.
-    public static func open(
+    public static func open(at path: String, password: SecureBytes, mode: AccessMode = .readWrite) throws -> Vault {
+        try open(at: path, password: password, mode: mode, fileSystem: POSIXFileSystem())
+    }
+
+    /// `open(at:password:mode:)` on an injected file system and random source.
+    package static func open(
         at path: String, password: SecureBytes, mode: AccessMode = .readWrite,
-        fileSystem: any VaultFileSystem = POSIXFileSystem(), random: any RandomSource = SystemRandom()
+        fileSystem: any VaultFileSystem, random: any RandomSource = SystemRandom()
     ) throws -> Vault {
         try open(at: path, mode: mode, fileSystem: fileSystem, random: random) { header in
             try passwordVaultKey(header: header, password: password)
@@ -133,9 +143,14 @@ public final class Vault: @unchecked Sendable {
 
     /// Opens the vault off the calling thread (Argon2id takes most of a second), for async callers.
     /// Cancelling the task discards the result once the derivation returns.
-    public static func open(
+    public static func open(at path: String, password: SecureBytes, mode: AccessMode = .readWrite) async throws -> Vault {
+        try await open(at: path, password: password, mode: mode, fileSystem: POSIXFileSystem())
+    }
+
+    /// The async open on an injected file system.
+    package static func open(
         at path: String, password: SecureBytes, mode: AccessMode = .readWrite,
-        fileSystem: any VaultFileSystem = POSIXFileSystem()
+        fileSystem: any VaultFileSystem
     ) async throws -> Vault {
         // Argon2id blocks its thread for most of a second: run it on a Dispatch worker, not on the
         // few threads of Swift's cooperative pool, so other tasks keep running meanwhile.
@@ -155,7 +170,7 @@ public final class Vault: @unchecked Sendable {
     /// or a PIN slot (spec/unlock.md).
     static func open(
         at path: String, mode: AccessMode, fileSystem: any VaultFileSystem, random: any RandomSource,
-        unlock: (VaultHeader) throws -> SymmetricKey
+        unlock: (VaultHeader) throws -> SecretKey
     ) throws -> Vault {
         let path = fileSystem.canonicalPath(path)
         let lock = mode == .readWrite ? try fileSystem.lockExclusively(lockPath(for: path)) : nil
@@ -206,27 +221,27 @@ public final class Vault: @unchecked Sendable {
                               chain: RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys.recordKey))
     }
 
-    static func passwordVaultKey(header: VaultHeader, password: SecureBytes) throws -> SymmetricKey {
+    static func passwordVaultKey(header: VaultHeader, password: SecureBytes) throws -> SecretKey {
         guard let slot = header.passwordSlot else {
             throw CofferError(.headerCorrupted, "header corrupted: no password keyslot")
         }
         try slot.kdf.validate()
-        let kek = try SymmetricKey(PasswordKDF.deriveKey(password: password, salt: slot.salt, parameters: slot.kdf))
+        let kek = try SecretKey(PasswordKDF.deriveKey(password: password, salt: slot.salt, parameters: slot.kdf))
         do {
             return try slot.unwrap(kek: kek, vaultID: header.vaultID)
         } catch let error as CofferError where error.code == .wrongPassword {
             // Vaults made before normalisation hold a key derived from the bytes as typed
             // (spec/crypto.md §2.1): try those too, only when they differ from the NFKC form.
             guard try PasswordKDF.normalized(password) != nil else { throw error }
-            let asTyped = try SymmetricKey(Argon2id.deriveKey(password: password, salt: slot.salt, parameters: slot.kdf))
+            let asTyped = try SecretKey(Argon2id.deriveKey(password: password, salt: slot.salt, parameters: slot.kdf))
             return try slot.unwrap(kek: asTyped, vaultID: header.vaultID)
         }
     }
 
-    static func passwordSlot(for password: SecureBytes, kdf: KDFParameters, vaultKey: SymmetricKey, vaultID: [UInt8],
+    static func passwordSlot(for password: SecureBytes, kdf: KDFParameters, vaultKey: SecretKey, vaultID: [UInt8],
                              random: any RandomSource) throws -> Keyslot {
         let salt = random.bytes(Argon2id.saltCount)
-        let kek = try SymmetricKey(PasswordKDF.deriveKey(password: password, salt: salt, parameters: kdf))
+        let kek = try SecretKey(PasswordKDF.deriveKey(password: password, salt: salt, parameters: kdf))
         return Keyslot.wrap(vaultKey, kind: .password, kdf: kdf, salt: salt, kek: kek, vaultID: vaultID, using: random)
     }
 
@@ -305,7 +320,7 @@ public final class Vault: @unchecked Sendable {
     }
 
     /// The current header (keyslots included), for the unlock layer.
-    public var header: VaultHeader { mutex.withLock { state.header } }
+    package var header: VaultHeader { mutex.withLock { state.header } }
 
     /// Re-reads the whole file and checks everything: header checksum and MAC, every frame's
     /// framing, chain and authentication, and every item's full encoding.
@@ -586,7 +601,7 @@ public final class Vault: @unchecked Sendable {
     /// A wrong key fails the header MAC: **tampered**, as any wrong key does (spec/format.md §7).
     package static func open(at path: String, vaultKey: SecureBytes, mode: AccessMode = .readWrite) throws -> Vault {
         try open(at: path, mode: mode, fileSystem: POSIXFileSystem(), random: SystemRandom()) { _ in
-            try SymmetricKey(try vaultKey.withUnsafeBytes { try SecureBytes(copying: $0) })
+            try SecretKey(try vaultKey.withUnsafeBytes { try SecureBytes(copying: $0) })
         }
     }
 
@@ -600,7 +615,7 @@ public final class Vault: @unchecked Sendable {
 
     /// Lends the vault key, to wrap it in a new keyslot (spec/unlock.md §2.2). Do not call
     /// other `Vault` methods from `body`.
-    func withVaultKey<R>(_ body: (SymmetricKey) throws -> R) throws -> R {
+    func withVaultKey<R>(_ body: (SecretKey) throws -> R) throws -> R {
         try withOpenState { state in try body(state.keys!.vaultKey) }
     }
 

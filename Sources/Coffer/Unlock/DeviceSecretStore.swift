@@ -28,7 +28,7 @@ public struct RuntimeDirectoryDeviceSecretStore: DeviceSecretStore {
     /// Uses `directory`, creating it with mode 0700 if needed. It must be a directory (not a
     /// link) owned by this user with no access for group or others: a secret planted in, or
     /// readable from, a shared directory would let someone else unlock or guess (§2.3).
-    public init(directory: String, fileSystem: any VaultFileSystem = POSIXFileSystem()) throws {
+    package init(directory: String, fileSystem: any VaultFileSystem = POSIXFileSystem()) throws {
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
             throw CofferError(.pinUnavailable, "cannot create the device-secret directory \(directory); unlock with the master password")
         }
@@ -107,14 +107,3 @@ public struct RuntimeDirectoryDeviceSecretStore: DeviceSecretStore {
     }
 }
 
-/// Keeps secrets in memory only: for tests, and for apps that want a PIN for one process lifetime.
-public final class InMemoryDeviceSecretStore: DeviceSecretStore, @unchecked Sendable {
-    private let lock = Lock()
-    private var secrets: [[UInt8]: SecureBytes] = [:]
-
-    public init() {}
-
-    public func load(vaultID: [UInt8]) throws -> SecureBytes? { lock.withLock { secrets[vaultID] } }
-    public func store(_ secret: SecureBytes, vaultID: [UInt8]) throws { lock.withLock { secrets[vaultID] = secret } }
-    public func delete(vaultID: [UInt8]) throws { lock.withLock { secrets[vaultID] = nil } }
-}

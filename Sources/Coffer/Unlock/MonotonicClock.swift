@@ -83,36 +83,9 @@ public struct SystemMonotonicClock: MonotonicClock {
     }
 }
 
-/// A clock the test moves by hand: forwards, backwards, or to a new boot.
-public final class ManualMonotonicClock: MonotonicClock, @unchecked Sendable {
-    private let lock = Lock()
-    private var current: MonotonicInstant
-
-    public init(bootID: [UInt8] = Array(repeating: 1, count: 16), nanosecondsSinceBoot: UInt64 = 1_000_000_000_000) {
-        current = MonotonicInstant(bootID: bootID, nanosecondsSinceBoot: nanosecondsSinceBoot)
-    }
-
-    public func now() throws -> MonotonicInstant { lock.withLock { current } }
-
-    /// Moves time by `duration` (negative moves it back, stopping at zero).
-    public func advance(by duration: Duration) {
-        lock.withLock {
-            let delta = duration.nanoseconds
-            current.nanosecondsSinceBoot = delta >= 0
-                ? current.nanosecondsSinceBoot &+ UInt64(delta)
-                : current.nanosecondsSinceBoot - Swift.min(current.nanosecondsSinceBoot, UInt64(-delta))
-        }
-    }
-
-    /// Simulates a reboot: a new boot id and a small time since boot.
-    public func reboot(bootID: [UInt8], nanosecondsSinceBoot: UInt64 = 5_000_000_000) {
-        lock.withLock { current = MonotonicInstant(bootID: bootID, nanosecondsSinceBoot: nanosecondsSinceBoot) }
-    }
-}
-
 extension Duration {
     /// Whole nanoseconds, saturating (durations here are minutes to hours).
-    var nanoseconds: Int64 {
+    package var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
         let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return seconds < 0 ? Int64.min : Int64.max }

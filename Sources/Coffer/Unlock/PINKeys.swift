@@ -5,12 +5,12 @@ struct PINKeys {
     let vaultID: [UInt8]
 
     /// `KEK_pin = MAC(DS, "coffer/pin-kek/v1" ‖ vault_id ‖ Argon2id(pin, salt, t, m))`.
-    func keyEncryptionKey(pin: SecureBytes, slotSalt: [UInt8], kdf: KDFParameters) throws -> SymmetricKey {
+    func keyEncryptionKey(pin: SecureBytes, slotSalt: [UInt8], kdf: KDFParameters) throws -> SecretKey {
         let stretched = try PasswordKDF.deriveKey(password: pin, salt: slotSalt, parameters: kdf)
         var message = Array("coffer/pin-kek/v1".utf8) + vaultID
         stretched.withUnsafeBytes { message.append(contentsOf: $0) }
         defer { secureZero(&message) }
-        return try SymmetricKey(BLAKE2b.deriveKey(message, key: deviceSecret))
+        return try SecretKey(BLAKE2b.deriveKey(message, key: deviceSecret))
     }
 
     /// The MAC key of the PIN throttle state.

@@ -33,8 +33,13 @@ public struct PINUnlock: Sendable {
     /// the attempt limit, not the KDF, protect a 6-digit PIN.
     public static let defaultKDF = KDFParameters.interactive
 
-    public init(vaultPath: String, deviceSecrets: any DeviceSecretStore, clock: any MonotonicClock = SystemMonotonicClock(),
-                fileSystem: any VaultFileSystem = POSIXFileSystem(), random: any RandomSource = SystemRandom()) {
+    public init(vaultPath: String, deviceSecrets: any DeviceSecretStore, clock: any MonotonicClock = SystemMonotonicClock()) {
+        self.init(vaultPath: vaultPath, deviceSecrets: deviceSecrets, clock: clock, fileSystem: POSIXFileSystem())
+    }
+
+    /// `init(vaultPath:deviceSecrets:clock:)` on an injected file system and random source.
+    package init(vaultPath: String, deviceSecrets: any DeviceSecretStore, clock: any MonotonicClock = SystemMonotonicClock(),
+                 fileSystem: any VaultFileSystem, random: any RandomSource = SystemRandom()) {
         // Side files sit beside the file really written, whichever link named it (format.md §10).
         self.vaultPath = fileSystem.canonicalPath(vaultPath)
         self.deviceSecrets = deviceSecrets
@@ -158,7 +163,7 @@ public struct PINUnlock: Sendable {
     }
 
     /// §5.1, run with the vault's header while the throttle lock is held.
-    func vaultKey(pin: SecureBytes, header: VaultHeader) throws -> SymmetricKey {
+    func vaultKey(pin: SecureBytes, header: VaultHeader) throws -> SecretKey {
         let policy = ThrottlePolicy.pin
         let limit = policy.destroyAfter ?? Int.max
         guard let slot = header.pinSlot else {
@@ -201,7 +206,7 @@ public struct PINUnlock: Sendable {
         state.lastFailure = now.nanosecondsSinceBoot
         try file.save(state, key: stateKey)
         let kek = try keys.keyEncryptionKey(pin: pin, slotSalt: slot.salt, kdf: slot.kdf)
-        let vaultKey: SymmetricKey
+        let vaultKey: SecretKey
         do {
             vaultKey = try slot.unwrap(kek: kek, vaultID: header.vaultID)
         } catch let error as CofferError where error.code == .wrongPIN {
@@ -221,7 +226,7 @@ public struct PINUnlock: Sendable {
     /// §7: a gentler schedule than the PIN's, never a lockout, and no write on the way to a
     /// success: the state is read without a lock, a failure is recorded after the check (under
     /// the throttle lock, best effort), and a success clears earlier failures (best effort).
-    func vaultKey(password: SecureBytes, header: VaultHeader) throws -> SymmetricKey {
+    func vaultKey(password: SecureBytes, header: VaultHeader) throws -> SecretKey {
         let now = try clock.now()
         let before = passwordState(header: header, now: now)
         if case .wait(let remaining) = ThrottlePolicy.password.decide(

@@ -1,15 +1,15 @@
 /// A schedule of waits after consecutive failures (spec/unlock.md §3, §7). Pure: no clock, no I/O.
-public struct ThrottlePolicy: Sendable, Equatable {
+package struct ThrottlePolicy: Sendable, Equatable {
     /// Failures after which the secret is destroyed, or `nil` for "never" (the master password).
-    public let destroyAfter: Int?
+    package let destroyAfter: Int?
     private let waitSeconds: @Sendable (Int) -> Int64
 
-    public static func == (lhs: ThrottlePolicy, rhs: ThrottlePolicy) -> Bool {
+    package static func == (lhs: ThrottlePolicy, rhs: ThrottlePolicy) -> Bool {
         lhs.destroyAfter == rhs.destroyAfter && (0...64).allSatisfy { lhs.waitSeconds($0) == rhs.waitSeconds($0) }
     }
 
     /// PIN attempts, after iOS and Android: 4 free, then 1 min, 5 min, 15 min, 30 min, 1 h; the 10th erases.
-    public static let pin = ThrottlePolicy(destroyAfter: 10) { failures in
+    package static let pin = ThrottlePolicy(destroyAfter: 10) { failures in
         switch failures {
         case ..<5: return 0
         case 5: return 60
@@ -21,21 +21,21 @@ public struct ThrottlePolicy: Sendable, Equatable {
     }
 
     /// Master-password attempts: gentle, never permanent. 1 s after the 5th failure, doubling to 60 s.
-    public static let password = ThrottlePolicy(destroyAfter: nil) { failures in
+    package static let password = ThrottlePolicy(destroyAfter: nil) { failures in
         guard failures >= 5 else { return 0 }
         let exponent = failures - 5
         return exponent >= 6 ? 60 : Swift.min(60, Int64(1) << Int64(exponent))
     }
 
     /// The wait that follows `failures` consecutive failures.
-    public func wait(afterFailures failures: Int) -> Duration { .seconds(waitSeconds(Swift.max(0, failures))) }
+    package func wait(afterFailures failures: Int) -> Duration { .seconds(waitSeconds(Swift.max(0, failures))) }
 
     /// Attempts left before destruction after `failures` failures (`nil` when never destroyed).
-    public func attemptsLeft(afterFailures failures: Int) -> Int? {
+    package func attemptsLeft(afterFailures failures: Int) -> Int? {
         destroyAfter.map { Swift.max(0, $0 - failures) }
     }
 
-    public enum Decision: Sendable, Equatable {
+    package enum Decision: Sendable, Equatable {
         /// An attempt may be checked now.
         case attempt(attemptsLeft: Int?)
         /// Refuse without checking or counting.
@@ -45,7 +45,7 @@ public struct ThrottlePolicy: Sendable, Equatable {
     }
 
     /// What to do with an attempt at `now`, given a state already rebased to the current boot.
-    public func decide(failures: Int, lastFailure: UInt64, now: UInt64) -> Decision {
+    package func decide(failures: Int, lastFailure: UInt64, now: UInt64) -> Decision {
         if let limit = destroyAfter, failures >= limit { return .destroyed }
         let wait = wait(afterFailures: failures).nanoseconds
         // A time before the last failure (forged or injected) counts as no time elapsed.
@@ -56,7 +56,7 @@ public struct ThrottlePolicy: Sendable, Equatable {
         return .attempt(attemptsLeft: attemptsLeft(afterFailures: failures))
     }
 
-    public func decide(_ state: ThrottleState, now: MonotonicInstant) -> Decision {
+    package func decide(_ state: ThrottleState, now: MonotonicInstant) -> Decision {
         let rebased = state.rebased(to: now)
         return decide(failures: Int(rebased.failures), lastFailure: rebased.lastFailure, now: now.nanosecondsSinceBoot)
     }

@@ -1,35 +1,35 @@
 /// The persistent attempt counter of one vault (spec/unlock.md §4): encoded with a MAC so that
 /// editing it is detected. `decode` is a pure parser that never traps; it is fuzzed.
-public struct ThrottleState: Sendable, Equatable {
-    public enum Kind: UInt8, Sendable {
+package struct ThrottleState: Sendable, Equatable {
+    package enum Kind: UInt8, Sendable {
         case pin = 1
         case password = 2
     }
 
     /// A remembered wrong guess: a keyed hash, never the guess (§5.4).
-    public struct RecentGuess: Sendable, Equatable {
-        public var tag: [UInt8]
-        public var at: UInt64
-        public init(tag: [UInt8], at: UInt64) { self.tag = tag; self.at = at }
+    package struct RecentGuess: Sendable, Equatable {
+        package var tag: [UInt8]
+        package var at: UInt64
+        package init(tag: [UInt8], at: UInt64) { self.tag = tag; self.at = at }
     }
 
-    public static let magic: [UInt8] = Array("COFFTHR1".utf8)
-    public static let maximumRecent = 16
-    public static let tagCount = 16
+    package static let magic: [UInt8] = Array("COFFTHR1".utf8)
+    package static let maximumRecent = 16
+    package static let tagCount = 16
     static let fixedCount = 8 + 1 + 16 + 4 + 16 + 8 + 1
     static let macCount = 32
     /// How long a wrong guess is remembered, so typing it again is not counted again.
-    public static let duplicateWindow: Duration = .seconds(5 * 60)
+    package static let duplicateWindow: Duration = .seconds(5 * 60)
 
-    public var kind: Kind
-    public var vaultID: [UInt8]
-    public var failures: UInt32
-    public var bootID: [UInt8]
+    package var kind: Kind
+    package var vaultID: [UInt8]
+    package var failures: UInt32
+    package var bootID: [UInt8]
     /// Boot-relative nanoseconds of the last counted failure.
-    public var lastFailure: UInt64
-    public var recent: [RecentGuess]
+    package var lastFailure: UInt64
+    package var recent: [RecentGuess]
 
-    public init(kind: Kind, vaultID: [UInt8], failures: UInt32 = 0, bootID: [UInt8], lastFailure: UInt64 = 0,
+    package init(kind: Kind, vaultID: [UInt8], failures: UInt32 = 0, bootID: [UInt8], lastFailure: UInt64 = 0,
                 recent: [RecentGuess] = []) {
         self.kind = kind
         self.vaultID = vaultID
@@ -40,7 +40,7 @@ public struct ThrottleState: Sendable, Equatable {
     }
 
     /// A zero state for `vaultID` at `now`.
-    public static func fresh(kind: Kind, vaultID: [UInt8], now: MonotonicInstant) -> ThrottleState {
+    package static func fresh(kind: Kind, vaultID: [UInt8], now: MonotonicInstant) -> ThrottleState {
         ThrottleState(kind: kind, vaultID: vaultID, bootID: now.bootID, lastFailure: now.nanosecondsSinceBoot)
     }
 
@@ -48,7 +48,7 @@ public struct ThrottleState: Sendable, Equatable {
 
     /// The state as seen on the boot of `now` (§5.5): after a reboot the current wait restarts in
     /// full and recent guesses are forgotten; a time earlier than the last failure restarts it too.
-    public func rebased(to now: MonotonicInstant) -> ThrottleState {
+    package func rebased(to now: MonotonicInstant) -> ThrottleState {
         var state = self
         if bootID != now.bootID {
             state.bootID = now.bootID
@@ -67,13 +67,13 @@ public struct ThrottleState: Sendable, Equatable {
     }
 
     /// Whether `tag` is a wrong guess remembered at `now` (call on a rebased state).
-    public func isRecentWrongGuess(_ tag: [UInt8], now: MonotonicInstant) -> Bool {
+    package func isRecentWrongGuess(_ tag: [UInt8], now: MonotonicInstant) -> Bool {
         recent.contains { constantTimeEquals($0.tag, tag) && now.nanosecondsSinceBoot - Swift.min($0.at, now.nanosecondsSinceBoot) <= UInt64(Self.duplicateWindow.nanoseconds) }
     }
 
     // MARK: Bytes
 
-    public func encode(key: SecureBytes) throws -> [UInt8] {
+    package func encode(key: SecureBytes) throws -> [UInt8] {
         guard vaultID.count == 16, bootID.count == 16, recent.count <= Self.maximumRecent,
               recent.allSatisfy({ $0.tag.count == Self.tagCount }) else {
             throw CofferError(.invalidArgument, "throttle state fields out of range")
@@ -95,7 +95,7 @@ public struct ThrottleState: Sendable, Equatable {
     }
 
     /// Parses and authenticates `bytes`. Any defect → `unlock.throttle-state-tampered`.
-    public static func decode(_ bytes: [UInt8], key: SecureBytes) throws -> ThrottleState {
+    package static func decode(_ bytes: [UInt8], key: SecureBytes) throws -> ThrottleState {
         let tampered = CofferError(.throttleStateTampered, "the attempt-counter file was altered or damaged")
         guard bytes.count >= fixedCount + macCount, bytes.count <= fixedCount + maximumRecent * 24 + macCount else {
             throw tampered

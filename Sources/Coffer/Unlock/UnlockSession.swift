@@ -36,9 +36,16 @@ public final class UnlockSession: @unchecked Sendable {
     ///   - pin: enables `unlock(pin:)` and rate-limits the master password (§7); without it the
     ///     password unlock is a plain `Vault.open`.
     ///   - autoLockAfter: idle time after which the session locks itself; `nil` for never.
-    public init(vaultPath: String, pin: PINUnlock? = nil, mode: Vault.AccessMode = .readWrite,
-                autoLockAfter: Duration? = .seconds(300), timer: any IdleTimer = TaskIdleTimer(),
-                fileSystem: any VaultFileSystem = POSIXFileSystem()) {
+    public convenience init(vaultPath: String, pin: PINUnlock? = nil, mode: Vault.AccessMode = .readWrite,
+                            autoLockAfter: Duration? = .seconds(300), timer: any IdleTimer = TaskIdleTimer()) {
+        self.init(vaultPath: vaultPath, pin: pin, mode: mode, autoLockAfter: autoLockAfter, timer: timer,
+                  fileSystem: POSIXFileSystem())
+    }
+
+    /// The session on an injected file system (fault-injection tests).
+    package init(vaultPath: String, pin: PINUnlock? = nil, mode: Vault.AccessMode = .readWrite,
+                 autoLockAfter: Duration? = .seconds(300), timer: any IdleTimer = TaskIdleTimer(),
+                 fileSystem: any VaultFileSystem) {
         self.vaultPath = vaultPath
         self.pins = pin
         self.mode = mode

@@ -1,11 +1,12 @@
 import Testing
 import PropertyBased
 @testable import Coffer
+import CofferTestSupport
 
 /// spec/crypto.md §4 and §6: AEAD round trip and bit-flip detection, unbiased uniform.
 @Suite("Crypto properties")
 struct CryptoPropertyTests {
-    static let key = try! SymmetricKey.random()
+    static let key = try! SecretKey.random()
 
     @Test("open(seal(m, ad)) == m for any m and ad")
     func roundTrip() async {
@@ -92,14 +93,14 @@ struct CryptoAPITests {
         let secrets = try (0..<30_000).map { try Secret("password \($0)") }
         #expect(secrets[29_999].reveal() == "password 29999")
         #expect(secrets[0].bytes.protection == .locked)
-        #expect(try SymmetricKey.random().bytes.protection == .guarded)
+        #expect(try SecretKey.random().bytes.protection == .guarded)
         let locked = try SecureBytes(utf8: "x", protection: .locked), guarded = try SecureBytes(utf8: "x")
         #expect(locked == guarded)
     }
 
     @Test("Keys must be 32 bytes")
     func keySize() throws {
-        #expect(throws: CofferError.self) { try SymmetricKey(SecureBytes(count: 16) { _ in }) }
+        #expect(throws: CofferError.self) { try SecretKey(SecureBytes(count: 16) { _ in }) }
     }
 
     @Test("Seeded random is reproducible and differs by seed")

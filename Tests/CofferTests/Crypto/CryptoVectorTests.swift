@@ -30,7 +30,7 @@ struct CryptoVectorTests {
         #expect(file.blocks.count >= 10)
         var sawDraft = false
         for block in file.blocks {
-            let key = try SymmetricKey(SecureBytes(testBytes: try block.hex("key")))
+            let key = try SecretKey(SecureBytes(testBytes: try block.hex("key")))
             let nonce = try block.hex("nonce"), ad = try block.hex("ad")
             let sealed = nonce + (try block.hex("ciphertext")) + (try block.hex("tag"))
             let name = try block.string("name")

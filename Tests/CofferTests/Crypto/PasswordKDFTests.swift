@@ -44,7 +44,7 @@ struct PasswordKDFTests {
         let vaultID = vault.header.vaultID
         let legacy = try vault.withVaultKey { key in
             let salt = SystemRandom().bytes(Argon2id.saltCount)
-            let kek = try SymmetricKey(Argon2id.deriveKey(password: SecureBytes(utf8: Self.decomposed), salt: salt, parameters: .minimal))
+            let kek = try SecretKey(Argon2id.deriveKey(password: SecureBytes(utf8: Self.decomposed), salt: salt, parameters: .minimal))
             return Keyslot.wrap(key, kind: .password, kdf: .minimal, salt: salt, kek: kek, vaultID: vaultID, using: SystemRandom())
         }
         try vault.replaceKeyslots([legacy])

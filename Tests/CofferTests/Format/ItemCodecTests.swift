@@ -1,5 +1,6 @@
 import Testing
 @testable import Coffer
+import CofferTestSupport
 
 extension ItemCodec {
     /// `item`'s index text as an array.

@@ -1,6 +1,7 @@
 import Testing
 import PropertyBased
 @testable import Coffer
+import CofferTestSupport
 
 /// spec/policy.md §8: the random password generator.
 @Suite struct PolicyGeneratorTests {

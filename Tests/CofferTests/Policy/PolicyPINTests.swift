@@ -1,5 +1,6 @@
 import Testing
 @testable import Coffer
+import CofferTestSupport
 
 /// spec/policy.md §11: PINs.
 @Suite struct PolicyPINTests {

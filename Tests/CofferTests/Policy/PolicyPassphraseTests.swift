@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Coffer
+import CofferTestSupport
 
 /// spec/policy.md §10: passphrases from the EFF large wordlist.
 @Suite struct PolicyPassphraseTests {

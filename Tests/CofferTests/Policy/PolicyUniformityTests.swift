@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Coffer
+import CofferTestSupport
 
 /// spec/policy.md §9: chi-square test of the generator's per-position distribution, with a fixed
 /// seed (deterministic) and a documented false-failure probability below 1e-7 for any seed.

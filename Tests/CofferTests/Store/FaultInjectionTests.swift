@@ -1,5 +1,6 @@
 import Testing
 @testable import Coffer
+import CofferTestSupport
 
 /// spec/format.md §8: after a failure or a crash at any I/O call, reopening yields exactly the
 /// acknowledged items — or, after a crash, the acknowledged items plus the one operation that was

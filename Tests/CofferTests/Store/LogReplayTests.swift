@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Coffer
+import CofferTestSupport
 
 /// `LogReplay` reads the log in windows and opens each window's frames on several threads
 /// (spec/format.md §7 step 9). These tests show that neither the window size nor the number of

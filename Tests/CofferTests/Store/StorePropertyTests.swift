@@ -1,6 +1,7 @@
 import Testing
 import PropertyBased
 @testable import Coffer
+import CofferTestSupport
 
 /// spec/format.md §5–§8 as properties: round trips over arbitrary edit sequences, every single-byte
 /// change detected, truncation at every offset recovered to an acknowledged prefix or refused.

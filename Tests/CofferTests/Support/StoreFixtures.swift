@@ -1,5 +1,6 @@
 import Foundation
 @testable import Coffer
+import CofferTestSupport
 
 /// A fresh directory under the system temp dir, removed when the value is released.
 final class TemporaryDirectory: @unchecked Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Coffer
+import CofferTestSupport
 
 /// spec/unlock.md §2–§7 end to end, with an injected clock and in-memory device secrets.
 @Suite struct UnlockPINTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Coffer
+import CofferTestSupport
 
 /// A file system whose first opening of `gatedPath` waits until the test opens the gate, so a
 /// test can act while an unlock is "deriving".
@@ -110,7 +111,7 @@ final class GatedFileSystem: VaultFileSystem, @unchecked Sendable {
         // The derivation finished in the background and its vault was closed: the writer lock is free again.
         var reopened: Vault?
         for _ in 0..<200 where reopened == nil {
-            reopened = try? Vault.open(at: f.path, password: Fixtures.password, mode: .readWrite, random: SystemRandom())
+            reopened = try? Vault.open(at: f.path, password: Fixtures.password, mode: .readWrite, fileSystem: POSIXFileSystem(), random: SystemRandom())
             if reopened == nil { try await Task.sleep(for: .milliseconds(10)) }
         }
         #expect(reopened != nil)

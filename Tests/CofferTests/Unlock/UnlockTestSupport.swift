@@ -1,5 +1,6 @@
 import Foundation
 @testable import Coffer
+import CofferTestSupport
 
 /// A vault with a PIN set, an in-memory device-secret store and a hand-moved clock.
 final class PINFixture: @unchecked Sendable {

@@ -5,20 +5,36 @@ import Darwin
 #endif
 
 /// A tiny pthread mutex, to keep the core free of Foundation-only locking.
-final class Lock: @unchecked Sendable {
+package final class Lock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
 
-    init() { pthread_mutex_init(mutex, nil) }
+    package init() { pthread_mutex_init(mutex, nil) }
 
     deinit {
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
     }
 
-    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+    package func withLock<R>(_ body: () throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body()
+    }
+}
+
+/// State that only its mutex reaches: the one pattern the core uses for mutable shared state,
+/// so `@unchecked Sendable` is vouched for here once, not on every type that holds state.
+/// (`Synchronization.Mutex` would do the same but needs macOS 15 / iOS 18.)
+package final class Locked<State>: @unchecked Sendable {
+    private let lock = Lock()
+    private var state: State
+
+    package init(_ state: State) { self.state = state }
+
+    /// Runs `body` with the state, under the mutex. Not reentrant: `body` must not call back
+    /// into the same `Locked`.
+    package func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
+        try lock.withLock { try body(&state) }
     }
 }
 
