@@ -55,8 +55,8 @@ package enum ItemDecoderHarness {
 }
 
 /// FuzzPasswordRules: bytes as UTF-8 text (invalid sequences become U+FFFD) in the Apple rules
-/// language (spec/policy.md §5). Invariants: errors are `policy.invalid-rules` at a position
-/// inside the input; `parse` and `parseWithPosition` agree; what parses prints canonically, and
+/// language (spec/policy.md §5). Invariants: errors are `policy.invalid-rules` whose detail is a
+/// position inside the input, the one the message names; what parses prints canonically, and
 /// parse → print → parse gives equal rules and the same text (§5.5); `allowed` covers every
 /// required set (§3.1).
 package enum PasswordRulesHarness {
@@ -64,20 +64,18 @@ package enum PasswordRulesHarness {
         let target = FuzzTarget.passwordRules
         let text = String(decoding: data, as: UTF8.self)
         let scalars = text.unicodeScalars.count
-        let positioned = PasswordRules.parseWithPosition(text)
         let rules: PasswordRules
         do { rules = try PasswordRules.parse(text) } catch {
-            let e = try Check.cofferError(error, target, during: "PasswordRules.parse")
-            try Check.require(e.code == .invalidRules, target, "parse threw an unexpected code: \(e)")
-            guard case .failure(let syntax) = positioned else {
-                throw Check.fail(target, "parse throws \(e) but parseWithPosition succeeds")
+            try Check.require(error.code == .invalidRules, target, "parse threw an unexpected code: \(error)")
+            guard case .position(let position)? = error.detail else {
+                throw Check.fail(target, "a syntax error without its position: \(error)")
             }
-            try Check.require(syntax.cofferError == e, target, "parse and parseWithPosition report different errors")
-            try Check.require((0...scalars).contains(syntax.position), target,
-                              "error position \(syntax.position) outside the input (\(scalars) scalars)")
+            try Check.require((0...scalars).contains(position), target,
+                              "error position \(position) outside the input (\(scalars) scalars)")
+            try Check.require(error.reason.hasSuffix("at position \(position)"), target,
+                              "the message and the detail name different positions: \(error)")
             return .rejected
         }
-        try Check.require(positioned == .success(rules), target, "parse succeeds but parseWithPosition differs")
         for required in rules.required {
             try Check.require(!required.isEmpty, target, "an empty required set")
             try Check.require(required.isSubset(of: rules.allowed), target, "allowed does not cover a required set")

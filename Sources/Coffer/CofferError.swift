@@ -10,59 +10,86 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         public init(rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
-        // Crypto (spec/crypto.md)
-        /// libsodium could not be initialised or could not allocate guarded memory.
+        // Crypto (spec/crypto.md §6)
+        /// libsodium could not be initialised or could not allocate guarded memory (crypto.md §5).
         public static let cryptoUnavailable = Code(rawValue: "crypto.unavailable")
-        /// A caller passed a key, nonce or salt of the wrong size, or an out-of-range argument.
+        /// A key, nonce or salt of the wrong size, or an out-of-range argument (crypto.md §6).
         public static let invalidArgument = Code(rawValue: "crypto.invalid-argument")
-        /// Argon2id parameters lie outside the bounds of spec/crypto.md §3.
+        /// Argon2id parameters lie outside the bounds of crypto.md §3.
         public static let kdfParametersRefused = Code(rawValue: "crypto.kdf-parameters-refused")
-        /// The key derivation itself failed (typically: not enough memory).
+        /// The key derivation itself failed, typically for lack of memory (crypto.md §3).
         public static let kdfFailed = Code(rawValue: "crypto.kdf-failed")
-        /// An AEAD open failed: wrong key, or the ciphertext, nonce or associated data changed.
+        /// An AEAD open failed: wrong key, or the ciphertext, nonce or associated data changed (crypto.md §4).
         public static let authenticationFailed = Code(rawValue: "crypto.authentication-failed")
 
-        // Vault file (spec/format.md)
+        // Vault file (spec/format.md §7: what a reader reports)
+        /// No keyslot opens with the password given (format.md §3, §7).
         public static let wrongPassword = Code(rawValue: "vault.wrong-password")
+        /// The file does not start with Coffer's magic (format.md §2, §7 step 1).
         public static let notAVault = Code(rawValue: "vault.not-a-vault")
+        /// The header's keyless checksum fails: accidental damage (format.md §7).
         public static let headerCorrupted = Code(rawValue: "vault.header-corrupted")
+        /// The header MAC or a record's authentication fails: deliberate change (format.md §5, §7).
         public static let tampered = Code(rawValue: "vault.tampered")
+        /// A record frame's keyless checks fail before the end of the log (format.md §5, §7).
         public static let recordCorrupted = Code(rawValue: "vault.record-corrupted")
+        /// The file ends inside the header (format.md §7).
         public static let truncated = Code(rawValue: "vault.truncated")
+        /// A major version other than 1, or writing to a newer minor version (format.md §2).
         public static let unsupportedVersion = Code(rawValue: "vault.unsupported-version")
+        /// A size or count beyond format.md §9's bounds.
         public static let limitExceeded = Code(rawValue: "vault.limit-exceeded")
+        /// A record or item that authenticates but breaks format.md §5.1 or §6.
         public static let malformedItem = Code(rawValue: "vault.malformed-item")
 
-        // Store (spec/format.md, store sections)
+        // Store (spec/format.md §8 writing, §10 concurrency)
+        /// No vault at the path (format.md §10).
         public static let vaultMissing = Code(rawValue: "store.vault-missing")
+        /// `create` found a vault already there; it never overwrites one (format.md §8).
         public static let vaultExists = Code(rawValue: "store.vault-exists")
+        /// Another process holds the writer lock (format.md §10).
         public static let vaultBusy = Code(rawValue: "store.vault-busy")
+        /// The operating system refused a read, write, sync or rename (format.md §8).
         public static let io = Code(rawValue: "store.io")
+        /// No live item has that id or name (cli.md §4).
         public static let itemNotFound = Code(rawValue: "store.item-not-found")
+        /// A name matches more than one item (cli.md §4).
         public static let ambiguousItem = Code(rawValue: "store.ambiguous-item")
+        /// The vault was closed (locked): its keys are wiped (unlock.md §1).
         public static let locked = Code(rawValue: "store.locked")
+        /// A write to a vault opened read-only (format.md §10).
         public static let readOnly = Code(rawValue: "store.read-only")
+        /// Adding an id that is already live (format.md §5.1).
         public static let duplicateItem = Code(rawValue: "store.duplicate-item")
         /// The vault path is not a regular file (FIFO, device, directory), or a file to write has
-        /// more than one hard link (spec/format.md §10).
+        /// more than one hard link (format.md §10).
         public static let unsupportedFile = Code(rawValue: "store.unsupported-file")
 
         // Unlock (spec/unlock.md)
+        /// The PIN was wrong; `detail` is `.attemptsLeft(n)` (unlock.md §5).
         public static let wrongPIN = Code(rawValue: "unlock.wrong-pin")
+        /// Attempts are paused; nothing was checked or counted; `detail` is `.retryAfter(wait)` (unlock.md §3, §7).
         public static let throttled = Code(rawValue: "unlock.throttled")
+        /// No usable PIN: none set, or erased after too many wrong PINs (unlock.md §5).
         public static let pinDisabled = Code(rawValue: "unlock.pin-disabled")
+        /// A PIN slot exists but this device has no secret for it (unlock.md §2).
         public static let pinUnavailable = Code(rawValue: "unlock.pin-unavailable")
+        /// The attempt-counter file was missing or altered, so the PIN was erased (unlock.md §6).
         public static let throttleStateTampered = Code(rawValue: "unlock.throttle-state-tampered")
+        /// The caller cancelled an unlock while the key was being derived (unlock.md §1).
         public static let cancelled = Code(rawValue: "unlock.cancelled")
 
         // Policy (spec/policy.md)
+        /// A password rules string does not parse; `detail` is `.position(n)` (policy.md §5).
         public static let invalidRules = Code(rawValue: "policy.invalid-rules")
+        /// No password can satisfy the rules, or too few would (policy.md §8).
         public static let unsatisfiablePolicy = Code(rawValue: "policy.unsatisfiable")
+        /// A new password or PIN breaks the policy (policy.md §4, §11).
         public static let policyViolation = Code(rawValue: "policy.violation")
-        /// A generator option is out of range (length, word count, PIN digits).
+        /// A generator option is out of range: length, word count, PIN digits (policy.md §8, §10, §11).
         public static let invalidOption = Code(rawValue: "policy.invalid-option")
 
-        // Import (spec/cli.md, import section)
+        // Import (spec/cli.md §8)
         /// An import file that cannot be read as a whole: not the named format, missing header
         /// columns, encrypted export, too large. Single bad rows are skipped and reported instead.
         public static let invalidImport = Code(rawValue: "import.invalid-file")
@@ -81,13 +108,42 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         ]
     }
 
+    /// Structured facts a user interface needs beyond the code: how many PIN attempts are left,
+    /// how long to wait, where a rules string breaks. Carries no secret.
+    public enum Detail: Hashable, Sendable {
+        /// `unlock.wrong-pin`: this many more wrong PINs erase the PIN.
+        case attemptsLeft(Int)
+        /// `unlock.throttled`: attempts resume after this wait.
+        case retryAfter(Duration)
+        /// `policy.invalid-rules`: 0-based offset, in Unicode scalars, of the first offending
+        /// character (the input's length for a premature end).
+        case position(Int)
+    }
+
     public let code: Code
     /// What went wrong and, where there is one, the way out. Never contains secret material.
     public let reason: String
+    public let detail: Detail?
+    /// Where the error was thrown (`#fileID` and line), for bug reports; not part of equality.
+    public let file: String
+    public let line: UInt
 
-    public init(_ code: Code, _ reason: String) {
+    public init(_ code: Code, _ reason: String, detail: Detail? = nil, file: String = #fileID, line: UInt = #line) {
         self.code = code
         self.reason = reason
+        self.detail = detail
+        self.file = file
+        self.line = line
+    }
+
+    /// Equal when code and detail are: what a caller acts on, not the wording or the throw site.
+    public static func == (lhs: CofferError, rhs: CofferError) -> Bool {
+        lhs.code == rhs.code && lhs.detail == rhs.detail
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(detail)
     }
 
     public var description: String { "\(reason) [\(code)]" }

@@ -1,37 +1,10 @@
-/// Where and why a rules string is malformed (spec/policy.md §5.3).
-public struct PasswordRulesSyntaxError: Error, Hashable, Sendable {
-    /// 0-based offset, in Unicode scalars, of the first offending character (the input's length
-    /// for a premature end).
-    public let position: Int
-    /// What is wrong, without quoting the input.
-    public let message: String
-
-    /// The same error as the core's one error type.
-    public var cofferError: CofferError {
-        CofferError(.invalidRules, "\(message) at position \(position)")
-    }
-}
-
 extension PasswordRules {
     /// Parses Apple's password rules language (spec/policy.md §5). Pure and total: any input
-    /// either parses or throws `CofferError` with code `policy.invalid-rules`; it never traps.
-    public static func parse(_ text: String) throws -> PasswordRules {
-        switch parseWithPosition(text) {
-        case .success(let rules): return rules
-        case .failure(let error): throw error.cofferError
-        }
-    }
-
-    /// `parse(_:)`, keeping the error's position as a number (for an editor that underlines it).
-    public static func parseWithPosition(_ text: String) -> Result<PasswordRules, PasswordRulesSyntaxError> {
+    /// either parses or throws `CofferError` with code `policy.invalid-rules` and detail
+    /// `.position(n)`, the offset an editor can underline; it never traps.
+    public static func parse(_ text: String) throws(CofferError) -> PasswordRules {
         var parser = PasswordRulesParser(Array(text.unicodeScalars))
-        do {
-            return .success(try parser.parseRules())
-        } catch let error as PasswordRulesSyntaxError {
-            return .failure(error)
-        } catch {
-            return .failure(PasswordRulesSyntaxError(position: 0, message: "unexpected parser failure"))
-        }
+        return try parser.parseRules()
     }
 }
 
@@ -50,8 +23,9 @@ struct PasswordRulesParser {
     private var atEnd: Bool { position >= input.count }
     private var current: Unicode.Scalar? { atEnd ? nil : input[position] }
 
-    private func fail(_ message: String, at offset: Int) -> PasswordRulesSyntaxError {
-        PasswordRulesSyntaxError(position: offset, message: message)
+    /// The syntax error at `offset`, without quoting the input.
+    private func fail(_ message: String, at offset: Int) -> CofferError {
+        CofferError(.invalidRules, "\(message) at position \(offset)", detail: .position(offset))
     }
 
     private static func isWhitespace(_ c: Unicode.Scalar) -> Bool {
@@ -77,7 +51,7 @@ struct PasswordRulesParser {
         return name.lowercased()
     }
 
-    mutating func parseRules() throws -> PasswordRules {
+    mutating func parseRules() throws(CofferError) -> PasswordRules {
         var required: [PasswordCharacterSet] = []
         var allowed: PasswordCharacterSet?
         var minLength: Int?, maxLength: Int?, maxConsecutive: Int?
@@ -118,7 +92,7 @@ struct PasswordRulesParser {
     }
 
     /// `class *( "," class )`, stopping before `;` or the end; returns the union of the classes.
-    private mutating func classList() throws -> PasswordCharacterSet {
+    private mutating func classList() throws(CofferError) -> PasswordCharacterSet {
         var union = PasswordCharacterSet.empty
         while true {
             guard let c = current else { throw fail("expected a character class", at: position) }
@@ -149,7 +123,7 @@ struct PasswordRulesParser {
     }
 
     /// `"[" 1*char "]"` with printable ASCII only, `-` only first, and no `]` inside.
-    private mutating func customClass() throws -> PasswordCharacterSet {
+    private mutating func customClass() throws(CofferError) -> PasswordCharacterSet {
         let start = position
         position += 1  // "["
         var set = PasswordCharacterSet.empty
@@ -169,7 +143,7 @@ struct PasswordRulesParser {
         return set
     }
 
-    private mutating func integer() throws -> Int {
+    private mutating func integer() throws(CofferError) -> Int {
         let start = position
         var value = 0
         while let c = current, Self.isDigit(c) {

@@ -124,17 +124,17 @@ public struct PINUnlock: Sendable {
 
     /// Opens the vault with the PIN. Throws `CofferError` with an `unlock.*` code (or the store's).
     public func unlock(pin: SecureBytes, mode: Vault.AccessMode = .readWrite) throws -> Vault {
-        try attempt(pin: pin, mode: mode).mapError(\.error).get()
+        try attempt(pin: pin, mode: mode).get()
     }
 
     /// Opens the vault with the master password, rate-limited (§7); a read-write unlock also
     /// removes a PIN slot this device can no longer open (§2.4).
     public func unlock(password: SecureBytes, mode: Vault.AccessMode = .readWrite) throws -> Vault {
-        try attempt(password: password, mode: mode).mapError(\.error).get()
+        try attempt(password: password, mode: mode).get()
     }
 
     /// `unlock(pin:mode:)` with typed failures, for lock screens.
-    public func attempt(pin: SecureBytes, mode: Vault.AccessMode = .readWrite) -> Result<Vault, UnlockFailure> {
+    public func attempt(pin: SecureBytes, mode: Vault.AccessMode = .readWrite) -> Result<Vault, CofferError> {
         Result {
             // Input that cannot be a PIN (§5.1 step 0) is refused before anything is counted:
             // a mistyped file is a usage error, not a guess.
@@ -146,20 +146,20 @@ public struct PINUnlock: Sendable {
             return try Vault.open(at: vaultPath, mode: mode, fileSystem: fileSystem, random: random) { header in
                 try vaultKey(pin: pin, header: header)
             }
-        }.mapError(UnlockFailure.from)
+        }.mapError(CofferError.unlockFailure)
     }
 
     /// `unlock(password:mode:)` with typed failures. Takes no lock and writes nothing unless the
     /// password is wrong (or right after earlier failures), so readers run in parallel and on a
     /// read-only medium (§7.3).
-    public func attempt(password: SecureBytes, mode: Vault.AccessMode = .readWrite) -> Result<Vault, UnlockFailure> {
+    public func attempt(password: SecureBytes, mode: Vault.AccessMode = .readWrite) -> Result<Vault, CofferError> {
         Result {
             let vault = try Vault.open(at: vaultPath, mode: mode, fileSystem: fileSystem, random: random) { header in
                 try vaultKey(password: password, header: header)
             }
             if mode == .readWrite { try? pruneDeadPINSlot(vault) }
             return vault
-        }.mapError(UnlockFailure.from)
+        }.mapError(CofferError.unlockFailure)
     }
 
     /// §5.1, run with the vault's header while the throttle lock is held.
@@ -167,9 +167,9 @@ public struct PINUnlock: Sendable {
         let policy = ThrottlePolicy.pin
         let limit = policy.destroyAfter ?? Int.max
         guard let slot = header.pinSlot else {
-            throw UnlockFailure.pinDisabled(reason: "no PIN is set for this vault; unlock with the master password")
+            throw CofferError(.pinDisabled, "no PIN is set for this vault; unlock with the master password")
         }
-        guard let secret = try deviceSecrets.load(vaultID: header.vaultID) else { throw UnlockFailure.pinUnavailable }
+        guard let secret = try deviceSecrets.load(vaultID: header.vaultID) else { throw CofferError.pinUnavailable() }
         let keys = PINKeys(deviceSecret: secret, vaultID: header.vaultID)
         let stateKey = try keys.stateKey()
         let file = pinStateFile
@@ -182,16 +182,16 @@ public struct PINUnlock: Sendable {
             loaded = state
         } catch let error as CofferError where error.code == .throttleStateTampered {
             try destroyPIN(vaultID: header.vaultID)
-            throw UnlockFailure.throttleStateTampered
+            throw CofferError.throttleStateTampered()
         }
         var state = loaded.rebased(to: now)
         switch policy.decide(failures: Int(state.failures), lastFailure: state.lastFailure, now: now.nanosecondsSinceBoot) {
         case .destroyed:
             try destroyPIN(vaultID: header.vaultID)
-            throw UnlockFailure.pinDisabled(reason: "the PIN was erased after \(limit) wrong PINs in a row; unlock with the master password")
+            throw CofferError(.pinDisabled, "the PIN was erased after \(limit) wrong PINs in a row; unlock with the master password")
         case .wait(let remaining):
             if state != loaded { try file.save(state, key: stateKey) }
-            throw UnlockFailure.throttled(remaining: remaining)
+            throw CofferError.throttled(remaining: remaining)
         case .attempt:
             break
         }
@@ -199,7 +199,7 @@ public struct PINUnlock: Sendable {
         let tag = try keys.guessTag(pin: pin, slotSalt: slot.salt)
         if state.isRecentWrongGuess(tag, now: now) {
             if state != loaded { try file.save(state, key: stateKey) }
-            throw UnlockFailure.wrongPIN(attemptsLeft: limit - Int(state.failures))
+            throw CofferError.wrongPIN(attemptsLeft: limit - Int(state.failures))
         }
         // Count the attempt durably before checking it (§5.1 step 6).
         state.failures += 1
@@ -212,12 +212,12 @@ public struct PINUnlock: Sendable {
         } catch let error as CofferError where error.code == .wrongPIN {
             if Int(state.failures) >= limit {
                 try destroyPIN(vaultID: header.vaultID)
-                throw UnlockFailure.pinDisabled(reason: "\(limit) wrong PINs in a row: the PIN was erased; unlock with the master password")
+                throw CofferError(.pinDisabled, "\(limit) wrong PINs in a row: the PIN was erased; unlock with the master password")
             }
             state.recent.append(ThrottleState.RecentGuess(tag: tag, at: now.nanosecondsSinceBoot))
             if state.recent.count > ThrottleState.maximumRecent { state.recent.removeFirst() }
             try file.save(state, key: stateKey)
-            throw UnlockFailure.wrongPIN(attemptsLeft: limit - Int(state.failures))
+            throw CofferError.wrongPIN(attemptsLeft: limit - Int(state.failures))
         }
         try file.save(.fresh(kind: .pin, vaultID: header.vaultID, now: now), key: stateKey)
         return vaultKey
@@ -231,7 +231,7 @@ public struct PINUnlock: Sendable {
         let before = passwordState(header: header, now: now)
         if case .wait(let remaining) = ThrottlePolicy.password.decide(
             failures: Int(before.failures), lastFailure: before.lastFailure, now: now.nanosecondsSinceBoot) {
-            throw UnlockFailure.throttled(remaining: remaining)
+            throw CofferError.throttled(remaining: remaining)
         }
         do {
             let vaultKey = try Vault.passwordVaultKey(header: header, password: password)

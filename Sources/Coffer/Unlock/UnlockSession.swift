@@ -5,14 +5,15 @@ public enum UnlockState: Sendable, Equatable {
     case locked
     case derivingKey
     case unlocked
-    case failed(UnlockFailure)
+    /// The last attempt failed; `code` and `detail` say why (wrong PIN with attempts left,
+    /// throttled with the wait, PIN disabled or unavailable, wrong password, damaged vault).
+    case failed(CofferError)
 }
 
 /// One vault's unlock life cycle for an app: publishes every state, runs key derivation off the
 /// caller's task, can be cancelled while deriving, and wipes what it holds when it locks,
 /// by hand or after an idle time (spec/unlock.md §1).
-public final class UnlockSession: @unchecked Sendable {
-    // @unchecked: every mutable field is guarded by `mutex`.
+public final class UnlockSession: Sendable {
     public let vaultPath: String
     public let mode: Vault.AccessMode
     public let autoLockAfter: Duration?
@@ -20,17 +21,32 @@ public final class UnlockSession: @unchecked Sendable {
     private let timer: any IdleTimer
     private let fileSystem: any VaultFileSystem
 
-    private let mutex = Lock()
-    private var current: UnlockState = .locked
-    private var vault: Vault?
-    private var heldItems: [ItemID: Item] = [:]
-    private var observers: [Int: AsyncStream<UnlockState>.Continuation] = [:]
-    private var nextObserver = 0
-    /// Bumped by every unlock, cancel and lock: a derivation whose number is stale is discarded.
-    private var generation = 0
-    private var waiter: CheckedContinuation<UnlockState, Never>?
-    private var idleToken: IdleTimerToken?
-    private var idleGeneration = 0
+    /// Everything that changes, reachable only under its mutex.
+    private struct State {
+        var current: UnlockState = .locked
+        var vault: Vault?
+        var heldItems: [ItemID: Item] = [:]
+        var observers: [Int: AsyncStream<UnlockState>.Continuation] = [:]
+        var nextObserver = 0
+        /// Bumped by every unlock, cancel and lock: a derivation whose number is stale is discarded.
+        var generation = 0
+        var waiter: CheckedContinuation<UnlockState, Never>?
+        var idleToken: IdleTimerToken?
+        var idleGeneration = 0
+
+        mutating func transition(to state: UnlockState) {
+            current = state
+            for observer in observers.values { observer.yield(state) }
+        }
+
+        /// Hands out the waiting `unlock` call's continuation once.
+        mutating func takeWaiter() -> CheckedContinuation<UnlockState, Never>? {
+            defer { waiter = nil }
+            return waiter
+        }
+    }
+
+    private let guarded = Locked(State())
 
     /// - Parameters:
     ///   - pin: enables `unlock(pin:)` and rate-limits the master password (§7); without it the
@@ -55,25 +71,26 @@ public final class UnlockSession: @unchecked Sendable {
     }
 
     deinit {
-        vault?.close()
-        idleToken?.cancel()
-        for observer in observers.values { observer.finish() }
+        guarded.withLock { state in
+            state.vault?.close()
+            state.idleToken?.cancel()
+            for observer in state.observers.values { observer.finish() }
+        }
     }
 
-    public var state: UnlockState { mutex.withLock { current } }
+    public var state: UnlockState { guarded.withLock { $0.current } }
 
     /// A stream of states, starting with the current one. Each call makes a new subscriber.
     public func states() -> AsyncStream<UnlockState> {
         let (stream, continuation) = AsyncStream<UnlockState>.makeStream(bufferingPolicy: .unbounded)
-        let key = mutex.withLock {
-            nextObserver += 1
-            observers[nextObserver] = continuation
-            continuation.yield(current)
-            return nextObserver
+        let key = guarded.withLock { state in
+            state.nextObserver += 1
+            state.observers[state.nextObserver] = continuation
+            continuation.yield(state.current)
+            return state.nextObserver
         }
         continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            _ = self.mutex.withLock { self.observers.removeValue(forKey: key) }
+            _ = self?.guarded.withLock { $0.observers.removeValue(forKey: key) }
         }
         return stream
     }
@@ -87,7 +104,7 @@ public final class UnlockSession: @unchecked Sendable {
         return await run {
             if let pins { return pins.attempt(password: password, mode: mode) }
             return Result { try Vault.open(at: path, password: password, mode: mode, fileSystem: fileSystem) }
-                .mapError(UnlockFailure.from)
+                .mapError(CofferError.unlockFailure)
         }
     }
 
@@ -95,7 +112,7 @@ public final class UnlockSession: @unchecked Sendable {
     @discardableResult
     public func unlock(pin: SecureBytes) async -> UnlockState {
         guard let pins else {
-            return await run { .failure(.pinDisabled(reason: "PIN unlock is not configured for this session")) }
+            return await run { .failure(CofferError(.pinDisabled, "PIN unlock is not configured for this session")) }
         }
         let mode = self.mode
         return await run { pins.attempt(pin: pin, mode: mode) }
@@ -103,34 +120,33 @@ public final class UnlockSession: @unchecked Sendable {
 
     /// Leaves `derivingKey` for `locked` at once; the derivation's result will be discarded.
     public func cancel() {
-        let waiting: CheckedContinuation<UnlockState, Never>? = mutex.withLock {
-            guard current == .derivingKey else { return nil }
-            generation += 1
-            transition(to: .locked)
-            defer { waiter = nil }
-            return waiter
+        let waiting: CheckedContinuation<UnlockState, Never>? = guarded.withLock { state in
+            guard state.current == .derivingKey else { return nil }
+            state.generation += 1
+            state.transition(to: .locked)
+            return state.takeWaiter()
         }
         waiting?.resume(returning: .locked)
     }
 
     /// Runs `work` off the caller's task (Argon2id takes up to a second) unless an unlock is
     /// already running or done.
-    private func run(_ work: @escaping @Sendable () -> Result<Vault, UnlockFailure>) async -> UnlockState {
-        let started: Int? = mutex.withLock {
-            switch current {
+    private func run(_ work: @escaping @Sendable () -> Result<Vault, CofferError>) async -> UnlockState {
+        let started: Int? = guarded.withLock { state in
+            switch state.current {
             case .derivingKey, .unlocked: return nil
             case .locked, .failed: break
             }
-            generation += 1
-            transition(to: .derivingKey)
-            return generation
+            state.generation += 1
+            state.transition(to: .derivingKey)
+            return state.generation
         }
         guard let id = started else { return state }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<UnlockState, Never>) in
-                let cancelledAlready: Bool = mutex.withLock {
-                    guard generation == id else { return true }
-                    waiter = continuation
+                let cancelledAlready: Bool = guarded.withLock { state in
+                    guard state.generation == id else { return true }
+                    state.waiter = continuation
                     return false
                 }
                 if cancelledAlready {
@@ -153,19 +169,18 @@ public final class UnlockSession: @unchecked Sendable {
         }
     }
 
-    private func finish(_ id: Int, _ result: Result<Vault, UnlockFailure>) {
-        let (waiting, final): (CheckedContinuation<UnlockState, Never>?, UnlockState?) = mutex.withLock {
-            guard generation == id, current == .derivingKey else { return (nil, nil) }
+    private func finish(_ id: Int, _ result: Result<Vault, CofferError>) {
+        let (waiting, final): (CheckedContinuation<UnlockState, Never>?, UnlockState?) = guarded.withLock { state in
+            guard state.generation == id, state.current == .derivingKey else { return (nil, nil) }
             switch result {
             case .success(let opened):
-                vault = opened
-                transition(to: .unlocked)
-                scheduleAutoLock()
+                state.vault = opened
+                state.transition(to: .unlocked)
+                scheduleAutoLock(&state)
             case .failure(let failure):
-                transition(to: .failed(failure))
+                state.transition(to: .failed(failure))
             }
-            defer { waiter = nil }
-            return (waiter, current)
+            return (state.takeWaiter(), state.current)
         }
         guard let final else {
             // Cancelled or locked meanwhile: discard, never keep a key nobody asked for.
@@ -182,35 +197,35 @@ public final class UnlockSession: @unchecked Sendable {
     /// when it throws): the next `item(_:)` reads what the vault now has.
     public func withVault<R>(_ body: (Vault) throws -> R) throws -> R {
         let open = try openVault()
-        defer { mutex.withLock { heldItems.removeAll() } }
+        defer { guarded.withLock { $0.heldItems.removeAll() } }
         return try body(open)
     }
 
     /// The decrypted item, held by the session until it locks or `withVault` runs; counts as activity.
     public func item(_ id: ItemID) throws -> Item {
-        if let held = mutex.withLock({ current == .unlocked ? heldItems[id] : nil }) {
+        if let held = guarded.withLock({ $0.current == .unlocked ? $0.heldItems[id] : nil }) {
             noteActivity()
             return held
         }
         let item = try openVault().get(id)
-        mutex.withLock { if current == .unlocked { heldItems[id] = item } }
+        guarded.withLock { if $0.current == .unlocked { $0.heldItems[id] = item } }
         return item
     }
 
     /// The open vault, counting as activity; `store.locked` when not unlocked.
     private func openVault() throws -> Vault {
-        try mutex.withLock {
-            guard current == .unlocked, let vault else {
+        try guarded.withLock { state in
+            guard state.current == .unlocked, let vault = state.vault else {
                 throw CofferError(.locked, "the vault is locked; unlock it first")
             }
-            scheduleAutoLock()
+            scheduleAutoLock(&state)
             return vault
         }
     }
 
     /// Postpones auto-lock (a key press, a scroll).
     public func noteActivity() {
-        mutex.withLock { if current == .unlocked { scheduleAutoLock() } }
+        guarded.withLock { state in if state.current == .unlocked { scheduleAutoLock(&state) } }
     }
 
     /// Locks now: closes the vault (wiping its keys), drops every held item, cancels a running
@@ -219,37 +234,30 @@ public final class UnlockSession: @unchecked Sendable {
 
     /// Locks; with `expected`, only if no activity happened since that auto-lock was scheduled.
     private func lock(ifIdleGeneration expected: Int?) {
-        let waiting: CheckedContinuation<UnlockState, Never>? = mutex.withLock {
-            if let expected, idleGeneration != expected || current != .unlocked { return nil }
-            generation += 1
-            idleToken?.cancel()
-            idleToken = nil
-            vault?.close()
-            vault = nil
-            heldItems.removeAll()
-            if current != .locked { transition(to: .locked) }
-            defer { waiter = nil }
-            return waiter
+        let waiting: CheckedContinuation<UnlockState, Never>? = guarded.withLock { state in
+            if let expected, state.idleGeneration != expected || state.current != .unlocked { return nil }
+            state.generation += 1
+            state.idleToken?.cancel()
+            state.idleToken = nil
+            state.vault?.close()
+            state.vault = nil
+            state.heldItems.removeAll()
+            if state.current != .locked { state.transition(to: .locked) }
+            return state.takeWaiter()
         }
         waiting?.resume(returning: .locked)
     }
 
     /// Items currently held (for tests of §1.4).
-    var heldItemCount: Int { mutex.withLock { heldItems.count } }
+    var heldItemCount: Int { guarded.withLock { $0.heldItems.count } }
 
-    // MARK: Private, called with `mutex` held
-
-    private func transition(to state: UnlockState) {
-        current = state
-        for observer in observers.values { observer.yield(state) }
-    }
-
-    private func scheduleAutoLock() {
+    /// (Re)starts the idle countdown; called with the state's mutex held.
+    private func scheduleAutoLock(_ state: inout State) {
         guard let delay = autoLockAfter else { return }
-        idleToken?.cancel()
-        idleGeneration += 1
-        let expected = idleGeneration
-        idleToken = timer.schedule(after: delay) { [weak self] in
+        state.idleToken?.cancel()
+        state.idleGeneration += 1
+        let expected = state.idleGeneration
+        state.idleToken = timer.schedule(after: delay) { [weak self] in
             self?.lock(ifIdleGeneration: expected)
         }
     }

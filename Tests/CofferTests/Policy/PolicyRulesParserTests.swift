@@ -7,7 +7,7 @@ import PropertyBased
     func canonical(_ text: String) throws -> String { try PasswordRules.parse(text).canonicalString }
 
     func errorPosition(_ text: String) -> Int? {
-        if case .failure(let error) = PasswordRules.parseWithPosition(text) { return error.position }
+        if case .failure(let error) = PasswordRules.parseResult(text) { return error.position }
         return nil
     }
 
@@ -55,9 +55,9 @@ import PropertyBased
         #expect(errorPosition("minlength: 99999999999999999999999") == 11)
         #expect(errorPosition("é") == 0)
         #expect(errorPosition("required: upper lower") == 16)
-        if case .failure(let error) = PasswordRules.parseWithPosition("required: nope") {
-            #expect(error.cofferError.code == .invalidRules)
-            #expect(error.cofferError.reason == "unknown character class at position 10")
+        if case .failure(let error) = PasswordRules.parseResult("required: nope") {
+            #expect(error.code == .invalidRules)
+            #expect(error.reason == "unknown character class at position 10")
         } else {
             Issue.record("expected an error")
         }
@@ -80,12 +80,27 @@ import PropertyBased
     @Test func parserNeverTrapsOnArbitraryInput() async {
         await propertyCheck(count: 1000, input: Gen.int(in: 0...10_000).array(of: 0...40)) { tape in
             let text = RulesTape.arbitrary(tape)
-            switch PasswordRules.parseWithPosition(text) {
+            switch PasswordRules.parseResult(text) {
             case .success(let rules):
                 #expect((try? PasswordRules.parse(rules.canonicalString)) == rules)
             case .failure(let error):
-                #expect(error.position >= 0 && error.position <= text.unicodeScalars.count)
+                #expect(error.position.map { $0 >= 0 && $0 <= text.unicodeScalars.count } == true)
             }
         }
+    }
+}
+
+extension PasswordRules {
+    /// `parse` as a Result, to switch on success or the error.
+    static func parseResult(_ text: String) -> Result<PasswordRules, CofferError> {
+        do { return .success(try parse(text)) } catch { return .failure(error) }
+    }
+}
+
+extension CofferError {
+    /// The offset a rules syntax error points at (its `.position` detail).
+    var position: Int? {
+        if case .position(let offset)? = detail { return offset }
+        return nil
     }
 }

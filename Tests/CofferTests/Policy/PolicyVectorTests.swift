@@ -9,12 +9,12 @@ import Testing
         #expect(file.blocks.count >= 30)
         for block in file.blocks {
             let input = try #require(block["rules"], "block at line \(block.line)")
-            switch (block["expect"], PasswordRules.parseWithPosition(input)) {
+            switch (block["expect"], PasswordRules.parseResult(input)) {
             case ("canonical", .success(let rules)):
                 #expect(rules.canonicalString == block["canonical"], "line \(block.line)")
                 #expect(try PasswordRules.parse(rules.canonicalString) == rules, "line \(block.line)")
             case ("error", .failure(let error)):
-                #expect(String(error.position) == block["position"], "line \(block.line): \(error.message)")
+                #expect(error.position.map(String.init) == block["position"], "line \(block.line): \(error.reason)")
             case (let expected, let result):
                 Issue.record("line \(block.line): expected \(expected ?? "?"), got \(result)")
             }

@@ -65,10 +65,14 @@ import PropertyBased
                 case .success(let vault):
                     vault.close()
                     actual = .unlocked
-                case .failure(.wrongPIN(let left)): actual = .wrong(attemptsLeft: left)
-                case .failure(.throttled(let remaining)): actual = .throttled(seconds: remaining.components.seconds)
-                case .failure(.pinDisabled): actual = .erased
-                case .failure(.pinUnavailable): actual = .unavailable
+                case .failure(let error) where error.code == .wrongPIN:
+                    guard case .attemptsLeft(let left)? = error.detail else { Issue.record("no attempts left: \(error)"); return }
+                    actual = .wrong(attemptsLeft: left)
+                case .failure(let error) where error.code == .throttled:
+                    guard case .retryAfter(let remaining)? = error.detail else { Issue.record("no wait: \(error)"); return }
+                    actual = .throttled(seconds: remaining.components.seconds)
+                case .failure(let error) where error.code == .pinDisabled: actual = .erased
+                case .failure(let error) where error.code == .pinUnavailable: actual = .unavailable
                 case .failure(let other):
                     Issue.record("unexpected failure \(other)")
                     return

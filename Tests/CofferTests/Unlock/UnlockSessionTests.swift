@@ -88,7 +88,11 @@ final class GatedFileSystem: VaultFileSystem, @unchecked Sendable {
         #expect(await session.unlock(pin: try SecureBytes(utf8: PINFixture.rightPIN)) == .unlocked)
         session.lock()
         let plain = UnlockSession(vaultPath: f.path, timer: ManualIdleTimer())
-        guard case .failed(.pinDisabled) = await plain.unlock(pin: try SecureBytes(utf8: PINFixture.rightPIN)) else {
+        guard await plain.unlock(pin: try SecureBytes(utf8: PINFixture.rightPIN)) == .failed(.pinDisabled) else {
+            Issue.record("a session without PIN support must say PIN unlock is disabled")
+            return
+        }
+        guard case .failed = await plain.unlock(pin: try SecureBytes(utf8: PINFixture.rightPIN)) else {
             Issue.record("a session without PIN support must say PIN unlock is disabled")
             return
         }

@@ -27,16 +27,16 @@ final class PINFixture: @unchecked Sendable {
         try! SecureBytes(utf8: String(700_000 + n))
     }
 
-    func attempt(_ pin: String) -> Result<Vault, UnlockFailure> {
+    func attempt(_ pin: String) -> Result<Vault, CofferError> {
         pins.attempt(pin: try! SecureBytes(utf8: pin), mode: .readOnly)
     }
 
-    func attemptWrong(_ n: Int) -> Result<Vault, UnlockFailure> {
+    func attemptWrong(_ n: Int) -> Result<Vault, CofferError> {
         pins.attempt(pin: Self.wrongPIN(n), mode: .readOnly)
     }
 
     /// The failure, or nil on success (closing the vault).
-    func failure(_ result: Result<Vault, UnlockFailure>) -> UnlockFailure? {
+    func failure(_ result: Result<Vault, CofferError>) -> CofferError? {
         switch result {
         case .success(let vault): vault.close(); return nil
         case .failure(let failure): return failure
@@ -49,6 +49,13 @@ final class PINFixture: @unchecked Sendable {
     }
 
     func failures() throws -> Int { Int(try state()?.failures ?? 0) }
+}
+
+/// Expected unlock failures to compare with: `CofferError` is equal on code and detail, not on
+/// the wording or the throw site.
+extension CofferError {
+    static var wrongPassword: CofferError { CofferError(.wrongPassword, "expected") }
+    static var pinDisabled: CofferError { CofferError(.pinDisabled, "expected") }
 }
 
 extension Result {

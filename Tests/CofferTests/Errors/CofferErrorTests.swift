@@ -1,0 +1,40 @@
+import Testing
+@testable import Coffer
+
+/// The one error type (Sources/Coffer/CofferError.swift): what callers switch on and compare.
+@Suite struct CofferErrorTests {
+    @Test func equalityIsCodeAndDetailNotWordingOrSite() {
+        let a = CofferError(.wrongPIN, "one wording", detail: .attemptsLeft(3))
+        let b = CofferError(.wrongPIN, "another wording", detail: .attemptsLeft(3))
+        #expect(a == b)
+        #expect(a.hashValue == b.hashValue)
+        #expect(a != CofferError(.wrongPIN, "one wording", detail: .attemptsLeft(2)))
+        #expect(a != CofferError(.throttled, "one wording", detail: .attemptsLeft(3)))
+        #expect(a.line != b.line)
+    }
+
+    @Test func capturesWhereItWasThrown() {
+        let line: UInt = #line + 1
+        let error = CofferError(.io, "disk full")
+        #expect(error.file == "CofferTests/CofferErrorTests.swift")
+        #expect(error.line == line)
+        #expect(error.description == "disk full [store.io]")
+    }
+
+    @Test func lockScreenFailuresCarryTheirNumbers() {
+        #expect(CofferError.wrongPIN(attemptsLeft: 4).detail == .attemptsLeft(4))
+        #expect(CofferError.throttled(remaining: .seconds(250)).detail == .retryAfter(.seconds(250)))
+        #expect(CofferError.throttled(remaining: .seconds(250)).reason.contains("4 min 10 s"))
+        #expect(CofferError.unlockFailure(CancellationError()).code == .io)
+    }
+
+    @Test func rulesSyntaxErrorsPointAtTheOffendingCharacter() {
+        #expect(throws: CofferError(.invalidRules, "", detail: .position(10))) { try PasswordRules.parse("required: nope") }
+    }
+
+    @Test func codesAreUniqueAndNamespaced() {
+        let raw = CofferError.Code.all.map(\.rawValue)
+        #expect(Set(raw).count == raw.count)
+        for code in raw { #expect(["crypto.", "vault.", "store.", "unlock.", "policy.", "import."].contains { code.hasPrefix($0) }, "\(code)") }
+    }
+}
