@@ -5,7 +5,8 @@ import PackageDescription
 /// Benchmarks live in `Benchmarks/` as a separate package so `swift test` never builds them.
 let package = Package(
     name: "Coffer",
-    platforms: [.macOS(.v13)],
+    // The oldest releases with Duration, Clock and Task.sleep(for:), which the unlock code needs.
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "Coffer", targets: ["Coffer"]),
         .executable(name: "coffer", targets: ["coffer"]),
@@ -38,6 +39,8 @@ let package = Package(
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]),
         .target(name: "CofferTestSupport", dependencies: ["Coffer", "CSodium"]),
+        // Linux-desktop policy kept out of the core: device secrets in $XDG_RUNTIME_DIR (spec/unlock.md §2).
+        .target(name: "CofferDesktop", dependencies: ["Coffer"]),
         // Starting other programs (clipboard tools, the CLI under test) without Foundation's
         // Process, which waits on pipes a forking child keeps open (spec/cli.md §4.7).
         .target(name: "CProcess"),
@@ -46,16 +49,18 @@ let package = Package(
             name: "coffer",
             dependencies: [
                 "Coffer",
+                "CofferDesktop",
                 "CofferProcess",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // Child process for UnlockCrashTests: attempts wrong PINs until killed (spec/unlock.md §5.3).
-        .executableTarget(name: "coffer-pin-probe", dependencies: ["Coffer"], path: "Tests/PINProbe"),
+        .executableTarget(name: "coffer-pin-probe", dependencies: ["Coffer", "CofferDesktop"], path: "Tests/PINProbe"),
         .testTarget(
             name: "CofferTests",
             dependencies: [
                 "Coffer",
                 "CofferTestSupport",
+                "CofferDesktop",
                 "coffer",  // @testable: the exit-code table (spec/cli.md §5) is checked for every core code
                 "CofferFuzzSupport",
                 "CofferProcess",

@@ -14,6 +14,8 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // libsodium called directly, the baseline of the AEAD suite (Coffer's own CSodium module is not a product).
+        .systemLibrary(name: "CSodiumRaw", path: "Sources/CSodiumRaw", pkgConfig: "libsodium"),
         .target(
             name: "BenchSupport",
             dependencies: [
@@ -34,7 +36,8 @@ let package = Package(
             dependencies: [
                 "BenchSupport",
                 .product(name: "Coffer", package: "Coffer"),
-                .product(name: "CSodium", package: "Coffer"),
+                .product(name: "CofferTestSupport", package: "Coffer"),
+                "CSodiumRaw",
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/\(suite)",

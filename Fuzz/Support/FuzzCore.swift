@@ -1,4 +1,4 @@
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// A broken invariant: the parser accepted something it should not have, disagreed with itself,
 /// or threw something other than `CofferError`. The fuzz executables turn it into a crash (so

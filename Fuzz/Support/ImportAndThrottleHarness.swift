@@ -1,4 +1,4 @@
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// Checks shared by the import harnesses: every imported item can be stored as it is.
 enum ImportedItems {
@@ -82,7 +82,7 @@ package enum ImportCSVHarness {
                               "a record with \(fields.count) fields")
             try Check.require(fields.allSatisfy { $0.count <= CSVReader.Limits.default.maximumFieldBytes }, target,
                               "a field over the byte limit")
-            let texts = fields.compactMap { String(validating: $0, as: UTF8.self) }
+            let texts = fields.compactMap { String(validUTF8: $0) }
             if texts.count == fields.count { records.append(texts) }
         }
         guard !records.isEmpty else { return }

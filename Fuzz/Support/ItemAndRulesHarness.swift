@@ -1,4 +1,4 @@
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// FuzzItemDecoder: raw bytes as an item encoding (spec/format.md §6).
 /// Invariants: `decode`, `decodeSummary` and the unlock index's decoder (`indexSummary`) accept

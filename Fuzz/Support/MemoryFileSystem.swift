@@ -1,4 +1,4 @@
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// An in-memory `VaultFileSystem`, so the fuzzers never touch the disk. One instance per input.
 /// Locks always succeed; renames and removes act on the map of names. Not thread-safe beyond

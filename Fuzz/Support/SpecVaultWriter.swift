@@ -1,4 +1,4 @@
-import Coffer
+@_spi(CofferInternals) import Coffer
 import CofferTestSupport
 
 /// Builds vault files straight from spec/format.md §2–§6, using only Coffer's package crypto

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// FuzzTOTPURI: the bytes as text (invalid UTF-8 becomes U+FFFD) through `TOTP.parse`
 /// (spec/totp.md §2). Invariants: a refusal is `crypto.invalid-argument` and its reason quotes

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// Shared checks for a vault that opened.
 enum OpenedVault {

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(CofferInternals) import Coffer
 import CSodium
 
 /// A reproducible stream from a 32-byte seed (libsodium's `randombytes_buf_deterministic`,

@@ -1,6 +1,6 @@
 import ArgumentParser
 import CofferProcess
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// `coffer`: the command-line tool of spec/cli.md.
 @main

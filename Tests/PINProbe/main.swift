@@ -2,7 +2,8 @@
 // Attempts wrong PINs on VAULT in a loop until it is killed. UnlockCrashTests kills it at random
 // moments and checks that the attempt counter never goes down (spec/unlock.md §5.3).
 // Every guess starts with 9, so it can never be the test's PIN; guesses never reach the output.
-import Coffer
+@_spi(CofferInternals) import Coffer
+import CofferDesktop
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,7 +1,7 @@
 import Benchmark
 import BenchSupport
-import Coffer
-import CSodium
+@_spi(CofferInternals) import Coffer
+import CSodiumRaw
 import Foundation
 
 /// XChaCha20-Poly1305 through Coffer's API against libsodium called directly, at 200 B (a

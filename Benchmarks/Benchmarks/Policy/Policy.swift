@@ -1,6 +1,6 @@
 import Benchmark
 import BenchSupport
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// Password policy: `check` with zxcvbn strength on a 64-character password (what a setup
 /// screen runs on every keystroke; read p50 and p99 from the wall-clock percentiles), and the

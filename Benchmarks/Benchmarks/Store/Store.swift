@@ -1,6 +1,6 @@
 import Benchmark
 import BenchSupport
-import Coffer
+@_spi(CofferInternals) import Coffer
 import Foundation
 
 /// Store throughput: durable single-item writes (each one appends a frame and fdatasyncs),

@@ -1,6 +1,7 @@
 import Benchmark
 import BenchSupport
-import Coffer
+@_spi(CofferInternals) import Coffer
+import CofferTestSupport
 import Foundation
 
 /// Unlock latency: opening a vault (derive the key, check the header, replay the record log into

@@ -1,5 +1,5 @@
 import Benchmark
-import Coffer
+@_spi(CofferInternals) import Coffer
 import Foundation
 
 /// Shared helpers for the Coffer benchmark suites: reproducible items, vaults built once per

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(CofferInternals) import Coffer
 import Foundation
 
 // A plain driver for profilers (valgrind cannot run the benchmark harness itself):

@@ -56,13 +56,13 @@ public struct KDFParameters: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Argon2id (version 1.3) through libsodium's `crypto_pwhash`.
-package enum Argon2id {
-    package static let saltCount = Int(crypto_pwhash_argon2id_SALTBYTES)  // 16
-    package static let outputCount = 32
+@_spi(CofferInternals) public enum Argon2id {
+    @_spi(CofferInternals) public static let saltCount = Int(crypto_pwhash_argon2id_SALTBYTES)  // 16
+    @_spi(CofferInternals) public static let outputCount = 32
 
     /// Derives an `outputCount`-byte key from `password`. Parameters are validated first, so
     /// out-of-bounds costs from a file never reach the allocator.
-    package static func deriveKey(
+    @_spi(CofferInternals) public static func deriveKey(
         password: SecureBytes, salt: [UInt8], parameters: KDFParameters, outputCount: Int = outputCount
     ) throws -> SecureBytes {
         try parameters.validate()

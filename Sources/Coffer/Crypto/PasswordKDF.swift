@@ -19,7 +19,7 @@ enum PasswordKDF {
     static func normalized(_ password: SecureBytes) throws -> SecureBytes? {
         let text: String? = password.withUnsafeBytes { bytes in
             guard bytes.contains(where: { $0 >= 0x80 }) else { return nil }
-            return String(validating: bytes, as: UTF8.self)
+            return String(validUTF8: bytes)
         }
         guard let text else { return nil }
         let form = PasswordNormalization.nfkc.apply(text)

@@ -2,7 +2,7 @@ import CSodium
 
 /// A source of random bytes. Production code uses `SystemRandom` (libsodium's CSPRNG); tests
 /// inject a deterministic source so that generated vectors are reproducible.
-package protocol RandomSource: Sendable {
+@_spi(CofferInternals) public protocol RandomSource: Sendable {
     /// Fills `buffer` with random bytes.
     func fill(_ buffer: UnsafeMutableRawBufferPointer)
     /// A uniformly distributed value in `0..<upperBound` (0 when `upperBound < 2`), without modulo bias.
@@ -20,16 +20,16 @@ extension RandomSource {
 }
 
 /// libsodium's CSPRNG (`randombytes_buf`, `randombytes_uniform`).
-package struct SystemRandom: RandomSource {
-    package init() {}
+@_spi(CofferInternals) public struct SystemRandom: RandomSource {
+    @_spi(CofferInternals) public init() {}
 
-    package func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+    @_spi(CofferInternals) public func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         _ = try? Sodium.ensureInitialized()
         randombytes_buf(base, buffer.count)
     }
 
-    package func uniform(_ upperBound: UInt32) -> UInt32 {
+    @_spi(CofferInternals) public func uniform(_ upperBound: UInt32) -> UInt32 {
         _ = try? Sodium.ensureInitialized()
         // randombytes_uniform rejects the biased low range itself, and returns 0 for bounds < 2.
         return randombytes_uniform(upperBound)

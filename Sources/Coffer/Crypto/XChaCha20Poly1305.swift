@@ -1,12 +1,12 @@
 import CSodium
 
 /// A 256-bit symmetric key in guarded memory.
-package struct SecretKey: Sendable, Equatable {
-    package static let count = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)  // 32
+@_spi(CofferInternals) public struct SecretKey: Sendable, Equatable {
+    @_spi(CofferInternals) public static let count = Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES)  // 32
     package let bytes: SecureBytes
 
     /// Wraps existing key bytes; throws unless exactly 32 bytes.
-    package init(_ bytes: SecureBytes) throws {
+    @_spi(CofferInternals) public init(_ bytes: SecureBytes) throws {
         guard bytes.count == Self.count else {
             throw CofferError(.invalidArgument, "a key must be \(Self.count) bytes, got \(bytes.count)")
         }
@@ -23,11 +23,11 @@ package struct SecretKey: Sendable, Equatable {
 ///
 /// The sealed form used throughout Coffer is `nonce (24) ‖ ciphertext ‖ tag (16)`. Nonces are
 /// random: 192 bits make collisions negligible for any number of messages a vault will see.
-package enum XChaCha20Poly1305 {
-    package static let nonceCount = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)  // 24
-    package static let tagCount = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)  // 16
+@_spi(CofferInternals) public enum XChaCha20Poly1305 {
+    @_spi(CofferInternals) public static let nonceCount = Int(crypto_aead_xchacha20poly1305_ietf_NPUBBYTES)  // 24
+    @_spi(CofferInternals) public static let tagCount = Int(crypto_aead_xchacha20poly1305_ietf_ABYTES)  // 16
     /// Bytes a sealed box adds to its plaintext.
-    package static let overhead = nonceCount + tagCount
+    @_spi(CofferInternals) public static let overhead = nonceCount + tagCount
 
     /// Encrypts `plaintext` bound to `associatedData` under `key` with a random nonce.
     /// Returns `nonce ‖ ciphertext ‖ tag`.
@@ -39,29 +39,37 @@ package enum XChaCha20Poly1305 {
         return [UInt8](unsafeUninitializedCapacity: total) { out, initialized in
             let nonce = UnsafeMutableRawBufferPointer(start: out.baseAddress!, count: nonceCount)
             source.fill(nonce)
-            sealDetachedNonce(plaintext, associatedData: associatedData, key: key,
-                              nonce: UnsafeRawBufferPointer(nonce), into: out.baseAddress! + nonceCount)
+            // Sizes are right by construction, so this cannot throw.
+            try? sealDetachedNonce(plaintext, associatedData: associatedData, key: key, nonce: UnsafeRawBufferPointer(nonce),
+                                   into: UnsafeMutableRawBufferPointer(start: out.baseAddress! + nonceCount, count: total - nonceCount))
             initialized = total
         }
     }
 
-    package static func seal(_ plaintext: [UInt8], associatedData: [UInt8] = [], key: SecretKey,
-                            using source: some RandomSource = SystemRandom()) -> [UInt8] {
+    @_spi(CofferInternals) public static func seal(_ plaintext: [UInt8], associatedData: [UInt8] = [], key: SecretKey,
+                                             using source: some RandomSource = SystemRandom()) -> [UInt8] {
         plaintext.withUnsafeBytes { p in associatedData.withUnsafeBytes { a in seal(p, associatedData: a, key: key, using: source) } }
     }
 
-    /// Encrypts with a caller-chosen nonce into `out` (room for `plaintext.count + tagCount`).
-    /// Only for known-answer tests and for sealing into preallocated buffers; a nonce must never repeat under one key.
+    /// Encrypts with a caller-chosen nonce into `out`, which must hold exactly
+    /// `plaintext.count + tagCount` bytes (`ciphertext ‖ tag`). Only for known-answer tests and
+    /// for sealing into a frame's preallocated buffer; a nonce must never repeat under one key.
+    /// - Throws: `crypto.invalid-argument` for a nonce that is not 24 bytes or an `out` of the wrong size.
     package static func sealDetachedNonce(
         _ plaintext: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
-        key: SecretKey, nonce: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>
-    ) {
-        precondition(nonce.count == nonceCount, "XChaCha20 nonce must be 24 bytes")
-        _ = try? Sodium.ensureInitialized()
+        key: SecretKey, nonce: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer
+    ) throws {
+        guard nonce.count == nonceCount, nonce.baseAddress != nil else {
+            throw CofferError(.invalidArgument, "an XChaCha20 nonce is \(nonceCount) bytes")
+        }
+        guard out.count == plaintext.count + tagCount, let outBase = out.baseAddress else {
+            throw CofferError(.invalidArgument, "the output must hold the plaintext plus the \(tagCount)-byte tag")
+        }
+        try Sodium.ensureInitialized()
         var written: UInt64 = 0
         key.bytes.withUnsafeBytes { k in
             _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
-                out, &written,
+                outBase.assumingMemoryBound(to: UInt8.self), &written,
                 plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(plaintext.count),
                 associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count),
                 nil,
@@ -71,14 +79,14 @@ package enum XChaCha20Poly1305 {
     }
 
     /// Length of the plaintext inside a sealed box of `sealedCount` bytes, or nil if too short.
-    package static func plaintextCount(sealedCount: Int) -> Int? {
+    @_spi(CofferInternals) public static func plaintextCount(sealedCount: Int) -> Int? {
         sealedCount >= overhead ? sealedCount - overhead : nil
     }
 
     /// Authenticates and decrypts `nonce ‖ ciphertext ‖ tag` into `out`, which must hold
     /// `plaintextCount(sealedCount:)` bytes. On failure `out` is zeroed and
     /// `.authenticationFailed` is thrown: unauthenticated bytes are never returned.
-    package static func open(
+    @_spi(CofferInternals) public static func open(
         _ sealed: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer = .init(start: nil, count: 0),
         key: SecretKey, into out: UnsafeMutableRawBufferPointer
     ) throws {

@@ -77,3 +77,21 @@ extension Array where Element == UInt8 {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
+extension String {
+    /// The bytes as text if they are valid UTF-8 (no overlong forms, surrogates or stray
+    /// continuation bytes), else `nil`. `String(validating:as:)` does the same but needs
+    /// macOS 15 / iOS 18.
+    package init?(validUTF8 bytes: some Collection<UInt8>) {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        decoding: while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: break decoding
+            case .error: return nil
+            }
+        }
+        self.init(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -135,18 +135,19 @@ enum RecordFrame {
             plaintext[0] = type.rawValue
             withUnsafeBytes(of: UInt32(payload.count).littleEndian) { plaintext.baseAddress!.advanced(by: 1).copyMemory(from: $0.baseAddress!, byteCount: 4) }
             if payload.count > 0 { plaintext.baseAddress!.advanced(by: 5).copyMemory(from: payload.baseAddress!, byteCount: payload.count) }
-            frame.withUnsafeMutableBytes { out in
+            try frame.withUnsafeMutableBytes { out in
                 withUnsafeBytes(of: UInt32(bodyLength).littleEndian) { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 4) }
                 lengthCheck(UInt32(bodyLength)).withUnsafeBytes { out.baseAddress!.advanced(by: 4).copyMemory(from: $0.baseAddress!, byteCount: 4) }
                 let body = out.baseAddress!.advanced(by: frameHeaderCount)
                 withUnsafeBytes(of: seq.littleEndian) { body.copyMemory(from: $0.baseAddress!, byteCount: 8) }
                 let nonce = UnsafeMutableRawBufferPointer(start: body.advanced(by: 8), count: XChaCha20Poly1305.nonceCount)
                 random.fill(nonce)
-                ad.withUnsafeBytes { adBytes in
-                    XChaCha20Poly1305.sealDetachedNonce(
+                try ad.withUnsafeBytes { adBytes in
+                    try XChaCha20Poly1305.sealDetachedNonce(
                         UnsafeRawBufferPointer(plaintext), associatedData: adBytes, key: chain.recordKey,
                         nonce: UnsafeRawBufferPointer(nonce),
-                        into: body.advanced(by: 8 + XChaCha20Poly1305.nonceCount).assumingMemoryBound(to: UInt8.self))
+                        into: UnsafeMutableRawBufferPointer(start: body.advanced(by: 8 + XChaCha20Poly1305.nonceCount),
+                                                            count: plaintext.count + XChaCha20Poly1305.tagCount))
                 }
                 let check = BLAKE2b.hash(UnsafeRawBufferPointer(start: body, count: bodyLength)).prefix(bodyCheckCount)
                 Array(check).withUnsafeBytes { body.advanced(by: bodyLength).copyMemory(from: $0.baseAddress!, byteCount: bodyCheckCount) }

@@ -121,7 +121,7 @@ public enum Importer {
 
     /// Field text as UTF-8, or nil when the bytes are not valid UTF-8.
     static func decode(_ bytes: [UInt8]) -> String? {
-        String(validating: bytes, as: UTF8.self)
+        String(validUTF8: bytes)
     }
 
     /// ISO 8601 with or without fractional seconds, or a Unix time in digits (12 or more digits:

@@ -560,7 +560,7 @@ enum KeePassXML {
                 return .skipped("(over \(maximumTextAttachment >> 10) KiB) not imported: only text attachments up to 64 KiB are")
             }
         }
-        if bytes.count <= maximumTextAttachment, let text = String(validating: bytes, as: UTF8.self),
+        if bytes.count <= maximumTextAttachment, let text = String(validUTF8: bytes),
            !text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\n" && $0 != "\r" && $0 != "\t" }) {
             return .text(text)
         }

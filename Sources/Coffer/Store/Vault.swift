@@ -723,7 +723,7 @@ public final class Vault: @unchecked Sendable {
 
     /// Replaces the file at `path` atomically and durably (temp file, fsync, rename, fsync the
     /// directory), for small side files such as the throttle state.
-    static func writeAtomically(path: String, fileSystem: any VaultFileSystem, random: any RandomSource,
+    package static func writeAtomically(path: String, fileSystem: any VaultFileSystem, random: any RandomSource,
                                 _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws {
         let handle = try writeAndRename(path: path, fileSystem: fileSystem, random: random, body)
         handle.close()

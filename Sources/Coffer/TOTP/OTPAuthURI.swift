@@ -78,7 +78,7 @@ extension TOTP {
             }
             bytes.append(high << 4 | low)
         }
-        guard let decoded = String(validating: bytes, as: UTF8.self) else { throw malformed("a part is not UTF-8") }
+        guard let decoded = String(validUTF8: bytes) else { throw malformed("a part is not UTF-8") }
         return decoded
     }
 

@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import Coffer
+@_spi(CofferInternals) import Coffer
 import CProcess
 
 /// Set by SIGTERM, SIGHUP and SIGINT: the agent wipes its key and exits (spec/agent.md §4).

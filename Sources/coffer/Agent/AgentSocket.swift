@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// Where a vault's agent listens and how a command talks to it (spec/agent.md §2–3).
 enum AgentSocket {

@@ -1,6 +1,6 @@
 import Foundation
 import ArgumentParser
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// Fields of a login given on the command line (add, edit).
 struct ItemFieldOptions: ParsableArguments {
@@ -79,7 +79,7 @@ struct ItemFieldOptions: ParsableArguments {
         guard data.count <= Self.maximumNotesFileBytes else {
             throw CLIError.usage("\(what) \(file) is longer than \(Self.maximumNotesFileBytes) bytes (an item holds at most 1 MiB)")
         }
-        guard var text = String(validating: data, as: UTF8.self) else {
+        guard var text = String(validUTF8: data) else {
             throw CLIError.usage("\(what) \(file) is not UTF-8 text")
         }
         if text.hasSuffix("\r\n") { text.removeLast() } else if text.hasSuffix("\n") { text.removeLast() }

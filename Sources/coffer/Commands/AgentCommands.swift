@@ -1,6 +1,6 @@
 import Foundation
 import ArgumentParser
-import Coffer
+@_spi(CofferInternals) import Coffer
 import CofferProcess
 
 /// `coffer unlock` (spec/agent.md §2): unlock once, then every command uses the agent.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// `coffer compact` (spec/cli.md §4.14).
 struct CompactCommand: ParsableCommand {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// `coffer edit` (spec/cli.md §4.5).
 struct EditCommand: ParsableCommand {

@@ -5,7 +5,7 @@ import Darwin
 #endif
 import Foundation
 import ArgumentParser
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 enum ExportFormat: String, ExpressibleByArgument, CaseIterable {
     case csv, json

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 extension ImportFormat: ExpressibleByArgument {}
 

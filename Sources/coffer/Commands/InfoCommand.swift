@@ -1,6 +1,6 @@
 import Foundation
 import ArgumentParser
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// `coffer info` (spec/cli.md §4.12).
 struct InfoCommand: ParsableCommand {

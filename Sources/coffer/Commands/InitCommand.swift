@@ -1,5 +1,5 @@
 import ArgumentParser
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// `coffer init` (spec/cli.md §4.1).
 struct InitCommand: ParsableCommand {

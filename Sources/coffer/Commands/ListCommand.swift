@@ -1,6 +1,6 @@
 import Foundation
 import ArgumentParser
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// `coffer ls` (spec/cli.md §4.3).
 struct ListCommand: ParsableCommand {

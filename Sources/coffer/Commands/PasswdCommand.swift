@@ -1,5 +1,5 @@
 import ArgumentParser
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// What changing the password does not do, said in `passwd`'s help and output (spec/cli.md §4.10).
 enum RekeyAdvice {

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Coffer
+@_spi(CofferInternals) import Coffer
+import CofferDesktop
 
 /// `coffer pin set|rm|status` (spec/cli.md §4.11; the mechanism is spec/unlock.md).
 struct PinCommand: ParsableCommand {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// `coffer rm` (spec/cli.md §4.6): asks first on a terminal; scripts pass --yes.
 struct RemoveCommand: ParsableCommand {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// `coffer show` (spec/cli.md §4.4).
 struct ShowCommand: ParsableCommand {

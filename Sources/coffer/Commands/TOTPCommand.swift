@@ -1,5 +1,5 @@
 import ArgumentParser
-import Coffer
+@_spi(CofferInternals) import Coffer
 import Foundation
 
 /// `coffer totp` (spec/cli.md §4.17, spec/totp.md).

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// `coffer undo` (spec/cli.md §4.18): brings back the last deleted or overwritten item while
 /// its earlier version is still in the log (compaction and rekey remove earlier versions).

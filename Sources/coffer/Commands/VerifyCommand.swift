@@ -1,5 +1,5 @@
 import ArgumentParser
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// `coffer verify` (spec/cli.md §4.13).
 struct VerifyCommand: ParsableCommand {

@@ -1,4 +1,4 @@
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// The exit codes of spec/cli.md §5, from sysexits(3).
 enum Exit {

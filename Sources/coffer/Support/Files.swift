@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 enum Files {
     /// The whole file, at most `limit` bytes. The caller wipes the array when it held secrets.

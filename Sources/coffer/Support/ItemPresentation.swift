@@ -1,5 +1,5 @@
 import Foundation
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// How items are shown as text and as JSON (spec/cli.md §6 has the schemas).
 enum ItemPresentation {

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Coffer
+@_spi(CofferInternals) import Coffer
 import CofferProcess
 
 /// One line under a new secret as it is typed: a rule (met or not) or plain information.

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Coffer
+@_spi(CofferInternals) import Coffer
+import CofferDesktop
 
 /// What the three option groups below share: their help, and reading the master password.
 enum OptionHelp {

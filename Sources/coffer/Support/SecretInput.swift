@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Coffer
+@_spi(CofferInternals) import Coffer
 
 /// Secret input (spec/cli.md §3): from a file's first line, or from an echo-off prompt on
 /// /dev/tty. Never from argv or the environment. Bytes go straight into `SecureBytes`; the

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Coffer
+@_spi(CofferInternals) import Coffer
 import Foundation
 
 /// Where the vault is (spec/cli.md §2): `--vault`, else `$COFFER_VAULT`, else

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 import CofferProcess
 
 /// spec/agent.md: unlock once, then commands need no password; lock, idle lock, stale sockets,

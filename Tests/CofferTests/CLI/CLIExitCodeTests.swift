@@ -1,4 +1,4 @@
-import Coffer
+@_spi(CofferInternals) import Coffer
 import Foundation
 import Testing
 @testable import coffer

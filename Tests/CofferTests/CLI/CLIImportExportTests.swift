@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/cli.md §4.15–4.16 and §8: import and export through the binary.
 @Suite("CLI: import and export")

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/cli.md §4.0: show/clip/edit/rm/totp find items the way `ls` does; several matches are a
 /// pick list on a terminal and a list with exit 1 otherwise; none gives "did you mean".

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/cli.md §4.17 and spec/totp.md §4: the TOTP of an item, set from a file or a prompt,
 /// kept in the custom field `totp` (where imports put it), printed as the current code.

@@ -1,6 +1,6 @@
 import Testing
 import PropertyBased
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 import CofferTestSupport
 
 /// spec/crypto.md §4 and §6: AEAD round trip and bit-flip detection, unbiased uniform.

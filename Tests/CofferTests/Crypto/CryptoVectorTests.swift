@@ -1,5 +1,5 @@
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/crypto.md §5: every vector in spec/vectors/crypto/ is checked; a changed byte fails.
 @Suite("Crypto known-answer vectors")
@@ -41,11 +41,17 @@ struct CryptoVectorTests {
                 let opened = try XChaCha20Poly1305.open(sealed, associatedData: ad, key: key)
                 #expect(opened.testBytes == plaintext, "\(name)")
                 var out = [UInt8](repeating: 0, count: plaintext.count + XChaCha20Poly1305.tagCount)
-                plaintext.withUnsafeBytes { p in ad.withUnsafeBytes { a in nonce.withUnsafeBytes { n in
-                    out.withUnsafeMutableBufferPointer {
-                        XChaCha20Poly1305.sealDetachedNonce(p, associatedData: a, key: key, nonce: n, into: $0.baseAddress!)
+                try plaintext.withUnsafeBytes { p in try ad.withUnsafeBytes { a in try nonce.withUnsafeBytes { n in
+                    try out.withUnsafeMutableBytes {
+                        try XChaCha20Poly1305.sealDetachedNonce(p, associatedData: a, key: key, nonce: n, into: $0)
                     }
                 } } }
+                // Wrong sizes are refused, not written past.
+                #expect(throws: CofferError(.invalidArgument, "")) {
+                    try nonce.dropLast().withUnsafeBytes { n in
+                        try out.withUnsafeMutableBytes { try XChaCha20Poly1305.sealDetachedNonce(.init(start: nil, count: 0), associatedData: .init(start: nil, count: 0), key: key, nonce: n, into: $0) }
+                    }
+                }
                 #expect(nonce + out == sealed, "\(name)")
             case "fail":
                 #expect(throws: CofferError.self, "\(name)") {

@@ -1,5 +1,5 @@
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/crypto.md §2.1: every key derived from a typed password or PIN comes from NFKC(input).
 @Suite("Password normalisation before key derivation")

@@ -1,5 +1,5 @@
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// The one error type (Sources/Coffer/CofferError.swift): what callers switch on and compare.
 @Suite struct CofferErrorTests {

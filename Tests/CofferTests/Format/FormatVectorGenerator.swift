@@ -1,5 +1,5 @@
 import Foundation
-import Coffer
+@_spi(CofferInternals) import Coffer
 import CofferFuzzSupport
 
 /// Builds the scenarios of spec/vectors/format/ deterministically (one seed per scenario, fixed

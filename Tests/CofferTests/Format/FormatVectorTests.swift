@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 import CofferFuzzSupport
 
 /// spec/format.md §7 and §12: every scenario in spec/vectors/format/ is read as its `expect:` says,

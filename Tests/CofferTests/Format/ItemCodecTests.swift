@@ -1,5 +1,5 @@
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 import CofferTestSupport
 
 extension ItemCodec {

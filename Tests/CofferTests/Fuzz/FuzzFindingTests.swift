@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Coffer
+@_spi(CofferInternals) import Coffer
 import CofferFuzzSupport
 
 /// One unit test per bug the fuzzers found (Fuzz/README.md), next to the FailCase that

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/cli.md §8.1: the RFC 4180 reader.
 @Suite("Import: CSV reader")

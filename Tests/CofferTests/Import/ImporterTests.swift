@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// The repository root, from this file's path (Tests/CofferTests/Import/…).
 func cofferRepositoryRoot(_ file: String = #filePath) -> URL {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/cli.md §8.14: KeePass 2 / KeePassXC XML exports. Fixtures in Fixtures/keepass-xml/ (README.md
 /// there says how each was made).

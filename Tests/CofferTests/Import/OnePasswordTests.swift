@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 import CofferFuzzSupport
 
 /// spec/cli.md §8.12 (`1password-1pux`) and §8.13 (`1password-1pif`), on the made-up fixtures in

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/cli.md §8.2–8.9 on files laid out exactly like real exports (Tests/CofferTests/Import/
 /// Fixtures/csv/README.md: headers, quoting, CR LF, folder rows and spilled cells as the managers

@@ -1,6 +1,6 @@
 import Testing
 import PropertyBased
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/policy.md §2, §4 and §6: the checker and the NIST profile.
 @Suite struct PolicyCheckTests {

@@ -1,6 +1,6 @@
 import Testing
 import PropertyBased
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/policy.md §3 and §5: the rules language.
 @Suite struct PolicyRulesParserTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/policy.md §7: zxcvbn-c strength.
 @Suite struct PolicyStrengthTests {

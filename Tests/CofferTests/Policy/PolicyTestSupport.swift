@@ -1,5 +1,5 @@
 import Foundation
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// Builds rules text from a "tape" of random integers, so property tests can use PropertyBased's
 /// integer-array generators (with shrinking) and still cover the whole grammar.

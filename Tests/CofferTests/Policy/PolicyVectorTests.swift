@@ -1,5 +1,5 @@
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/policy.md §13: the vectors in spec/vectors/policy/, which another implementation can
 /// consume as they are.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/format.md §10: one writer at a time across processes; readers need no lock.
 @Suite("Store concurrency")

@@ -1,5 +1,5 @@
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 import CofferTestSupport
 
 /// spec/format.md §8: after a failure or a crash at any I/O call, reopening yields exactly the

@@ -1,6 +1,6 @@
 import Testing
 import PropertyBased
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 import CofferTestSupport
 
 /// spec/format.md §5–§8 as properties: round trips over arbitrary edit sequences, every single-byte

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import PropertyBased
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// `Timestamp`'s ISO 8601 printer and strict parser (used for JSON output and for the dates in
 /// imported files, which must never reach ICU: see Fuzz/FailCases/FuzzImportBitwardenJSON/icu-long-fraction).

@@ -1,5 +1,5 @@
 import Foundation
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// An in-memory file system that models what survives a crash (spec/format.md §8 tests).
 ///

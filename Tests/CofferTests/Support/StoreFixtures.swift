@@ -1,5 +1,5 @@
 import Foundation
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 import CofferTestSupport
 
 /// A fresh directory under the system temp dir, removed when the value is released.

@@ -1,5 +1,5 @@
 import Foundation
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// Locates files of the repository from the test sources, so vectors have one copy, in spec/.
 enum Repository {

@@ -1,7 +1,7 @@
 import CofferProcess
 import Foundation
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/totp.md: RFC 6238 / RFC 4226 codes, otpauth:// parsing, and a second implementation
 /// (Python's hmac) at the current time.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
+import CofferDesktop
 
 /// spec/unlock.md §5.3: the counter is durable before the PIN is checked, so killing the process
 /// at any moment never lowers it. A child (`coffer-pin-probe`, built beside the test binary by

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
+import CofferDesktop
 
 /// spec/unlock.md §2.3, §5.5: the CLI's device-secret files and the system clock.
 @Suite struct UnlockDeviceSecretStoreTests {

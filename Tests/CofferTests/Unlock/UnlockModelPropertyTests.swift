@@ -1,6 +1,6 @@
 import Testing
 import PropertyBased
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/unlock.md §3, §5: for any sequence of right and wrong PINs at any times, `PINUnlock`
 /// decides exactly as a deliberately simple model of the schedule does.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 import CofferTestSupport
 
 /// spec/unlock.md §2–§7 end to end, with an injected clock and in-memory device secrets.

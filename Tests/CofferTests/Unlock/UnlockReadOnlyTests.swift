@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/unlock.md §7.3: reading with the master password writes nothing and takes no lock, so it
 /// works on a read-only medium and in parallel; the rate limit never turns into a denial of service.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 import CofferTestSupport
 
 /// A file system whose first opening of `gatedPath` waits until the test opens the gate, so a

@@ -1,5 +1,5 @@
 import Foundation
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 import CofferTestSupport
 
 /// A vault with a PIN set, an in-memory device-secret store and a hand-moved clock.

@@ -1,5 +1,5 @@
 import Testing
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/unlock.md §3, §7: the schedules as pure functions.
 @Suite struct UnlockThrottlePolicyTests {

@@ -1,6 +1,6 @@
 import Testing
 import PropertyBased
-@testable import Coffer
+@_spi(CofferInternals) @testable import Coffer
 
 /// spec/unlock.md §4, §5.5: the state file's encoding, authentication and time rebasing.
 @Suite struct UnlockThrottleStateTests {
