@@ -13,6 +13,8 @@ import CSodium
 ///   vault's worth can be held, e.g. during an import): ordinary heap memory, `mlock`ed where
 ///   RLIMIT_MEMLOCK allows (best effort: pages may be shared with other data), wiped on release.
 public final class SecureBytes: @unchecked Sendable {
+    // @unchecked: the buffer is written only while the object is being built (init's fill
+    // closure) and wiped in deinit; after init every access reads, so sharing across threads is safe.
     public enum Protection: Sendable {
         case guarded
         case locked

@@ -109,6 +109,8 @@ enum Terminal {
 /// A spinner on stderr while slow work runs (key derivation, imports); nothing at all when
 /// stderr is not a terminal.
 final class Progress: @unchecked Sendable {
+    // @unchecked: `done`, `finished` and `current` are only touched with `condition` locked; a
+    // condition variable (the spinner thread waits on it) is what `Locked` cannot offer.
     private let label: String
     private let condition = NSCondition()
     private var done = false
