@@ -24,18 +24,18 @@ public enum BlocklistMatch: String, Hashable, Sendable {
 
 /// The NIST-style blocklist check: common passwords and their trivial derivatives, and context
 /// words, compared case-insensitively on the already-normalised password.
-public enum Blocklist {
+package enum Blocklist {
     /// Context words shorter than this are ignored: they would reject too many good passwords.
-    public static let minimumContextWordLength = 4
+    package static let minimumContextWordLength = 4
 
     /// Whether the 10,000-entry common-password list contains `password` (lowercased first).
-    public static func isCommonPassword(_ password: String) -> Bool {
+    package static func isCommonPassword(_ password: String) -> Bool {
         PolicyData.commonPasswordSet.contains(password.lowercased())
     }
 
     /// The blocklist verdict for a password that has already been normalised; `context` words are
     /// normalised with `normalization` here.
-    public static func match(
+    package static func match(
         _ normalizedPassword: String, context: [String], normalization: PasswordNormalization
     ) -> BlocklistMatch? {
         let folded = normalizedPassword.lowercased()

@@ -15,7 +15,7 @@ public enum ItemLookup {
     }
 
     /// `store.item-not-found` for `query`, with the suggestions as "did you mean".
-    public static func notFound(_ query: String, suggestions: [String]) -> CofferError {
+    package static func notFound(_ query: String, suggestions: [String]) -> CofferError {
         let hint = suggestions.isEmpty ? "" : "; did you mean " + suggestions.map { "'\($0)'" }.joined(separator: " or ") + "?"
         return CofferError(.itemNotFound, "no item matches '\(query)'\(hint)")
     }
