@@ -31,7 +31,7 @@ import CSodium
 
     /// Encrypts `plaintext` bound to `associatedData` under `key` with a random nonce.
     /// Returns `nonce ‖ ciphertext ‖ tag`.
-    package static func seal(
+    @_spi(CofferInternals) public static func seal(
         _ plaintext: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer = .init(start: nil, count: 0),
         key: SecretKey, using source: some RandomSource = SystemRandom()
     ) -> [UInt8] {

@@ -271,7 +271,8 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
-    public var count: Int { (try? withOpenState { $0.index.count }) ?? 0 }
+    /// Live items; `store.locked` once the vault is closed (never a silent 0).
+    public var count: Int { get throws { try withOpenState { $0.index.count } } }
 
     /// The whole item, secrets decrypted from its record.
     public func get(_ id: ItemID) throws -> Item {

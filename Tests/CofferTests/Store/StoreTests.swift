@@ -179,14 +179,14 @@ struct StoreTests {
         let items = Fixtures.items(count: 50, random: SeededRandom(seed: [9]))
         var counts: [Int] = [], writeError: CofferError?
         try vault.addAll(items) { done in
-            counts.append(vault.count)
+            counts.append((try? vault.count) ?? -1)
             if done == 10 {
                 do { try vault.add(.login("inside")) } catch let error as CofferError { writeError = error } catch {}
             }
         }
         #expect(counts == Array(repeating: 1, count: 50))
         #expect(writeError?.code == .vaultBusy)
-        #expect(vault.count == 51)
+        #expect(try vault.count == 51)
         try vault.add(.login("after"))
 
         let other = try Fixtures.createVault(in: directory, name: "w.coffer")
@@ -292,5 +292,13 @@ struct StoreTests {
         let back = try vault.get(item.id)
         #expect(back.title == "future, edited" && back.password?.reveal() == "q")
         #expect(back.extensionFields == item.extensionFields)
+    }
+
+    /// A closed vault reports `store.locked` for its count instead of a misleading 0.
+    @Test func countOfAClosedVaultThrows() throws {
+        let vault = try Fixtures.createVault(in: directory, items: [.login("one"), .login("two")])
+        #expect(try vault.count == 2)
+        vault.close()
+        #expect(throws: CofferError(.locked, "")) { try vault.count }
     }
 }

@@ -188,7 +188,7 @@ final class GatedFileSystem: VaultFileSystem, @unchecked Sendable {
         let session = UnlockSession(vaultPath: f.path, autoLockAfter: .seconds(300), timer: timer)
         #expect(await session.unlock(password: Fixtures.password) == .unlocked)
         timer.advance(by: .seconds(200))
-        _ = try session.withVault { $0.count }
+        _ = try session.withVault { try $0.count }
         timer.advance(by: .seconds(200))
         #expect(session.state == .unlocked)
         session.noteActivity()
