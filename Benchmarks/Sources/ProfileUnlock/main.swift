@@ -59,7 +59,8 @@ for round in 0..<repeats {
         vault.close()
     default:
         let vault = try Vault.open(at: path, password: password)
-        precondition(vault.count == count)
+        let opened = try vault.count
+        precondition(opened == count)
         vault.close()
     }
     print("\(operation) \(count) items: \(clock.now - start)")

@@ -195,7 +195,7 @@ struct StoreTests {
         }
         #expect(aborted?.code == .locked)
         let reopened = try Vault.open(at: directory.file("w.coffer"), password: Fixtures.password)
-        #expect(reopened.count == 0)
+        #expect(try reopened.count == 0)
         reopened.close()
         vault.close()
     }
