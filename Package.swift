@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         // Reads 1Password's .1pux export (a zip archive); on Linux it links zlib (zlib1g-dev, scripts/bootstrap).
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
+        // `swift package generate-documentation` (scripts/docs, run in CI with warnings as errors).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(

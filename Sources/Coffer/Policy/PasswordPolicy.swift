@@ -46,8 +46,13 @@ public struct PasswordPolicy: Hashable, Sendable {
     }
 
     /// Checks `password` (and `confirmation`, if the screen has one) against every rule.
-    /// - Parameter context: words the password must not contain and zxcvbn should penalise
-    ///   (vault name, service, username).
+    /// - Parameters:
+    ///   - password: the text as typed so far; called on every keystroke.
+    ///   - confirmation: the second entry, if the screen has one; `nil` leaves
+    ///     `confirmationMatches` unset.
+    ///   - context: words the password must not contain and zxcvbn should penalise
+    ///     (vault name, service, username).
+    ///   - includeStrength: `false` skips the zxcvbn estimate, the slowest part.
     public func check(
         _ password: String, confirmation: String? = nil, context: [String] = [], includeStrength: Bool = true
     ) -> PolicyCheck {

@@ -18,8 +18,13 @@ public struct PasswordRules: Hashable, Sendable {
     /// The largest integer a rule may hold (§3.3); bounds the work any rule set can cause.
     public static let maximumValue = 65_535
 
-    /// - Parameter allowed: `nil` means the union of the required sets, or `ascii-printable` when
-    ///   there are none (the reference parser's default). Required sets are always added to it.
+    /// - Parameters:
+    ///   - required: sets of which the password must contain at least one character each.
+    ///   - allowed: `nil` means the union of the required sets, or `ascii-printable` when
+    ///     there are none (the reference parser's default). Required sets are always added to it.
+    ///   - maxConsecutive: the longest run of one repeated character, or `nil` for no limit.
+    ///   - minLength: the fewest Unicode scalars, or `nil`.
+    ///   - maxLength: the most Unicode scalars, or `nil`.
     /// - Throws: `policy.invalid-rules` for a value above `maximumValue` or below 0.
     public init(
         required: [PasswordCharacterSet] = [],

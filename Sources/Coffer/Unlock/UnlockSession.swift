@@ -49,9 +49,12 @@ public final class UnlockSession: Sendable {
     private let guarded = Locked(State())
 
     /// - Parameters:
+    ///   - vaultPath: the vault file.
     ///   - pin: enables `unlock(pin:)` and rate-limits the master password (§7); without it the
     ///     password unlock is a plain `Vault.open`.
+    ///   - mode: how the vault is opened once unlocked.
     ///   - autoLockAfter: idle time after which the session locks itself; `nil` for never.
+    ///   - timer: schedules the auto-lock; tests pass a `ManualIdleTimer` (`CofferTestSupport`).
     public convenience init(vaultPath: String, pin: PINUnlock? = nil, mode: Vault.AccessMode = .readWrite,
                             autoLockAfter: Duration? = .seconds(300), timer: any IdleTimer = TaskIdleTimer()) {
         self.init(vaultPath: vaultPath, pin: pin, mode: mode, autoLockAfter: autoLockAfter, timer: timer,
