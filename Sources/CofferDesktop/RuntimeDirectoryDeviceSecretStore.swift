@@ -78,7 +78,7 @@ public struct RuntimeDirectoryDeviceSecretStore: DeviceSecretStore {
     }
 
     public func store(_ secret: SecureBytes, vaultID: [UInt8]) throws {
-        try Vault.writeAtomically(path: path(for: vaultID), fileSystem: fileSystem, random: SystemRandom()) { write in
+        try AtomicFileWriter(fileSystem: fileSystem, random: SystemRandom()).replace(path(for: vaultID)) { write in
             var bytes = secret.withUnsafeBytes { Array($0) }
             defer { secureZero(&bytes) }
             try write(bytes)

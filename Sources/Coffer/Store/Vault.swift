@@ -6,7 +6,7 @@ import Dispatch
 /// in-memory index of item summaries (no secrets). Secrets are decrypted from the file only
 /// when an item is fetched. Every write appends one frame and returns after `fdatasync`.
 /// All methods are thread-safe; an app may share one `Vault` between tasks.
-public final class Vault: @unchecked Sendable {
+public final class Vault: Sendable {
     public enum AccessMode: Sendable {
         /// No lock; never modifies the file (not even to cut a torn tail).
         case readOnly
@@ -55,6 +55,17 @@ public final class Vault: @unchecked Sendable {
         var lockHandle: (any VaultLockHandle)?
         /// Set when a failed write could not be undone: the file may end in a partial frame.
         var poisoned = false
+        /// Sealing space for record plaintexts (locked memory), reused by every write.
+        let scratch: SecureScratch
+        /// The thread inside `asWriter`, to refuse a write from `addAll`'s progress callback.
+        var writerThread: ThreadIdentity?
+
+        init(header: VaultHeader, headerLength: Int, keys: VaultKeys?, chain: RecordChain, index: ItemIndex = ItemIndex(),
+             records: Int = 0, end: Int, handle: (any VaultFileHandle)?, lockHandle: (any VaultLockHandle)?) throws {
+            (self.header, self.headerLength, self.keys, self.chain, self.index) = (header, headerLength, keys, chain, index)
+            (self.records, self.end, self.handle, self.lockHandle) = (records, end, handle, lockHandle)
+            scratch = try SecureScratch()
+        }
     }
 
     public let path: String
@@ -62,26 +73,23 @@ public final class Vault: @unchecked Sendable {
     public let openReport: OpenReport
     let fileSystem: any VaultFileSystem
     let random: any RandomSource
-    /// Guards `state` (and `scratch`, `writerThread`); held briefly by readers and writers alike.
-    private let mutex = Lock()
-    /// Serialises writers (`asWriter`); always taken before `mutex`, never while holding it.
-    private let writer = Lock()
-    private var writerThread: ThreadIdentity?
-    private var state: State
-    private let scratch: SecureScratch
+    /// Everything that changes, reachable only under its mutex; held briefly by readers and
+    /// writers alike.
+    let guarded: Locked<State>
+    /// Serialises writers (`asWriter`); always taken before `guarded`'s mutex, never while holding it.
+    let writer = Lock()
 
     /// Compaction runs by itself after a write once dead records exceed both this and the live count.
     public static let autoCompactionThreshold = 1024
 
     private init(path: String, mode: AccessMode, fileSystem: any VaultFileSystem, random: any RandomSource,
-                 state: State, report: OpenReport, scratch: SecureScratch) {
+                 state: State, report: OpenReport) {
         self.path = path
         self.mode = mode
         self.fileSystem = fileSystem
         self.random = random
-        self.state = state
+        self.guarded = Locked(state)
         self.openReport = report
-        self.scratch = scratch
     }
 
     deinit { close() }
@@ -113,13 +121,13 @@ public final class Vault: @unchecked Sendable {
             let slot = try passwordSlot(for: password, kdf: kdf, vaultKey: keys.vaultKey, vaultID: vaultID, random: random)
             let header = VaultHeader(vaultID: vaultID, logID: random.bytes(16), created: .now(), keyslots: [slot])
             let headerBytes = try header.encode(keys: keys)
-            let handle = try writeAndRename(path: path, fileSystem: fileSystem, random: random) { write in try write(headerBytes) }
+            let handle = try AtomicFileWriter(fileSystem: fileSystem, random: random).writeAndRename(path) { write in try write(headerBytes) }
             try fileSystem.syncDirectory(containing: path)
-            let state = State(header: header, headerLength: headerBytes.count, keys: keys,
+            let state = try State(header: header, headerLength: headerBytes.count, keys: keys,
                               chain: RecordChain(vaultID: vaultID, logID: header.logID, recordKey: keys.recordKey),
                               end: headerBytes.count, handle: handle, lockHandle: lock)
             return Vault(path: path, mode: .readWrite, fileSystem: fileSystem, random: random, state: state,
-                         report: OpenReport(recoveredTornBytes: 0, records: 0), scratch: try SecureScratch())
+                         report: OpenReport(recoveredTornBytes: 0, records: 0))
         } catch {
             lock.unlock()
             throw error
@@ -174,7 +182,7 @@ public final class Vault: @unchecked Sendable {
     ) throws -> Vault {
         let path = fileSystem.canonicalPath(path)
         let lock = mode == .readWrite ? try fileSystem.lockExclusively(lockPath(for: path)) : nil
-        if lock != nil { removeStaleTemporaries(of: path, fileSystem: fileSystem) }
+        if lock != nil { AtomicFileWriter.removeStaleTemporaries(of: path, fileSystem: fileSystem) }
         do {
             let handle = try fileSystem.open(path, writable: mode == .readWrite)
             let fileSize = try handle.size()
@@ -190,11 +198,10 @@ public final class Vault: @unchecked Sendable {
                 try handle.truncate(to: replay.end)
                 try handle.sync()
             }
-            let state = State(header: header, headerLength: headerBytes.count, keys: keys, chain: replay.chain,
+            let state = try State(header: header, headerLength: headerBytes.count, keys: keys, chain: replay.chain,
                               index: replay.index, records: replay.records, end: replay.end, handle: handle, lockHandle: lock)
             let report = OpenReport(recoveredTornBytes: torn, records: replay.records)
-            return Vault(path: path, mode: mode, fileSystem: fileSystem, random: random, state: state, report: report,
-                         scratch: try SecureScratch())
+            return Vault(path: path, mode: mode, fileSystem: fileSystem, random: random, state: state, report: report)
         } catch {
             lock?.unlock()
             throw error
@@ -321,7 +328,7 @@ public final class Vault: @unchecked Sendable {
     }
 
     /// The current header (keyslots included), for the unlock layer.
-    package var header: VaultHeader { mutex.withLock { state.header } }
+    package var header: VaultHeader { guarded.withLock { $0.header } }
 
     /// Re-reads the whole file and checks everything: header checksum and MAC, every frame's
     /// framing, chain and authentication, and every item's full encoding.
@@ -399,7 +406,7 @@ public final class Vault: @unchecked Sendable {
                 // The first frame follows the all-zero tag (a fresh chain's `lastTag`).
                 let previousTag = before > 0 ? UnsafeRawBufferPointer(rebasing: buffer[0..<tagCount]) : zeroTag
                 return try RecordFrame.open(frame, index: Int(entry.seq), seq: entry.seq, previousTag: previousTag,
-                                            chain: chain, scratch: scratch, body)
+                                            chain: chain, scratch: state.scratch, body)
             }
         }
     }
@@ -447,8 +454,8 @@ public final class Vault: @unchecked Sendable {
     /// `store.vault-busy` instead of waiting for the import it is part of.
     public func addAll(_ items: [Item], progress: ((Int) -> Void)? = nil) throws {
         try asWriter {
-            var staged: State = try mutex.withLock {
-                try checkWritable()
+            var staged: State = try guarded.withLock { state in
+                try checkWritable(state)
                 var seen = Set<ItemID>()
                 for item in items {
                     guard !state.index.contains(item.id), seen.insert(item.id).inserted else {
@@ -461,24 +468,24 @@ public final class Vault: @unchecked Sendable {
             guard items.count <= RecordFrame.maximumBatchCount else {
                 throw CofferError(.limitExceeded, "at most \(RecordFrame.maximumBatchCount) items can be added at once")
             }
-            staged = try mutex.withLock {
+            staged = try guarded.withLock { state in
                 try upgradeVersion(for: items, state: &state)
                 return state
             }
             // The batch record makes the whole import atomic even across a crash (spec/format.md §5.1).
-            var batch = try mutex.withLock {
-                try RecordFrame.sealBatchHeader(count: items.count, chain: &staged.chain, scratch: scratch, random: random)
+            var batch = try guarded.withLock { state in
+                try RecordFrame.sealBatchHeader(count: items.count, chain: &staged.chain, scratch: state.scratch, random: random)
             }
             staged.records += 1
             do {
                 for (index, item) in items.enumerated() {
-                    try mutex.withLock {
+                    try guarded.withLock { state in
                         guard let handle = state.handle, state.keys != nil else { throw closedError }
                         var encoded = try ItemCodec.encode(item)
                         defer { secureZero(&encoded) }
                         let seq = staged.chain.nextSeq
                         let frame = try encoded.withUnsafeBytes {
-                            try RecordFrame.seal(type: .put, payload: $0, chain: &staged.chain, scratch: scratch, random: random)
+                            try RecordFrame.seal(type: .put, payload: $0, chain: &staged.chain, scratch: state.scratch, random: random)
                         }
                         staged.index.put(Self.indexEntry(for: item, offset: staged.end + batch.count, frameCount: frame.count, seq: seq),
                                          textOf: item)
@@ -492,7 +499,7 @@ public final class Vault: @unchecked Sendable {
                     }
                     progress?(index + 1)
                 }
-                try mutex.withLock {
+                try guarded.withLock { state in
                     guard let handle = state.handle, state.keys != nil else { throw closedError }
                     try handle.sync()
                     state = staged
@@ -500,7 +507,7 @@ public final class Vault: @unchecked Sendable {
                 }
             } catch {
                 // Nothing of the batch was acknowledged: `state` still ends where it did.
-                mutex.withLock { rollBack(&state) }
+                guarded.withLock { state in rollBack(&state) }
                 throw error
             }
         }
@@ -529,7 +536,7 @@ public final class Vault: @unchecked Sendable {
         guard let handle = state.handle else { throw closedError }
         var chain = state.chain
         let seq = chain.nextSeq
-        let frame = try RecordFrame.seal(type: type, payload: payload, chain: &chain, scratch: scratch, random: random)
+        let frame = try RecordFrame.seal(type: type, payload: payload, chain: &chain, scratch: state.scratch, random: random)
         do {
             try frame.withUnsafeBytes { try handle.write($0, at: state.end) }
             try handle.sync()
@@ -709,7 +716,7 @@ public final class Vault: @unchecked Sendable {
     /// fails, the rename may not survive a crash, so further writes are refused until reopen.
     private func rewrite(state: inout State, _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void,
                          commit: (inout State) -> Void) throws {
-        let handle = try Self.writeAndRename(path: path, fileSystem: fileSystem, random: random, body)
+        let handle = try AtomicFileWriter(fileSystem: fileSystem, random: random).writeAndRename(path, body)
         state.handle?.close()
         state.handle = handle
         state.poisoned = false
@@ -722,56 +729,11 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
-    /// Replaces the file at `path` atomically and durably (temp file, fsync, rename, fsync the
-    /// directory), for small side files such as the throttle state.
-    package static func writeAtomically(path: String, fileSystem: any VaultFileSystem, random: any RandomSource,
-                                _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws {
-        let handle = try writeAndRename(path: path, fileSystem: fileSystem, random: random, body)
-        handle.close()
-        try fileSystem.syncDirectory(containing: path)
-    }
-
-    /// Removes `<vault>.tmp-<12 hex>` files that a rewrite killed before its rename left behind
-    /// (they may hold old keyslots). Called with the writer lock held, so no rewrite is running.
-    static func removeStaleTemporaries(of path: String, fileSystem: any VaultFileSystem) {
-        let prefix = (path.split(separator: "/").last.map(String.init) ?? path) + temporarySuffix
-        for name in fileSystem.siblings(of: path, withPrefix: prefix) {
-            let tail = name.dropFirst(prefix.count)
-            guard tail.count == 12, tail.allSatisfy(\.isHexDigit) else { continue }
-            fileSystem.remove(POSIXFileSystem.directory(of: path) + "/" + name)
-        }
-    }
-
-    static let temporarySuffix = ".tmp-"
-
-    /// temp file (0600, same directory) → write → fsync → rename over `path`. Returns the open
-    /// handle, which now is the vault's. The caller fsyncs the directory. On failure before the
-    /// rename the temporary file is removed and the vault is untouched.
-    static func writeAndRename(path: String, fileSystem: any VaultFileSystem, random: any RandomSource,
-                               _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws -> any VaultFileHandle {
-        let temporary = path + temporarySuffix + random.bytes(6).lowercaseHex
-        let handle = try fileSystem.create(temporary)
-        do {
-            var offset = 0
-            try body { bytes in
-                try bytes.withUnsafeBytes { try handle.write($0, at: offset) }
-                offset += bytes.count
-            }
-            try handle.sync()
-            try fileSystem.rename(temporary, to: path)
-            return handle
-        } catch {
-            handle.close()
-            fileSystem.remove(temporary)
-            throw error
-        }
-    }
-
     // MARK: Closing
 
     /// Wipes the keys, closes the file and releases the writer lock. Further calls throw `.locked`.
     public func close() {
-        mutex.withLock {
+        guarded.withLock { state in
             state.keys = nil
             state.handle?.close()
             state.handle = nil
@@ -781,12 +743,12 @@ public final class Vault: @unchecked Sendable {
         }
     }
 
-    public var isClosed: Bool { mutex.withLock { state.keys == nil } }
+    public var isClosed: Bool { guarded.withLock { $0.keys == nil } }
 
     private var closedError: CofferError { CofferError(.locked, "the vault is locked (closed); unlock it again") }
 
     private func withOpenState<R>(_ body: (State) throws -> R) throws -> R {
-        try mutex.withLock {
+        try guarded.withLock { state in
             guard state.keys != nil else { throw closedError }
             return try body(state)
         }
@@ -794,15 +756,15 @@ public final class Vault: @unchecked Sendable {
 
     private func withWritableState<R>(_ body: (inout State) throws -> R) throws -> R {
         try asWriter {
-            try mutex.withLock {
-                try checkWritable()
+            try guarded.withLock { state in
+                try checkWritable(state)
                 return try body(&state)
             }
         }
     }
 
-    /// Throws unless the vault is open read-write and usable. Call with `mutex` held.
-    private func checkWritable() throws {
+    /// Throws unless the vault is open read-write and usable. Call with the state's mutex held.
+    private func checkWritable(_ state: State) throws {
         guard state.keys != nil else { throw closedError }
         guard mode == .readWrite else { throw CofferError(.readOnly, "the vault was opened read-only") }
         guard !state.poisoned else {
@@ -811,17 +773,17 @@ public final class Vault: @unchecked Sendable {
     }
 
     /// Runs `body` as the vault's only writer. Writers queue on `writer`, readers only take
-    /// `mutex`, so a long `addAll` can release `mutex` between items. A write attempted by the
+    /// `guarded`, so a long `addAll` can release it between items. A write attempted by the
     /// thread that is already writing (from `addAll`'s progress callback) would wait for itself:
     /// it throws instead.
     private func asWriter<R>(_ body: () throws -> R) throws -> R {
         let me = ThreadIdentity.current
-        if mutex.withLock({ writerThread == me }) {
+        if guarded.withLock({ $0.writerThread == me }) {
             throw CofferError(.vaultBusy, "the vault is being written by this thread (a write from addAll's progress callback); write after addAll returns")
         }
         return try writer.withLock {
-            mutex.withLock { writerThread = me }
-            defer { mutex.withLock { writerThread = nil } }
+            guarded.withLock { $0.writerThread = me }
+            defer { guarded.withLock { $0.writerThread = nil } }
             return try body()
         }
     }

@@ -55,7 +55,7 @@ struct ThrottleFile {
     /// temp file → fsync → rename → fsync directory: durable before this returns.
     func save(_ state: ThrottleState, key: SecureBytes) throws {
         let bytes = try state.encode(key: key)
-        try Vault.writeAtomically(path: path, fileSystem: fileSystem, random: random) { write in try write(bytes) }
+        try AtomicFileWriter(fileSystem: fileSystem, random: random).replace(path) { write in try write(bytes) }
     }
 
     func remove() throws {
