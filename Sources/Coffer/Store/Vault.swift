@@ -160,13 +160,8 @@ public final class Vault: Sendable {
         at path: String, password: SecureBytes, mode: AccessMode = .readWrite,
         fileSystem: any VaultFileSystem
     ) async throws -> Vault {
-        // Argon2id blocks its thread for most of a second: run it on a Dispatch worker, not on the
-        // few threads of Swift's cooperative pool, so other tasks keep running meanwhile.
-        let vault = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Vault, Error>) in
-            DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(with: Result { try Vault.open(at: path, password: password, mode: mode, fileSystem: fileSystem) })
-            }
-        }
+        // Argon2id blocks its thread for most of a second: off the cooperative pool.
+        let vault = try await BlockingWork.run { try Vault.open(at: path, password: password, mode: mode, fileSystem: fileSystem) }
         if Task.isCancelled {
             vault.close()
             throw CofferError(.cancelled, "unlock cancelled")

@@ -1,5 +1,3 @@
-import Dispatch
-
 /// Where a lock screen is (spec/unlock.md §1.1).
 public enum UnlockState: Sendable, Equatable {
     case locked
@@ -156,10 +154,9 @@ public final class UnlockSession: Sendable {
                     continuation.resume(returning: state)
                     return
                 }
-                // Argon2id blocks its thread for up to a second: a Dispatch worker, not one of the
-                // cooperative pool's few threads (as `Vault.open` async does).
-                DispatchQueue.global(qos: .userInitiated).async { [weak self] in
-                    let result = work()
+                // Argon2id blocks its thread for up to a second: off the cooperative pool. `start`,
+                // not `run`: `cancel()` resumes this continuation before the work ends.
+                BlockingWork.start(work) { [weak self] result in
                     guard let self else {
                         if case .success(let vault) = result { vault.close() }
                         return

@@ -1,0 +1,64 @@
+import Dispatch
+
+/// A ``Vault`` for async callers: every call runs on the vault's own serial queue, off the
+/// cooperative pool and off the main actor, so neither key derivation nor a write's `fdatasync`
+/// (or `F_FULLFSYNC`) ever blocks a user interface. Calls run one at a time, in the order made.
+public final class AsyncVault: Sendable {
+    private let vault: Vault
+    private let queue: DispatchQueue
+
+    /// Wraps an open vault; from now on use it only through this object.
+    public init(_ vault: Vault) {
+        self.vault = vault
+        self.queue = DispatchQueue(label: "coffer.vault", qos: .userInitiated)
+    }
+
+    /// Creates a new vault (see ``Vault/create(at:password:kdf:)``) off the calling task.
+    public static func create(at path: String, password: SecureBytes, kdf: KDFParameters = .moderate) async throws -> AsyncVault {
+        AsyncVault(try await BlockingWork.run { try Vault.create(at: path, password: password, kdf: kdf) })
+    }
+
+    /// Opens a vault with its master password off the calling task.
+    public static func open(at path: String, password: SecureBytes, mode: Vault.AccessMode = .readWrite) async throws -> AsyncVault {
+        AsyncVault(try await Vault.open(at: path, password: password, mode: mode))
+    }
+
+    public var path: String { vault.path }
+
+    public func list() async throws -> [ItemSummary] { try await serially { try $0.list() } }
+
+    public func search(_ query: String, tag: String? = nil) async throws -> [ItemSummary] {
+        try await serially { try $0.search(query, tag: tag) }
+    }
+
+    public func get(_ id: ItemID) async throws -> Item { try await serially { try $0.get(id) } }
+
+    public func count() async throws -> Int { try await serially { try $0.count } }
+
+    /// Adds `item`; returns once the record is durable.
+    @discardableResult
+    public func add(_ item: Item) async throws -> ItemID { try await serially { try $0.add(item) } }
+
+    /// Replaces the item with `item.id`; returns once the record is durable.
+    public func update(_ item: Item) async throws { try await serially { try $0.update(item) } }
+
+    /// Deletes the item; returns once the record is durable.
+    public func delete(_ id: ItemID) async throws { try await serially { try $0.delete(id) } }
+
+    /// Adds every item as one batch with one sync (imports).
+    public func addAll(_ items: [Item]) async throws { try await serially { try $0.addAll(items) } }
+
+    public func info() async throws -> Vault.Info { try await serially { try $0.info() } }
+
+    public func verify() async throws -> Vault.VerifyReport { try await serially { try $0.verify() } }
+
+    /// Wipes the keys and closes the file once the calls already made have run.
+    public func close() async {
+        _ = try? await serially { $0.close() }
+    }
+
+    private func serially<T: Sendable>(_ body: @escaping @Sendable (Vault) throws -> T) async throws -> T {
+        let vault = self.vault
+        return try await BlockingWork.run(on: queue) { try body(vault) }
+    }
+}
