@@ -1,0 +1,162 @@
+// Atomic rewrites: compaction, password and PIN slot changes, rekey, header upgrade (spec/format.md §8).
+
+extension Vault {
+    /// Rewrites the vault with only live items, under a new log id (spec/format.md §8).
+    public func compact() throws {
+        try withWritableState { state in try compact(&state, newKeys: nil) }
+    }
+
+    /// Makes a new vault key and re-seals every item under it; the password slot is rewrapped
+    /// with `password` (which may be the current one) and any PIN slot is removed.
+    public func rekey(password: SecureBytes, kdf: KDFParameters? = nil) throws {
+        try withWritableState { state in
+            let newKeys = try VaultKeys.random(using: random)
+            let slot = try Self.passwordSlot(for: password, kdf: kdf ?? state.header.passwordSlot!.kdf,
+                                             vaultKey: newKeys.vaultKey, vaultID: state.header.vaultID, random: random)
+            // The new slot enters the header only when the rewrite commits: a failed rekey leaves
+            // the open vault exactly as it was (old key, old slots).
+            try compact(&state, newKeys: newKeys, keyslots: [slot])
+        }
+    }
+
+    /// Changes the master password: rewraps the vault key in the password slot only; frames
+    /// are copied byte for byte.
+    public func changePassword(to newPassword: SecureBytes, kdf: KDFParameters? = nil) throws {
+        try withWritableState { state in
+            guard let keys = state.keys, let old = state.header.passwordSlot else { throw closedError }
+            let slot = try Self.passwordSlot(for: newPassword, kdf: kdf ?? old.kdf, vaultKey: keys.vaultKey,
+                                             vaultID: state.header.vaultID, random: random)
+            try replaceKeyslots(state.header.keyslots.map { $0.kind == .password ? slot : $0 }, state: &state)
+        }
+    }
+
+    /// A copy of the vault key, for the CLI's agent (spec/agent.md): the agent keeps it in locked
+    /// memory and hands it only to processes of the same user.
+    package func copyVaultKey() throws -> SecureBytes {
+        try withVaultKey { key in try key.bytes.withUnsafeBytes { try SecureBytes(copying: $0, protection: .locked) } }
+    }
+
+    /// Opens the vault with its key (from the agent) instead of a password: no key derivation.
+    /// A wrong key fails the header MAC: **tampered**, as any wrong key does (spec/format.md §7).
+    package static func open(at path: String, vaultKey: SecureBytes, mode: AccessMode = .readWrite) throws -> Vault {
+        try open(at: path, mode: mode, fileSystem: POSIXFileSystem(), random: SystemRandom()) { _ in
+            try SecretKey(try vaultKey.withUnsafeBytes { try SecureBytes(copying: $0) })
+        }
+    }
+
+    /// The vault id of the file at `path`, read from its header without a key (for the agent's
+    /// client to ask for the right key); nil when the file is not a vault.
+    package static func vaultID(at path: String) -> [UInt8]? {
+        guard let handle = try? POSIXFileSystem().open(path, writable: false), let head = try? handle.read(at: 0, count: 32),
+              head.count == 32, Array(head[0..<8]) == VaultHeader.magic else { return nil }
+        return Array(head[16..<32])
+    }
+
+    /// Lends the vault key, to wrap it in a new keyslot (spec/unlock.md §2.2). Do not call
+    /// other `Vault` methods from `body`.
+    func withVaultKey<R>(_ body: (SecretKey) throws -> R) throws -> R {
+        try withOpenState { state in try body(state.keys!.vaultKey) }
+    }
+
+    /// Replaces the keyslots (PIN set/removed, password changed) by rewriting the header and
+    /// copying the frames verbatim.
+    func replaceKeyslots(_ slots: [Keyslot]) throws {
+        try withWritableState { state in try replaceKeyslots(slots, state: &state) }
+    }
+
+    /// Marks the file with the minor version `items` need before they are written (spec/format.md
+    /// §2): a 1.0 reader must not change a file holding 1.1 items, and refuses to once the
+    /// header says 1.1. The header is rewritten atomically and the frames copied verbatim, so a
+    /// crash leaves the file as it was or upgraded, never half of it.
+    func upgradeVersion(for items: [Item], state: inout State) throws {
+        let needed = items.lazy.map(ItemCodec.minimumVersionMinor).max() ?? 0
+        guard needed > state.header.versionMinor else { return }
+        try rewriteHeader(state: &state) { $0.versionMinor = needed }
+    }
+
+    func replaceKeyslots(_ slots: [Keyslot], state: inout State) throws {
+        try rewriteHeader(state: &state) { $0.keyslots = slots }
+    }
+
+    /// Rewrites the header changed by `change`, copying the frames verbatim.
+    func rewriteHeader(state: inout State, _ change: (inout VaultHeader) -> Void) throws {
+        guard let handle = state.handle, let keys = state.keys else { throw closedError }
+        var header = state.header
+        change(&header)
+        let headerBytes = try header.encode(keys: keys)
+        let frames = try handle.read(at: state.headerLength, count: state.end - state.headerLength)
+        try rewrite(state: &state) { write in
+            try write(headerBytes)
+            try write(frames)
+        } commit: { state in
+            let shift = headerBytes.count - state.headerLength
+            state.index.shiftOffsets(by: shift)
+            state.header = header
+            state.end += shift
+            state.headerLength = headerBytes.count
+        }
+    }
+
+    func compact(_ state: inout State, newKeys: VaultKeys?, keyslots: [Keyslot]? = nil) throws {
+        guard let keys = state.keys else { throw closedError }
+        let keys2 = newKeys ?? keys
+        var header = state.header
+        header.logID = random.bytes(16)
+        if let keyslots { header.keyslots = keyslots }
+        let headerBytes = try header.encode(keys: keys2)
+        var chain = RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys2.recordKey)
+        var index = ItemIndex()
+        index.reserveCapacity(state.index.count)
+        var offset = headerBytes.count
+        let live = state.index.entries.sorted { $0.offset < $1.offset }
+        let sealScratch = try SecureScratch()
+        try rewrite(state: &state) { [state] write in
+            try write(headerBytes)
+            var buffer: [UInt8] = []
+            for entry in live {
+                let seq = chain.nextSeq
+                let frame = try withRecord(of: entry, state: state) { type, payload in
+                    try RecordFrame.seal(type: type, payload: payload, chain: &chain, scratch: sealScratch, random: random)
+                }
+                var moved = entry
+                moved.offset = offset
+                moved.frameCount = UInt32(frame.count)
+                moved.seq = seq
+                index.put(moved, textFrom: state.index, at: entry.text)
+                offset += frame.count
+                buffer += frame
+                if buffer.count >= 1 << 20 {
+                    try write(buffer)
+                    buffer.removeAll(keepingCapacity: true)
+                }
+            }
+            try write(buffer)
+        } commit: { state in
+            state.header = header
+            state.headerLength = headerBytes.count
+            state.keys = keys2
+            state.chain = chain
+            state.index = index
+            state.records = index.count
+            state.end = offset
+        }
+    }
+
+    /// Replaces the vault file atomically (spec/format.md §8). `commit` updates the in-memory
+    /// state as soon as the new file has taken the vault's name; if the directory sync then
+    /// fails, the rename may not survive a crash, so further writes are refused until reopen.
+    func rewrite(state: inout State, _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void,
+                         commit: (inout State) -> Void) throws {
+        let handle = try AtomicFileWriter(fileSystem: fileSystem, random: random).writeAndRename(path, body)
+        state.handle?.close()
+        state.handle = handle
+        state.poisoned = false
+        commit(&state)
+        do {
+            try fileSystem.syncDirectory(containing: path)
+        } catch {
+            state.poisoned = true
+            throw error
+        }
+    }
+}

@@ -1,0 +1,160 @@
+// Appending: one durable frame per change, a batch for imports, rollback on failure (spec/format.md §8).
+
+extension Vault {
+    /// Adds a new item durably. Returns its id.
+    @discardableResult
+    public func add(_ item: Item) throws -> ItemID {
+        try withWritableState { state in
+            guard !state.index.contains(item.id) else {
+                throw CofferError(.duplicateItem, "an item with id \(item.id) already exists")
+            }
+            try put(item, state: &state)
+        }
+        return item.id
+    }
+
+    /// Replaces an existing item durably; its `modified` time becomes now (unless later already).
+    public func update(_ item: Item) throws {
+        try withWritableState { state in
+            guard state.index.contains(item.id) else { throw CofferError(.itemNotFound, "no item with id \(item.id)") }
+            var updated = item
+            updated.modified = Swift.max(item.modified, .now())
+            try put(updated, state: &state)
+        }
+    }
+
+    /// Deletes an item durably (appends a tombstone).
+    public func delete(_ id: ItemID) throws {
+        try withWritableState { state in
+            guard state.index.contains(id) else { throw CofferError(.itemNotFound, "no item with id \(id)") }
+            try id.bytes.withUnsafeBytes { payload in
+                try append(.delete, payload: payload, state: &state) { state, _ in state.index.remove(id) }
+            }
+        }
+    }
+
+    /// Adds many items, one durable record each but a single sync at the end (for imports).
+    /// Either all are acknowledged or, on error, none of them is (the file is cut back).
+    ///
+    /// `progress` runs after each item on the calling thread, with no lock of the vault's held: it
+    /// may read the vault (which shows the items before the import until `addAll` returns) or close
+    /// it (the import then fails and nothing is added). A write from inside it throws
+    /// `store.vault-busy` instead of waiting for the import it is part of.
+    public func addAll(_ items: [Item], progress: ((Int) -> Void)? = nil) throws {
+        try asWriter {
+            var staged: State = try guarded.withLock { state in
+                try checkWritable(state)
+                var seen = Set<ItemID>()
+                for item in items {
+                    guard !state.index.contains(item.id), seen.insert(item.id).inserted else {
+                        throw CofferError(.duplicateItem, "an item with id \(item.id) already exists")
+                    }
+                }
+                return state
+            }
+            guard !items.isEmpty else { return }
+            guard items.count <= RecordFrame.maximumBatchCount else {
+                throw CofferError(.limitExceeded, "at most \(RecordFrame.maximumBatchCount) items can be added at once")
+            }
+            staged = try guarded.withLock { state in
+                try upgradeVersion(for: items, state: &state)
+                return state
+            }
+            // The batch record makes the whole import atomic even across a crash (spec/format.md §5.1).
+            var batch = try guarded.withLock { state in
+                try RecordFrame.sealBatchHeader(count: items.count, chain: &staged.chain, scratch: state.scratch, random: random)
+            }
+            staged.records += 1
+            do {
+                for (index, item) in items.enumerated() {
+                    try guarded.withLock { state in
+                        guard let handle = state.handle, state.keys != nil else { throw closedError }
+                        var encoded = try ItemCodec.encode(item)
+                        defer { secureZero(&encoded) }
+                        let seq = staged.chain.nextSeq
+                        let frame = try encoded.withUnsafeBytes {
+                            try RecordFrame.seal(type: .put, payload: $0, chain: &staged.chain, scratch: state.scratch, random: random)
+                        }
+                        staged.index.put(Self.indexEntry(for: item, offset: staged.end + batch.count, frameCount: frame.count, seq: seq),
+                                         textOf: item)
+                        batch += frame
+                        staged.records += 1
+                        if batch.count >= 1 << 20 || index == items.count - 1 {
+                            try batch.withUnsafeBytes { try handle.write($0, at: staged.end) }
+                            staged.end += batch.count
+                            batch.removeAll(keepingCapacity: true)
+                        }
+                    }
+                    progress?(index + 1)
+                }
+                try guarded.withLock { state in
+                    guard let handle = state.handle, state.keys != nil else { throw closedError }
+                    try handle.sync()
+                    state = staged
+                    try compactIfNeeded(&state)
+                }
+            } catch {
+                // Nothing of the batch was acknowledged: `state` still ends where it did.
+                guarded.withLock { state in rollBack(&state) }
+                throw error
+            }
+        }
+    }
+
+    func put(_ item: Item, state: inout State) throws {
+        var encoded = try ItemCodec.encode(item)
+        defer { secureZero(&encoded) }
+        try upgradeVersion(for: [item], state: &state)
+        try encoded.withUnsafeBytes { payload in
+            try append(.put, payload: payload, state: &state) { state, location in
+                state.index.put(Self.indexEntry(for: item, offset: location.offset, frameCount: location.count, seq: location.seq),
+                                textOf: item)
+            }
+        }
+    }
+
+    static func indexEntry(for item: Item, offset: Int, frameCount: Int, seq: UInt64) -> ItemIndex.Entry {
+        ItemIndex.Entry(id: item.id, offset: offset, seq: seq, frameCount: frameCount, kind: item.kind,
+                        hasPassword: item.password != nil, created: item.created, modified: item.modified)
+    }
+
+    /// Appends one frame durably, then lets `commit` update the index (spec/format.md §8).
+    func append(_ type: RecordType, payload: UnsafeRawBufferPointer, state: inout State,
+                        commit: (inout State, (offset: Int, count: Int, seq: UInt64)) -> Void) throws {
+        guard let handle = state.handle else { throw closedError }
+        var chain = state.chain
+        let seq = chain.nextSeq
+        let frame = try RecordFrame.seal(type: type, payload: payload, chain: &chain, scratch: state.scratch, random: random)
+        do {
+            try frame.withUnsafeBytes { try handle.write($0, at: state.end) }
+            try handle.sync()
+        } catch {
+            rollBack(&state)
+            throw error
+        }
+        commit(&state, (state.end, frame.count, seq))
+        state.index.compactTextIfWasteful()
+        state.chain = chain
+        state.end += frame.count
+        state.records += 1
+        try compactIfNeeded(&state)
+    }
+
+    /// Cuts the file back to the last acknowledged frame after a failed write; if even that
+    /// fails, refuses further writes until the vault is reopened.
+    func rollBack(_ state: inout State) {
+        do {
+            try state.handle?.truncate(to: state.end)
+            try state.handle?.sync()
+        } catch {
+            state.poisoned = true
+        }
+    }
+
+    func compactIfNeeded(_ state: inout State) throws {
+        let dead = state.records - state.index.count
+        if dead > Self.autoCompactionThreshold && dead > state.index.count {
+            try compact(&state, newKeys: nil)
+        }
+    }
+}
