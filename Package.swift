@@ -1,5 +1,26 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
+
+// libsodium and zxcvbn-c. On Linux (and on a Mac with Homebrew's libraries): the system's, found
+// through pkg-config and a module map. On Apple platforms, where iOS has no such libraries: the
+// XCFrameworks that scripts/apple/build-xcframeworks.sh builds into Frameworks/ (docs/Apple.md),
+// used whenever they are there. The manifest only looks for them on a Darwin host, so a Linux
+// build is exactly what it always was.
+#if canImport(Darwin)
+let useAppleFrameworks = FileManager.default.fileExists(atPath: Context.packageDirectory + "/Frameworks/CSodium.xcframework")
+#else
+let useAppleFrameworks = false
+#endif
+let nativeLibraries: [Target] = useAppleFrameworks
+    ? [
+        .binaryTarget(name: "CSodium", path: "Frameworks/CSodium.xcframework"),
+        .binaryTarget(name: "CZxcvbn", path: "Frameworks/CZxcvbn.xcframework"),
+    ]
+    : [
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
+    ]
 
 /// Coffer: a password-vault core (crypto, vault format, store, unlock, policy) and the `coffer` CLI.
 /// Benchmarks live in `Benchmarks/` as a separate package so `swift test` never builds them.
@@ -23,13 +44,7 @@ let package = Package(
         // `swift package generate-documentation` (scripts/docs, run in CI with warnings as errors).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
-    targets: [
-        .systemLibrary(
-            name: "CSodium", pkgConfig: "libsodium",
-            providers: [.apt(["libsodium-dev"])]),
-        .systemLibrary(
-            name: "CZxcvbn",
-            providers: [.apt(["libzxcvbn-dev"])]),
+    targets: nativeLibraries + [
         // gunzip for the attachments of KeePass XML exports (spec/cli.md §8.14); ZIPFoundation has its own module named CZlib.
         .systemLibrary(
             name: "CZlibInflate",

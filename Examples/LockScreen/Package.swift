@@ -1,0 +1,13 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// A SwiftUI lock screen bound to `UnlockSession`, for Apple platforms (docs/Apple.md). It is not
+/// built by CI (Linux has no SwiftUI); its sources compile to nothing where SwiftUI is missing.
+let package = Package(
+    name: "LockScreen",
+    platforms: [.iOS(.v17), .macOS(.v14)],
+    dependencies: [.package(name: "Coffer", path: "../..")],
+    targets: [
+        .target(name: "LockScreen", dependencies: [.product(name: "Coffer", package: "Coffer")]),
+    ]
+)
