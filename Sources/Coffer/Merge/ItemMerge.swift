@@ -114,12 +114,12 @@ package enum ItemMerge {
         // Password: the loser goes to the history (§3.4); histories are unioned.
         var history = unionHistory(first.passwordHistory, second.passwordHistory)
         let password = pick(\.password); result.password = password.value
-        if let loser = password.loser {
-            if let lost = loser ?? nil {
-                history = unionHistory(history, [PasswordHistoryEntry(password: lost, changed: second.modified)])
-                note("password", "password history")
-            } else {
-                note("password", nil)
+        if password.loser != nil { note("password", (password.loser ?? nil) == nil ? nil : "password history") }
+        // Any password of either copy that is not the result's goes to the history, conflict or
+        // not (§3.4): an unchanged side's old password may be missing from the changer's history.
+        for copy in [first, second] {
+            if let old = copy.password, old != result.password {
+                history = unionHistory(history, [PasswordHistoryEntry(password: old, changed: copy.modified)])
             }
         }
         result.passwordHistory = history
