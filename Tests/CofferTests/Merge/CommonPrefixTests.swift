@@ -36,6 +36,16 @@ import Testing
             CommonPrefix.find(ours: o, oursHeader: headerLength, theirs: t, theirsHeader: headerLength)
         } }
         #expect(partial.frames == 3)
+
+        // The base is ours replayed up to the common end; the three-way merge keeps all six items.
+        let reopened = try Vault.open(at: directory.file("a.coffer"), password: Fixtures.password, mode: .readOnly)
+        defer { reopened.close() }
+        let base = try reopened.items(asOfFileOffset: found.oursEnd)
+        #expect(Set(base.values.map(\.title)) == ["shared 0", "shared 1", "shared 2"])
+        let other = try Vault.open(at: directory.file("b.coffer"), password: Fixtures.password, mode: .readOnly)
+        defer { other.close() }
+        let merged = ItemMerge.merge(base: base, ours: try reopened.allItems(), theirs: try other.allItems())
+        #expect(merged.items.count == 6 && merged.conflicts.isEmpty)
     }
 
     @Test func neverReadsPastGarbage() {
