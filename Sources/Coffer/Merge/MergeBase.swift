@@ -1,0 +1,54 @@
+/// spec/merge.md §2: the base of a merge is the vault as it was after the frames both copies
+/// share. It is read by replaying this file cut at the end of the common part, read-only, with
+/// the open vault's key: a batch cut in two there is discarded like a torn tail (format.md §7).
+extension Vault {
+    /// Every item as it was after the first `end` bytes of this vault's file.
+    package func items(asOfFileOffset end: Int) throws -> [ItemID: Item] {
+        let key = try withVaultKey { $0 }
+        let snapshot = try Vault.open(at: path, mode: .readOnly, fileSystem: PrefixFileSystem(base: fileSystem, limit: end),
+                                      random: random) { _ in key }
+        defer { snapshot.close() }
+        var items: [ItemID: Item] = [:]
+        try snapshot.forEachItem { items[$0.id] = $0 }
+        return items
+    }
+
+    /// Every item now.
+    package func allItems() throws -> [ItemID: Item] {
+        var items: [ItemID: Item] = [:]
+        try forEachItem { items[$0.id] = $0 }
+        return items
+    }
+}
+
+/// A read-only view of files that ends after `limit` bytes.
+struct PrefixFileSystem: VaultFileSystem {
+    let base: any VaultFileSystem
+    let limit: Int
+
+    func open(_ path: String, writable: Bool) throws -> any VaultFileHandle {
+        guard !writable else { throw CofferError(.readOnly, "a merge base is read-only") }
+        return PrefixHandle(inner: try base.open(path, writable: false), limit: limit)
+    }
+    func create(_ path: String) throws -> any VaultFileHandle { throw CofferError(.readOnly, "a merge base is read-only") }
+    func rename(_ source: String, to destination: String) throws { throw CofferError(.readOnly, "a merge base is read-only") }
+    func remove(_ path: String) {}
+    func fileExists(_ path: String) -> Bool { base.fileExists(path) }
+    func syncDirectory(containing path: String) throws {}
+    func lockExclusively(_ path: String) throws -> any VaultLockHandle { throw CofferError(.readOnly, "a merge base is read-only") }
+    func canonicalPath(_ path: String) -> String { base.canonicalPath(path) }
+}
+
+private final class PrefixHandle: VaultFileHandle {
+    let inner: any VaultFileHandle
+    let limit: Int
+    init(inner: any VaultFileHandle, limit: Int) { (self.inner, self.limit) = (inner, limit) }
+    func size() throws -> Int { Swift.min(try inner.size(), limit) }
+    func read(at offset: Int, count: Int) throws -> [UInt8] {
+        try inner.read(at: offset, count: Swift.max(0, Swift.min(count, limit - offset)))
+    }
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws { throw CofferError(.readOnly, "a merge base is read-only") }
+    func truncate(to size: Int) throws { throw CofferError(.readOnly, "a merge base is read-only") }
+    func sync() throws {}
+    func close() { inner.close() }
+}
