@@ -2,25 +2,12 @@
 import Foundation
 import PackageDescription
 
-// libsodium and zxcvbn-c. On Linux (and on a Mac with Homebrew's libraries): the system's, found
-// through pkg-config and a module map. On Apple platforms, where iOS has no such libraries: the
-// XCFrameworks that scripts/apple/build-xcframeworks.sh builds into Frameworks/ (docs/Apple.md),
-// used whenever they are there. The manifest only looks for them on a Darwin host, so a Linux
-// build is exactly what it always was.
-#if canImport(Darwin)
-let useAppleFrameworks = FileManager.default.fileExists(atPath: Context.packageDirectory + "/Frameworks/CSodium.xcframework")
-#else
-let useAppleFrameworks = false
-#endif
-let nativeLibraries: [Target] = useAppleFrameworks
-    ? [
-        .binaryTarget(name: "CSodium", path: "Frameworks/CSodium.xcframework"),
-        .binaryTarget(name: "CZxcvbn", path: "Frameworks/CZxcvbn.xcframework"),
-    ]
-    : [
-        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
-        .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
-    ]
+// libsodium and zxcvbn-c: the system's, found through pkg-config and a module map (Linux; a Mac
+// with Homebrew's). Apple platforms can use XCFrameworks instead: see the block at the end.
+let nativeLibraries: [Target] = [
+    .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+    .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
+]
 
 /// Coffer: a password-vault core (crypto, vault format, store, unlock, policy) and the `coffer` CLI.
 /// Benchmarks live in `Benchmarks/` as a separate package so `swift test` never builds them.
@@ -99,3 +86,36 @@ let package = Package(
         .executableTarget(name: "FuzzAgentMessage", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzAgentMessage"),
     ]
 )
+
+// ---- Apple platforms: libsodium and zxcvbn-c from XCFrameworks (docs/Apple.md) --------------------
+// iOS has no system libsodium or zxcvbn-c. On a Darwin host where scripts/apple/build-xcframeworks.sh
+// has built Frameworks/CSodium.xcframework and Frameworks/CZxcvbn.xcframework, every dependency on
+// the system library targets CSodium and CZxcvbn becomes: the XCFramework when building for iOS,
+// macOS or Mac Catalyst, the system library elsewhere. The frameworks' module maps declare the
+// modules CSodium and CZxcvbn, so the sources import the same names. Untested on Apple platforms
+// (no Apple machine in CI). On any other host this block compiles to nothing.
+#if canImport(Darwin)
+if FileManager.default.fileExists(atPath: Context.packageDirectory + "/Frameworks/CSodium.xcframework") {
+    let frameworks = ["CSodium": "CSodiumFramework", "CZxcvbn": "CZxcvbnFramework"]
+    let apple: [Platform] = [.iOS, .macOS, .macCatalyst]
+    let others: [Platform] = [.linux, .android, .windows, .wasi]
+    for target in package.targets {
+        target.dependencies = target.dependencies.flatMap { dependency -> [Target.Dependency] in
+            switch dependency {
+            case .byNameItem(let name, nil), .targetItem(let name, nil):
+                guard let framework = frameworks[name] else { return [dependency] }
+                return [
+                    .target(name: framework, condition: .when(platforms: apple)),
+                    .target(name: name, condition: .when(platforms: others)),
+                ]
+            default:
+                return [dependency]
+            }
+        }
+    }
+    package.targets += frameworks.sorted { $0.key < $1.key }.map { library, framework in
+        .binaryTarget(name: framework, path: "Frameworks/\(library).xcframework")
+    }
+}
+#endif
+// ---- End of the Apple platforms block ----------------------------------------------------------------

@@ -9,5 +9,14 @@ let package = Package(
     dependencies: [.package(name: "Coffer", path: "../..")],
     targets: [
         .target(name: "LockScreen", dependencies: [.product(name: "Coffer", package: "Coffer")]),
+        // `swift run LockScreenDemo` on a Mac (or open the package in Xcode): a throwaway vault
+        // behind the lock screen, PIN 492817.
+        .executableTarget(
+            name: "LockScreenDemo",
+            dependencies: [
+                "LockScreen",
+                .product(name: "Coffer", package: "Coffer"),
+                .product(name: "CofferTestSupport", package: "Coffer"),  // the in-memory device-secret store
+            ]),
     ]
 )

@@ -6,10 +6,14 @@ import Testing
 /// `scripts/policy-data-generate.py generate` (spec/policy.md §12). Editing either side alone
 /// fails here, line by line.
 @Suite struct PolicyDataGeneratedTests {
+    /// The lines of a text file as the generator reads them (Python's `splitlines()`): a blank
+    /// line inside the file is a line; the newline that ends the file does not start another.
     func textLines(_ name: String) throws -> [String] {
         let url = cofferRepositoryRoot().appendingPathComponent("scripts/policy-data/\(name)")
-        return try String(contentsOf: url, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
-            .map(String.init).filter { !$0.isEmpty }
+        var lines = try String(contentsOf: url, encoding: .utf8)
+            .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if lines.last == "" { lines.removeLast() }
+        return lines
     }
 
     func compiledLines(_ literal: String) -> [String] {

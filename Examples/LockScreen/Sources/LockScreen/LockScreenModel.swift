@@ -18,14 +18,19 @@ public final class LockScreenModel {
     public private(set) var screen: Screen = .pinPad(message: nil)
     public var digits = ""
     let session: UnlockSession
-    private var watcher: Task<Void, Never>?
+    @ObservationIgnored private var watcher: Task<Void, Never>?
 
     public init(session: UnlockSession) {
         self.session = session
         watcher = Task { [weak self] in
-            for await state in session.states() { self?.show(state) }
+            for await state in session.states() {
+                guard let self else { return }  // the screen is gone: stop watching
+                self.show(state)
+            }
         }
     }
+
+    deinit { watcher?.cancel() }
 
     private func show(_ state: UnlockState) {
         switch state {
