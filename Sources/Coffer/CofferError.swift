@@ -94,6 +94,14 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         /// columns, encrypted export, too large. Single bad rows are skipped and reported instead.
         public static let invalidImport = Code(rawValue: "import.invalid-file")
 
+        // Merge (spec/merge.md)
+        /// The other file is a copy of another vault (another `vault_id`); only copies of one
+        /// vault can be merged (merge.md §1).
+        public static let differentVault = Code(rawValue: "merge.different-vault")
+        /// The other copy is under another vault key (it was rekeyed, or altered): its own
+        /// master password is needed to read it (merge.md §5).
+        public static let otherPasswordNeeded = Code(rawValue: "merge.other-password-needed")
+
         /// Every code above, in declaration order: what a caller mapping codes (the CLI's exit
         /// codes) must cover.
         public static let all: [Code] = [
@@ -105,6 +113,7 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
             .wrongPIN, .throttled, .pinDisabled, .pinUnavailable, .throttleStateTampered, .cancelled,
             .invalidRules, .unsatisfiablePolicy, .policyViolation, .invalidOption,
             .invalidImport,
+            .differentVault, .otherPasswordNeeded,
         ]
     }
 

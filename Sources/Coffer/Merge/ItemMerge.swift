@@ -69,14 +69,26 @@ package enum ItemMerge {
 
         /// Three-way choice of one field; on a real conflict the winner's value stays and the
         /// loser's is returned for keeping.
-        func pick<T: Equatable>(_ key: KeyPath<Item, T>) -> (value: T, loser: T?) {
+        /// `replaced(copy, value)`: that copy already replaced `value` (kept it as a losing value
+        /// or in its password history), so it holds a later decision than a copy showing it.
+        func pick<T: Equatable>(_ key: KeyPath<Item, T>, replaced: (Item, T) -> Bool = { _, _ in false }) -> (value: T, loser: T?) {
             let w = first[keyPath: key], l = second[keyPath: key]
             if w == l { return (w, nil) }
             if let base, !twoWay {
                 if base[keyPath: key] == w { return (l, nil) }   // only the loser changed it
                 if base[keyPath: key] == l { return (w, nil) }   // only the winner changed it
             }
+            // A copy that already merged the other's value away wins without a new conflict: so
+            // merging an input into a merge's result again changes nothing (§3.7).
+            if replaced(first, l) { return (w, nil) }
+            if replaced(second, w) { return (l, nil) }
             return (w, l)
+        }
+        func keptText(_ field: String) -> (Item, String?) -> Bool {
+            { copy, value in
+                guard let value, !value.isEmpty else { return false }
+                return copy.customFields.contains { $0.name == field + conflictSuffix && $0.value.reveal() == value }
+            }
         }
         func note(_ field: String, _ keptIn: String?) {
             conflicts.append(Conflict(item: ours.id, field: field, winner: side, loserKeptIn: keptIn))
@@ -88,15 +100,19 @@ package enum ItemMerge {
             note(field, name)
         }
 
-        let title = pick(\.title); result.title = title.value
+        let title = pick(\.title, replaced: { copy, value in keptText("title")(copy, value) }); result.title = title.value
         if let loser = title.loser { keepText("title", loser) }
-        let username = pick(\.username); result.username = username.value
+        let username = pick(\.username, replaced: keptText("username")); result.username = username.value
         if let loser = username.loser { keepText("username", loser) }
-        let notes = pick(\.notes); result.notes = notes.value
+        let notes = pick(\.notes, replaced: keptText("notes")); result.notes = notes.value
         if let loser = notes.loser { keepText("notes", loser) }
         let kind = pick(\.kind); result.kind = kind.value
         if kind.loser != nil { note("kind", nil) }
-        let noteValue = pick(\.noteValue); result.noteValue = noteValue.value
+        let noteValue = pick(\.noteValue, replaced: { copy, value in
+            guard let value = value ?? nil else { return false }
+            return copy.customFields.contains { $0.name == "note" + conflictSuffix && $0.value == value }
+        })
+        result.noteValue = noteValue.value
         if let loser = noteValue.loser {
             if let secret = loser ?? nil {
                 let name = "note" + conflictSuffix
@@ -113,12 +129,18 @@ package enum ItemMerge {
 
         // Password: the loser goes to the history (§3.4); histories are unioned.
         var history = unionHistory(first.passwordHistory, second.passwordHistory)
-        let password = pick(\.password); result.password = password.value
+        let password = pick(\.password, replaced: { copy, value in
+            guard let value else { return false }
+            return copy.passwordHistory.contains { $0.password == value }
+        })
+        result.password = password.value
         if password.loser != nil { note("password", (password.loser ?? nil) == nil ? nil : "password history") }
-        // Any password of either copy that is not the result's goes to the history, conflict or
-        // not (§3.4): an unchanged side's old password may be missing from the changer's history.
+        // A password either copy set since the base (any, without a base) that is not the
+        // result's goes to the history unless it is there already (§3.4). The base's own password,
+        // replaced on one side, was replaced knowingly, like a deletion (§3.1).
         for copy in [first, second] {
-            if let old = copy.password, old != result.password {
+            if let old = copy.password, old != result.password, !history.contains(where: { $0.password == old }),
+               twoWay || base?.password != old {
                 history = unionHistory(history, [PasswordHistoryEntry(password: old, changed: copy.modified)])
             }
         }
@@ -127,13 +149,18 @@ package enum ItemMerge {
         result.customFields = mergeFields(base: twoWay ? nil : base?.customFields, first.customFields, second.customFields,
                                           item: ours.id, side: side, conflicts: &conflicts, kept: &kept) + kept
         result.extensionFields = pick(\.extensionFields).value
-        result.created = Swift.min(ours.created, theirs.created)
-        result.modified = Swift.max(ours.modified, theirs.modified)
+        // Changed on one side only: that side's time; else the earlier creation, the later change.
+        let created = pick(\.created), modified = pick(\.modified)
+        result.created = created.loser == nil ? created.value : Swift.min(ours.created, theirs.created)
+        result.modified = modified.loser == nil ? modified.value : Swift.max(ours.modified, theirs.modified)
         return (result, conflicts)
     }
 
     /// Elements in the winner's order, then the other side's additions in theirs.
     static func mergeSet(base: [String]?, _ first: [String], _ second: [String]) -> [String] {
+        // Changed on one side only: that side's list exactly (order and repeats kept).
+        if first == second || second == base { return first }
+        if first == base { return second }
         let a = Set(first), b = Set(second), o = Set(base ?? [])
         let keep: (String) -> Bool = { (a.contains($0) && b.contains($0)) || (!o.contains($0) && (a.contains($0) || b.contains($0))) }
         var seen = Set<String>(), out: [String] = []
@@ -180,6 +207,10 @@ package enum ItemMerge {
                 if old == field { out.append(other); continue }
                 if old == other { out.append(field); continue }
             }
+            // Already decided by an earlier merge on one side (§3.7).
+            let keptName = field.name + conflictSuffix
+            if first.contains(where: { $0.name == keptName && $0.value == other.value }) { out.append(field); continue }
+            if second.contains(where: { $0.name == keptName && $0.value == field.value }) { out.append(other); continue }
             out.append(field)
             let name = field.name + conflictSuffix
             kept.append(CustomField(name: name, value: other.value))

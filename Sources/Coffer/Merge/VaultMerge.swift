@@ -1,65 +1,184 @@
-import Foundation
-
-/// Merging another copy of this vault into it (spec/merge.md). Draft: the result is written as
-/// one update, add or delete per changed item (one sync each), not yet as one batch (§6).
+/// Merging another copy of this vault into it (spec/merge.md).
 extension Vault {
+    /// Which password keyslot the merged file keeps when the two copies' differ (spec/merge.md §5).
+    package enum PasswordSlotChoice: String, Sendable, CaseIterable {
+        /// Theirs when a base file shows that only their side changed it, else ours.
+        case automatic
+        case ours
+        case theirs
+    }
+
+    /// What happened to the password keyslot (spec/merge.md §5).
+    package enum PasswordSlotOutcome: String, Sendable {
+        /// Both copies had the same one.
+        case same
+        /// The copies differ; this file's was kept.
+        case keptOurs
+        /// The copies differ; the other copy's password now opens this file.
+        case tookTheirs
+    }
+
     /// What a merge did or, for a dry run, would do.
     package struct MergeReport: Sendable {
-        /// Whether the copies shared a base (a common frame prefix) or were merged two-way.
-        package var hadCommonBase: Bool
+        /// Where the base came from: the copies' common frame prefix, a base file, or none (two-way).
+        package enum Base: String, Sendable { case commonPrefix = "common-prefix", baseFile = "base-file", none }
+        package var base: Base
+        package var hadCommonBase: Bool { base != .none }
         package var added: [ItemID]
         package var changed: [ItemID]
         package var deleted: [ItemID]
         /// Fields changed differently on both sides: the item, the field, and where the losing
         /// value was kept.
         package var conflicts: [(item: ItemID, field: String, keptIn: String?)]
+        package var passwordSlot: PasswordSlotOutcome
+        /// True when the other copy is under another vault key (it was rekeyed) and was opened
+        /// with its own password.
+        package var otherWasRekeyed: Bool
+        /// How the result was (or would be) written: nothing, one append, or an atomic rewrite.
+        package var write: WriteKind
+        package enum WriteKind: String, Sendable { case none, append, rewrite }
+        /// Nothing to write: the other copy holds nothing this one lacks.
+        package var isNoOp: Bool { write == .none }
     }
 
-    /// Merges the vault file at `otherPath` into this one (open read-write). The other file is
-    /// opened with this vault's key; a copy of another vault (a different `vault_id`) is refused.
+    /// Merges the vault file at `otherPath` into this one (open read-write), durably and
+    /// atomically: after a crash the file is as it was or fully merged (§6).
+    ///
+    /// The other file is opened with this vault's key; if it was rekeyed, with `otherPassword`
+    /// (without one: `merge.other-password-needed`). A copy of another vault is refused
+    /// (`merge.different-vault`). `baseFile`, a copy both sides descend from (git's `%O`), is the
+    /// base when the copies share no frames (one side compacted or rekeyed).
     /// - Parameter dryRun: computes the report and writes nothing.
-    package func merge(from otherPath: String, dryRun: Bool = false) throws -> MergeReport {
-        let ours = try Data(contentsOf: URL(fileURLWithPath: path))
-        let theirs = try Data(contentsOf: URL(fileURLWithPath: otherPath))
-        let oursHeader = header
-        guard let otherID = Vault.vaultID(at: otherPath) else {
+    package func merge(from otherPath: String, otherPassword: SecureBytes? = nil, baseFile: String? = nil,
+                       passwordSlot choice: PasswordSlotChoice = .automatic, dryRun: Bool = false) throws -> MergeReport {
+        try asWriter {
+            let (oursHeader, oursHeaderLength, oursBytes) = try withOpenState { state in
+                guard let handle = state.handle else { throw closedError }
+                return (state.header, state.headerLength, try handle.read(at: 0, count: state.end))
+            }
+            try checkSameVault(otherPath, as: oursHeader.vaultID)
+            let (other, otherKeyDiffers) = try openCopy(otherPath, password: otherPassword)
+            defer { other.close() }
+            let (theirHeader, theirsHeaderLength, theirsBytes) = try other.withOpenState { state in
+                (state.header, state.headerLength, try state.handle!.read(at: 0, count: state.end))
+            }
+
+            var base: [ItemID: Item]? = nil
+            var baseKind = MergeReport.Base.none
+            if theirHeader.logID == oursHeader.logID {
+                let common = oursBytes.withUnsafeBytes { o in theirsBytes.withUnsafeBytes { t in
+                    CommonPrefix.find(ours: o, oursHeader: oursHeaderLength, theirs: t, theirsHeader: theirsHeaderLength)
+                } }
+                base = try items(asOfFileOffset: common.oursEnd)
+                baseKind = .commonPrefix
+            }
+            let baseCopy = try baseFile.flatMap { try openBaseCopy($0, vaultID: oursHeader.vaultID, otherPassword: otherPassword) }
+            defer { baseCopy?.close() }
+            if base == nil, let baseCopy {
+                base = try baseCopy.allItems()
+                baseKind = .baseFile
+            }
+
+            let current = try allItems()
+            let outcome = ItemMerge.merge(base: base, ours: current, theirs: try other.allItems())
+            var report = MergeReport(base: baseKind, added: [], changed: [], deleted: [],
+                                     conflicts: outcome.conflicts.map { ($0.item, $0.field, $0.loserKeptIn) },
+                                     passwordSlot: .same, otherWasRekeyed: otherKeyDiffers, write: .none)
+            for (id, item) in outcome.items.sorted(by: { $0.key.hex < $1.key.hex }) {
+                if let mine = current[id] {
+                    if mine != item { report.changed.append(id) }
+                } else {
+                    report.added.append(id)
+                }
+            }
+            report.deleted = current.keys.filter { outcome.items[$0] == nil }.sorted { $0.hex < $1.hex }
+
+            let newSlot = try mergedPasswordSlot(ours: oursHeader, theirs: theirHeader, base: baseCopy,
+                                                 otherKeyDiffers: otherKeyDiffers, otherPassword: otherPassword, choice: choice)
+            report.passwordSlot = newSlot.outcome
+            let puts = (report.changed + report.added).map { outcome.items[$0]! }
+            report.write = Self.writeKind(puts: puts.count, deletes: report.deleted.count, headerChanges: newSlot.slot != nil)
+            guard !dryRun, report.write != .none else { return report }
+            try guarded.withLock { state in
+                try checkWritable(state)
+                try applyMerge(puts: puts, deletes: report.deleted, passwordSlot: newSlot.slot, state: &state)
+            }
+            return report
+        }
+    }
+
+    /// One append when the changes fit one atomic group (puts in one batch, or a single delete);
+    /// otherwise (deletes with other changes, or a new keyslot) an atomic rewrite (§6).
+    static func writeKind(puts: Int, deletes: Int, headerChanges: Bool) -> MergeReport.WriteKind {
+        if puts == 0 && deletes == 0 && !headerChanges { return .none }
+        if headerChanges || (puts > 0 && deletes > 0) || deletes > 1 { return .rewrite }
+        return .append
+    }
+
+    /// Refuses a file that is not a copy of this vault before anything past its header is read.
+    func checkSameVault(_ otherPath: String, as vaultID: [UInt8]) throws {
+        guard let otherID = Vault.vaultID(at: otherPath, fileSystem: fileSystem) else {
+            guard fileSystem.fileExists(otherPath) else { throw CofferError(.vaultMissing, "\(otherPath) does not exist") }
             throw CofferError(.notAVault, "\(otherPath) is not a Coffer vault")
         }
-        guard otherID == oursHeader.vaultID else {
-            throw CofferError(.invalidArgument, "\(otherPath) is a different vault (another vault id); only copies of one vault can be merged")
+        guard otherID == vaultID else {
+            throw CofferError(.differentVault, "\(otherPath) is a copy of a different vault (another vault id); only copies of one vault can be merged")
         }
-        let other = try Vault.open(at: otherPath, vaultKey: try copyVaultKey(), mode: .readOnly)
-        defer { other.close() }
-        let theirHeader = other.header
+    }
 
-        var base: [ItemID: Item]? = nil
-        if theirHeader.logID == oursHeader.logID {
-            let oursHeaderLength = try headerLength(), theirsHeaderLength = try other.headerLength()
-            let common = ours.withUnsafeBytes { o in theirs.withUnsafeBytes { t in
-                CommonPrefix.find(ours: o, oursHeader: oursHeaderLength, theirs: t, theirsHeader: theirsHeaderLength)
-            } }
-            base = try items(asOfFileOffset: common.oursEnd)
-        }
-        let current = try allItems()
-        let outcome = ItemMerge.merge(base: base, ours: current, theirs: try other.allItems())
-        var report = MergeReport(hadCommonBase: base != nil, added: [], changed: [], deleted: [],
-                                 conflicts: outcome.conflicts.map { ($0.item, $0.field, $0.loserKeptIn) })
-        for (id, item) in outcome.items.sorted(by: { $0.key.hex < $1.key.hex }) {
-            if let mine = current[id] {
-                if mine != item { report.changed.append(id) }
-            } else {
-                report.added.append(id)
+    /// Opens a copy read-only with this vault's key or, if that key does not open it (a rekey),
+    /// with `password`. Returns whether the copy's key differs.
+    func openCopy(_ path: String, password: SecureBytes?) throws -> (Vault, keyDiffers: Bool) {
+        let key = try withVaultKey { $0 }
+        do {
+            return (try Vault.open(at: path, mode: .readOnly, fileSystem: fileSystem, random: random) { _ in key }, false)
+        } catch let error as CofferError where error.code == .tampered {
+            // A header MAC that fails under our key: another vault key (a rekey), or tampering.
+            guard let password else {
+                throw CofferError(.otherPasswordNeeded, "\(path) is under another vault key (it was rekeyed, or it was altered); its own master password is needed")
             }
+            return (try Vault.open(at: path, mode: .readOnly, fileSystem: fileSystem, random: random) { header in
+                try Vault.passwordVaultKey(header: header, password: password)
+            }, true)
         }
-        report.deleted = current.keys.filter { outcome.items[$0] == nil }.sorted { $0.hex < $1.hex }
-        guard !dryRun else { return report }
-        // Stored as merged, `modified` included (`update` would stamp the time of the merge, and
-        // two devices merging each other would never agree).
-        for id in report.changed + report.added {
-            try withWritableState { state in try put(outcome.items[id]!, state: &state) }
+    }
+
+    /// The base copy (git's `%O`), or nil when there is none: git passes an empty file when the
+    /// vault was added on both branches.
+    func openBaseCopy(_ path: String, vaultID: [UInt8], otherPassword: SecureBytes?) throws -> Vault? {
+        guard let handle = try? fileSystem.open(path, writable: false) else { return nil }
+        let size = try handle.size()
+        handle.close()
+        guard size > 0 else { return nil }
+        try checkSameVault(path, as: vaultID)
+        return try openCopy(path, password: otherPassword).0
+    }
+
+    /// §5: the PIN slot is this device's and always stays. The password slot: if the copies
+    /// differ, theirs when asked for, or (automatic) when a base file shows only their side
+    /// changed it; else ours. Returns the new slot, nil to keep the header as it is.
+    func mergedPasswordSlot(ours: VaultHeader, theirs: VaultHeader, base: Vault?, otherKeyDiffers: Bool,
+                            otherPassword: SecureBytes?, choice: PasswordSlotChoice) throws
+        -> (slot: Keyslot?, outcome: PasswordSlotOutcome) {
+        guard let oursSlot = ours.passwordSlot, let theirsSlot = theirs.passwordSlot, oursSlot != theirsSlot else {
+            return (nil, .same)
         }
-        for id in report.deleted { try delete(id) }
-        return report
+        let takeTheirs: Bool
+        switch choice {
+        case .ours: takeTheirs = false
+        case .theirs: takeTheirs = true
+        case .automatic:
+            let baseSlot = try base?.withOpenState { $0.header.passwordSlot }
+            takeTheirs = baseSlot != nil && baseSlot == oursSlot && baseSlot != theirsSlot
+        }
+        guard takeTheirs else { return (nil, .keptOurs) }
+        guard otherKeyDiffers else { return (theirsSlot, .tookTheirs) }
+        // Their slot wraps another vault key: wrap ours under their password and KDF settings.
+        guard let otherPassword else { throw CofferError(.otherPasswordNeeded, "the other copy's master password is needed to take its password") }
+        let slot = try withVaultKey { key in
+            try Self.passwordSlot(for: otherPassword, kdf: theirsSlot.kdf, vaultKey: key, vaultID: ours.vaultID, random: random)
+        }
+        return (slot, .tookTheirs)
     }
 
     /// Bytes before the first frame.

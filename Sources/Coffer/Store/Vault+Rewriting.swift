@@ -46,9 +46,12 @@ extension Vault {
 
     /// The vault id of the file at `path`, read from its header without a key (for the agent's
     /// client to ask for the right key); nil when the file is not a vault.
-    package static func vaultID(at path: String) -> [UInt8]? {
-        guard let handle = try? POSIXFileSystem().open(path, writable: false), let head = try? handle.read(at: 0, count: 32),
-              head.count == 32, Array(head[0..<8]) == VaultHeader.magic else { return nil }
+    package static func vaultID(at path: String) -> [UInt8]? { vaultID(at: path, fileSystem: POSIXFileSystem()) }
+
+    static func vaultID(at path: String, fileSystem: any VaultFileSystem) -> [UInt8]? {
+        guard let handle = try? fileSystem.open(path, writable: false) else { return nil }
+        defer { handle.close() }
+        guard let head = try? handle.read(at: 0, count: 32), head.count == 32, Array(head[0..<8]) == VaultHeader.magic else { return nil }
         return Array(head[16..<32])
     }
 

@@ -1,54 +1,159 @@
 import ArgumentParser
+import Foundation
 @_spi(CofferInternals) import Coffer
 
-/// `coffer merge OTHER` (spec/merge.md, draft): merges another copy of this vault into it — the
-/// copy a sync tool left as a conflict, or the vault from another device.
+/// `coffer merge OTHER` and `coffer merge --conflicts` (spec/merge.md, spec/cli.md §4.19):
+/// merges another copy of this vault into it — a sync tool's conflict copy, or the vault from
+/// another device.
 struct MergeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "merge",
         abstract: "Merge another copy of this vault into it.",
         discussion: """
-            OTHER must be a copy of the same vault (same vault id), for example a sync tool's conflict copy. \
-            Changes made on either side are kept; a field changed differently on both sides keeps the later \
-            value, and the other value is kept too: a password in the password history, anything else in a \
-            custom field named "<field> (merge conflict)". Items deleted on one side and unchanged on the other \
-            are deleted. OTHER is only read.
+            OTHER must be a copy of the same vault (same vault id), for example the vault from another \
+            device. With --conflicts, the conflict copies that Syncthing (NAME.sync-conflict-*), Nextcloud \
+            and Dropbox (NAME (… conflicted copy …)) leave beside the vault are found and merged one by \
+            one, and each is removed once its merge is on disk. Changes made on either side are kept; a \
+            field changed differently on both sides keeps the later value, and the other value is kept \
+            too: a password in the password history, anything else in a custom field named \
+            "<field> (merge conflict)". Items deleted on one side and unchanged on the other are deleted. \
+            If the other copy has another master password, this vault keeps its own unless \
+            --keep-password theirs is given. OTHER is only read.
             """)
 
     @Argument(help: "The other copy of the vault.", completion: .file())
-    var other: String
+    var other: String?
+
+    @Flag(help: "Find the sync tools' conflict copies beside the vault, merge each, then remove it.")
+    var conflicts = false
 
     @Flag(help: "Show what the merge would change, and change nothing.")
     var dryRun = false
 
-    @Flag(help: "Print the result as JSON (hadCommonBase, added, changed, deleted, conflicts).")
+    @Flag(help: "Print the result as JSON.")
     var json = false
+
+    @Option(help: ArgumentHelp("Which master password the merged vault keeps when the copies' differ: ours (this vault's) or theirs.",
+                               valueName: "side"))
+    var keepPassword: PasswordSide = .ours
+
+    @Option(name: .customLong("other-password-file"), help: ArgumentHelp(
+        "The other copy's master password, first line of this file, when it is under another key (rekeyed). Prompted for on a terminal.",
+        valueName: "file"))
+    var otherPasswordFile: String?
 
     @OptionGroup var vaultOptions: VaultOptions
 
+    enum PasswordSide: String, ExpressibleByArgument, CaseIterable { case ours, theirs }
+
+    func validate() throws {
+        if conflicts == (other != nil) {
+            throw ValidationError("give either OTHER (a copy of the vault) or --conflicts, not both or neither")
+        }
+    }
+
     func run() throws {
-        let vault = try vaultOptions.open(mode: .readWrite)
-        defer { vault.close() }
-        let report = try vault.merge(from: other, dryRun: dryRun)
-        if json {
-            Terminal.out(JSON.object([
-                ("hadCommonBase", .bool(report.hadCommonBase)),
-                ("added", .strings(report.added.map(\.hex))),
-                ("changed", .strings(report.changed.map(\.hex))),
-                ("deleted", .strings(report.deleted.map(\.hex))),
-                ("conflicts", .array(report.conflicts.map { conflict in
-                    .object([("id", .string(conflict.item.hex)), ("field", .string(conflict.field)),
-                             ("keptIn", .optional(conflict.keptIn))])
-                })),
-            ]).render())
+        let path = try vaultOptions.path()
+        let copies = conflicts ? try ConflictCopies.find(besideVault: path) : [other!]
+        if conflicts && copies.isEmpty {
+            if json { Terminal.out(JSON.array([]).render()) } else { Terminal.out("no conflict copies beside \(path)") }
             return
         }
+        let vault = try vaultOptions.open(mode: .readWrite)
+        defer { vault.close() }
+        var reports: [(String, Vault.MergeReport)] = []
+        for copy in copies {
+            let report = try MergeRun.merge(vault, from: copy, base: nil, keepPassword: keepPassword == .theirs ? .theirs : .ours,
+                                            otherPasswordFile: otherPasswordFile, dryRun: dryRun)
+            reports.append((copy, report))
+            if !json { MergeRun.print(report, copy: copy, dryRun: dryRun, label: conflicts) }
+            if conflicts && !dryRun {
+                // The merge returned: its result is durable, so the copy is no longer needed.
+                try Files.removeDurably(copy)
+                if !json { Terminal.out("removed \(copy)") }
+            }
+        }
+        if json {
+            let objects = reports.map { MergeRun.json($0.1, copy: $0.0, removed: conflicts && !dryRun) }
+            Terminal.out((conflicts ? JSON.array(objects) : objects[0]).render())
+        }
+    }
+}
+
+/// The merge as the CLI runs it: asking for the other copy's password when it is needed, and
+/// the report's text and JSON forms (spec/cli.md §4.19).
+enum MergeRun {
+    static func merge(_ vault: Vault, from copy: String, base: String?, keepPassword: Vault.PasswordSlotChoice,
+                      otherPasswordFile: String?, dryRun: Bool) throws -> Vault.MergeReport {
+        let given = try otherPasswordFile.map { try SecretInput.firstLine(ofFile: $0, what: "other copy's master password") }
+        do {
+            return try vault.merge(from: copy, otherPassword: given, baseFile: base, passwordSlot: keepPassword, dryRun: dryRun)
+        } catch let error as CofferError where error.code == .otherPasswordNeeded && given == nil && Terminal.canPrompt {
+            let password = try SecretInput.prompt("Master password for the other copy \(copy): ", what: "master password")
+            return try Progress.during("Unlocking the other copy") {
+                try vault.merge(from: copy, otherPassword: password, baseFile: base, passwordSlot: keepPassword, dryRun: dryRun)
+            }
+        }
+    }
+
+    static func print(_ report: Vault.MergeReport, copy: String, dryRun: Bool, label: Bool) {
         let verb = dryRun ? "would be" : "were"
-        Terminal.out("\(report.added.count) added, \(report.changed.count) changed, \(report.deleted.count) deleted \(verb) merged"
+        Terminal.out((label ? "\(copy): " : "")
+                     + "\(report.added.count) added, \(report.changed.count) changed, \(report.deleted.count) deleted \(verb) merged"
                      + (report.hadCommonBase ? "" : " (no common history: nothing could be told deleted)"))
         for conflict in report.conflicts {
             Terminal.out("conflict: \(conflict.item.hex.prefix(8)) \(conflict.field): the later value kept"
                          + (conflict.keptIn.map { ", the other in \($0)" } ?? ""))
         }
+        switch report.passwordSlot {
+        case .same: break
+        case .keptOurs:
+            Terminal.warn("the other copy has another master password; this vault keeps its own (--keep-password theirs takes the other)")
+        case .tookTheirs:
+            Terminal.warn("the vault now opens with the other copy's master password")
+        }
+    }
+
+    static func json(_ report: Vault.MergeReport, copy: String, removed: Bool) -> JSON {
+        JSON.object([
+            ("copy", .string(copy)),
+            ("hadCommonBase", .bool(report.hadCommonBase)),
+            ("base", .string(report.base.rawValue)),
+            ("added", .strings(report.added.map(\.hex))),
+            ("changed", .strings(report.changed.map(\.hex))),
+            ("deleted", .strings(report.deleted.map(\.hex))),
+            ("conflicts", .array(report.conflicts.map { conflict in
+                .object([("id", .string(conflict.item.hex)), ("field", .string(conflict.field)),
+                         ("keptIn", .optional(conflict.keptIn))])
+            })),
+            ("password", .string(report.passwordSlot.rawValue)),
+            ("write", .string(report.write.rawValue)),
+            ("removed", .bool(removed)),
+        ])
+    }
+}
+
+/// The copies that file-sync tools leave beside a file both devices changed (spec/merge.md §7):
+/// Syncthing `NAME.sync-conflict-DATE-TIME-DEVICE.EXT`; Nextcloud `NAME (conflicted copy DATE TIME).EXT`;
+/// Dropbox `NAME (WHO's conflicted copy DATE).EXT`. Only names of that shape, in the vault's own
+/// directory, oldest name first; each must still be a copy of the vault to be merged.
+enum ConflictCopies {
+    static func find(besideVault path: String) throws -> [String] {
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        return names.filter { isConflictCopy($0, of: url.lastPathComponent) }.sorted().map { directory + "/" + $0 }
+    }
+
+    static func isConflictCopy(_ name: String, of vaultName: String) -> Bool {
+        let dot = vaultName.lastIndex(of: ".")
+        let stem = dot.map { String(vaultName[..<$0]) } ?? vaultName
+        let ext = dot.map { String(vaultName[$0...]) } ?? ""
+        guard name != vaultName, name.hasPrefix(stem), name.hasSuffix(ext), name.count > stem.count + ext.count,
+              !name.hasSuffix(".lock"), !name.contains(".tmp-") else { return false }
+        let middle = name.dropFirst(stem.count).dropLast(ext.count)
+        if middle.hasPrefix(".sync-conflict-") { return true }                                   // Syncthing
+        if middle.hasPrefix(" ("), middle.hasSuffix(")"), middle.contains("conflicted copy") { return true }  // Nextcloud, Dropbox
+        return false
     }
 }

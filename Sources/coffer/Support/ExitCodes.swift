@@ -33,7 +33,7 @@ enum Exit {
         switch code {
         case .itemNotFound, .ambiguousItem, .policyViolation:
             return failed
-        case .invalidRules, .unsatisfiablePolicy, .invalidOption, .invalidArgument:
+        case .invalidRules, .unsatisfiablePolicy, .invalidOption, .invalidArgument, .differentVault:
             return usage
         case .notAVault, .headerCorrupted, .tampered, .recordCorrupted, .truncated, .unsupportedVersion,
              .limitExceeded, .malformedItem, .authenticationFailed, .kdfParametersRefused, .duplicateItem,
@@ -45,7 +45,7 @@ enum Exit {
             return cannotCreate
         case .vaultBusy, .throttled:
             return tempFail
-        case .wrongPassword, .wrongPIN, .pinDisabled, .pinUnavailable, .throttleStateTampered, .locked:
+        case .wrongPassword, .wrongPIN, .pinDisabled, .pinUnavailable, .throttleStateTampered, .locked, .otherPasswordNeeded:
             return noPermission
         case .io, .readOnly:
             return ioError
@@ -73,6 +73,7 @@ enum Exit {
         case .itemNotFound: return "`coffer ls` lists the items"
         case .wrongPIN: return "try again, or unlock with the master password"
         case .pinDisabled, .pinUnavailable: return "unlock with the master password (and `coffer pin set` to re-enable)"
+        case .otherPasswordNeeded: return "run on a terminal to be asked for it, or give it with --other-password-file"
         default: return nil
         }
     }

@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -40,6 +41,16 @@ enum Files {
         }
         buffer.removeSubrange(count...)  // shrinks in place: no copy of the contents
         return buffer
+    }
+
+    /// Removes `path` and syncs its directory, so the removal survives a crash.
+    static func removeDurably(_ path: String) throws {
+        guard unlink(path) == 0 else { throw CLIError(Exit.ioError, "cannot remove \(path): \(String(cString: strerror(errno)))") }
+        let directory = (path as NSString).deletingLastPathComponent
+        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        _ = fsync(fd)
     }
 
     /// Creates `path` (0600, must not exist), writes `bytes`, syncs.

@@ -118,8 +118,11 @@ extension VaultOpening {
     /// The vault opened with the key its agent holds (spec/agent.md §3); nil when no agent is
     /// unlocked for this file. A key that no longer opens it (the vault was rekeyed, or the file
     /// replaced) locks the agent and falls back to the password.
-    static func openWithAgent(path: String, mode: Vault.AccessMode) throws -> Vault? {
-        guard let socketPath = AgentSocket.path(forVault: path), let vaultID = Vault.vaultID(at: path),
+    ///
+    /// `agentOf` names the vault whose agent to ask when `path` is a copy of it elsewhere (git's
+    /// temporary files in a merge: the agent runs for the working-tree file).
+    static func openWithAgent(path: String, agentOf agentPath: String? = nil, mode: Vault.AccessMode) throws -> Vault? {
+        guard let socketPath = AgentSocket.path(forVault: agentPath ?? path), let vaultID = Vault.vaultID(at: path),
               case .key(var bytes)? = AgentSocket.ask(.key(vaultID: vaultID), socketPath: socketPath) else { return nil }
         defer { secureZero(&bytes) }
         let key = try bytes.withUnsafeBytes { try SecureBytes(copying: $0, protection: .locked) }

@@ -12,6 +12,13 @@ enum Terminal {
     static var stdoutIsTTY: Bool { isatty(STDOUT_FILENO) == 1 }
     static var stderrIsTTY: Bool { isatty(STDERR_FILENO) == 1 }
     static var stdinIsTTY: Bool { isatty(STDIN_FILENO) == 1 }
+    /// Whether a secret can be asked for: the process has a controlling terminal (/dev/tty).
+    static var canPrompt: Bool {
+        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        close(fd)
+        return true
+    }
     /// The terminal's height (stdout's, else `$LINES`, else 24).
     static var lines: Int {
         var size = winsize()

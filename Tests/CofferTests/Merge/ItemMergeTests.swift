@@ -75,7 +75,8 @@ import CofferTestSupport
             #expect(ab == ba, "\(tape)")
             #expect(ItemMerge.merge(base: base, ours: a, theirs: a).items == a)
             for (id, item) in a.merging(b, uniquingKeysWith: { x, _ in x }) {
-                guard let merged = ab[id], let password = item.password else { continue }
+                // The base's password, replaced on one side, is replaced knowingly (merge.md §3.4).
+                guard let merged = ab[id], let password = item.password, password != base[id]?.password else { continue }
                 let kept = [merged.password].compactMap { $0 } + merged.passwordHistory.map(\.password)
                 #expect(kept.contains(password), "\(tape)")
             }

@@ -1,0 +1,80 @@
+/// spec/merge.md §6: writing a merge's result. Either one append — the changed items as one
+/// batch (format.md §5.1), or a single tombstone — made durable by one sync, or, when deletions
+/// come with other changes or the header changes, one atomic rewrite: the new header, every
+/// frame already there byte for byte, then the new frames. Either way a crash leaves the file as
+/// it was or fully merged, and the log keeps its `log_id` and frames, so copies still share
+/// their history for the next merge.
+extension Vault {
+    func applyMerge(puts: [Item], deletes: [ItemID], passwordSlot: Keyslot?, state: inout State) throws {
+        let kind = Self.writeKind(puts: puts.count, deletes: deletes.count, headerChanges: passwordSlot != nil)
+        guard kind != .none else { return }
+        // An append needs the header upgraded first (its own atomic rewrite, format.md §2); a
+        // rewrite writes the upgraded header with everything else.
+        if kind == .append { try upgradeVersion(for: puts, state: &state) }
+        guard let handle = state.handle, let keys = state.keys else { throw closedError }
+
+        var staged = state
+        var frames: [UInt8] = []
+        defer { secureZero(&frames) }
+        if !puts.isEmpty {
+            frames += try RecordFrame.sealBatchHeader(count: puts.count, chain: &staged.chain, scratch: state.scratch, random: random)
+            staged.records += 1
+            for item in puts {
+                var encoded = try ItemCodec.encode(item)
+                defer { secureZero(&encoded) }
+                let seq = staged.chain.nextSeq
+                let frame = try encoded.withUnsafeBytes {
+                    try RecordFrame.seal(type: .put, payload: $0, chain: &staged.chain, scratch: state.scratch, random: random)
+                }
+                staged.index.put(Self.indexEntry(for: item, offset: state.end + frames.count, frameCount: frame.count, seq: seq),
+                                 textOf: item)
+                frames += frame
+                staged.records += 1
+            }
+        }
+        for id in deletes {
+            frames += try id.bytes.withUnsafeBytes {
+                try RecordFrame.seal(type: .delete, payload: $0, chain: &staged.chain, scratch: state.scratch, random: random)
+            }
+            staged.index.remove(id)
+            staged.records += 1
+        }
+        staged.end = state.end + frames.count
+
+        if kind == .append {
+            do {
+                try frames.withUnsafeBytes { try handle.write($0, at: state.end) }
+                try handle.sync()
+            } catch {
+                rollBack(&state)
+                throw error
+            }
+            state.chain = staged.chain
+            state.index = staged.index
+            state.records = staged.records
+            state.end = staged.end
+        } else {
+            var header = state.header
+            header.versionMinor = Swift.max(header.versionMinor, puts.lazy.map(ItemCodec.minimumVersionMinor).max() ?? 0)
+            if let passwordSlot { header.keyslots = header.keyslots.map { $0.kind == .password ? passwordSlot : $0 } }
+            let headerBytes = try header.encode(keys: keys)
+            let existing = try handle.read(at: state.headerLength, count: state.end - state.headerLength)
+            try rewrite(state: &state) { write in
+                try write(headerBytes)
+                try write(existing)
+                try write(frames)
+            } commit: { state in
+                let shift = headerBytes.count - state.headerLength
+                state.chain = staged.chain
+                state.index = staged.index
+                state.index.shiftOffsets(by: shift)
+                state.records = staged.records
+                state.end = staged.end + shift
+                state.header = header
+                state.headerLength = headerBytes.count
+            }
+        }
+        state.index.compactTextIfWasteful()
+        try compactIfNeeded(&state)
+    }
+}
