@@ -61,7 +61,8 @@ struct GitSetupCommand: ParsableCommand {
         commandName: "git-setup",
         abstract: "Make git merge vault files with `coffer git-merge` in this repository.",
         discussion: """
-            Adds `*.coffer merge=coffer -text -diff` to .gitattributes (commit it so every clone has it) and \
+            Adds `*.coffer merge=coffer -text -diff` to .gitattributes and the vault's lock and temporary files \
+            to .gitignore (commit both so every clone has them), and \
             sets `merge.coffer.driver` in this clone's .git/config (each clone runs it once: git does not \
             copy config). Equivalent by hand:
               echo '*.coffer merge=coffer -text -diff' >> .gitattributes
@@ -84,11 +85,22 @@ struct GitSetupCommand: ParsableCommand {
             try text.write(toFile: attributesPath, atomically: true, encoding: .utf8)
             Terminal.out("added to \(attributesPath): \(line)")
         }
+        // The vault's lock file and a rewrite's temporary file are this machine's, never content.
+        let ignorePath = top + "/.gitignore"
+        let ignored = (try? String(contentsOfFile: ignorePath, encoding: .utf8)) ?? ""
+        let ignoreLines = ["*.coffer.lock", "*.coffer.tmp-*"].filter { line in
+            !ignored.split(separator: "\n").contains { $0.trimmingCharacters(in: .whitespaces) == line }
+        }
+        if !ignoreLines.isEmpty {
+            let text = ignored + (ignored.isEmpty || ignored.hasSuffix("\n") ? "" : "\n") + ignoreLines.joined(separator: "\n") + "\n"
+            try text.write(toFile: ignorePath, atomically: true, encoding: .utf8)
+            Terminal.out("added to \(ignorePath): \(ignoreLines.joined(separator: " "))")
+        }
         _ = try Git.run(["config", "merge.coffer.name", "Coffer vault merge"])
         let driver = "\(Self.selfCommand()) git-merge %O %A %B %P"
         _ = try Git.run(["config", "merge.coffer.driver", driver])
         Terminal.out("git config merge.coffer.driver '\(driver)'")
-        Terminal.out("commit .gitattributes; run `coffer git-setup` once in every other clone")
+        Terminal.out("commit .gitattributes and .gitignore; run `coffer git-setup` once in every other clone")
     }
 
     /// `coffer` when that name on $PATH is this executable, else this executable's full path.

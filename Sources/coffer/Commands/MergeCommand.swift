@@ -62,9 +62,18 @@ struct MergeCommand: ParsableCommand {
         let vault = try vaultOptions.open(mode: .readWrite)
         defer { vault.close() }
         var reports: [(String, Vault.MergeReport)] = []
+        var leftAlone: [String] = []
         for copy in copies {
-            let report = try MergeRun.merge(vault, from: copy, base: nil, keepPassword: keepPassword == .theirs ? .theirs : .ours,
+            let report: Vault.MergeReport
+            do {
+                report = try MergeRun.merge(vault, from: copy, base: nil, keepPassword: keepPassword == .theirs ? .theirs : .ours,
                                             otherPasswordFile: otherPasswordFile, dryRun: dryRun)
+            } catch let error as CofferError where conflicts && [.differentVault, .notAVault].contains(error.code) {
+                // Named like a conflict copy but not a copy of this vault: not ours to merge or remove.
+                Terminal.warn("\(copy) is not a copy of this vault; left as it is")
+                leftAlone.append(copy)
+                continue
+            }
             reports.append((copy, report))
             if !json { MergeRun.print(report, copy: copy, dryRun: dryRun, label: conflicts) }
             if conflicts && !dryRun {
@@ -76,6 +85,9 @@ struct MergeCommand: ParsableCommand {
         if json {
             let objects = reports.map { MergeRun.json($0.1, copy: $0.0, removed: conflicts && !dryRun) }
             Terminal.out((conflicts ? JSON.array(objects) : objects[0]).render())
+        }
+        if !leftAlone.isEmpty {
+            throw CLIError(Exit.failed, "not merged: \(leftAlone.joined(separator: ", ")) (not copies of this vault)")
         }
     }
 }
@@ -133,27 +145,12 @@ enum MergeRun {
     }
 }
 
-/// The copies that file-sync tools leave beside a file both devices changed (spec/merge.md §7):
-/// Syncthing `NAME.sync-conflict-DATE-TIME-DEVICE.EXT`; Nextcloud `NAME (conflicted copy DATE TIME).EXT`;
-/// Dropbox `NAME (WHO's conflicted copy DATE).EXT`. Only names of that shape, in the vault's own
-/// directory, oldest name first; each must still be a copy of the vault to be merged.
+/// The conflict copies beside a vault, oldest name first (`ConflictCopyNames`, spec/merge.md §7).
 enum ConflictCopies {
     static func find(besideVault path: String) throws -> [String] {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         let names = try FileManager.default.contentsOfDirectory(atPath: directory)
-        return names.filter { isConflictCopy($0, of: url.lastPathComponent) }.sorted().map { directory + "/" + $0 }
-    }
-
-    static func isConflictCopy(_ name: String, of vaultName: String) -> Bool {
-        let dot = vaultName.lastIndex(of: ".")
-        let stem = dot.map { String(vaultName[..<$0]) } ?? vaultName
-        let ext = dot.map { String(vaultName[$0...]) } ?? ""
-        guard name != vaultName, name.hasPrefix(stem), name.hasSuffix(ext), name.count > stem.count + ext.count,
-              !name.hasSuffix(".lock"), !name.contains(".tmp-") else { return false }
-        let middle = name.dropFirst(stem.count).dropLast(ext.count)
-        if middle.hasPrefix(".sync-conflict-") { return true }                                   // Syncthing
-        if middle.hasPrefix(" ("), middle.hasSuffix(")"), middle.contains("conflicted copy") { return true }  // Nextcloud, Dropbox
-        return false
+        return names.filter { ConflictCopyNames.matches($0, url.lastPathComponent) }.sorted().map { directory + "/" + $0 }
     }
 }

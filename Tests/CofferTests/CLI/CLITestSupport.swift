@@ -46,7 +46,7 @@ enum CLI {
 
     /// With `viaPath`, `arguments[0]` is the program to run (a wrapper such as `unshare`) instead of coffer.
     static func run(_ arguments: [String], in directory: CLIWorkspace, stdin: [UInt8] = [], environment: [String: String] = [:],
-                    timeoutSeconds: Double = 600, viaPath: Bool = false) throws -> Result {
+                    timeoutSeconds: Double = 600, viaPath: Bool = false, workingDirectory: String? = nil) throws -> Result {
         let binary = try #require(CLI.binary, "the coffer binary was not found next to the test bundle; run `swift build --build-tests`")
         let env = CLI.environment(in: directory, adding: environment)
         let name = UUID().uuidString
@@ -56,7 +56,7 @@ enum CLI {
         try Data(stdin).write(to: URL(fileURLWithPath: inPath))
         var child = ChildProcess(viaPath ? arguments : [binary] + arguments)
         child.environment = env
-        child.directory = directory.path
+        child.directory = workingDirectory ?? directory.path
         child.stdin = .file(inPath)
         child.stdout = .file(outPath)
         child.stderr = .file(errPath)

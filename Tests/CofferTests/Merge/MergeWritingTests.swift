@@ -1,0 +1,222 @@
+import Foundation
+import Testing
+@_spi(CofferInternals) @testable import Coffer
+import CofferTestSupport
+
+/// spec/merge.md §5–§6 on the fault-injection disk: how a merge's result is written (one append
+/// or one atomic rewrite that keeps the log), that a crash or an I/O error at any call leaves
+/// "ours" as it was or fully merged, and the keyslot rules.
+@Suite struct MergeWritingTests {
+    static let ours = "/v/a.coffer", theirs = "/v/b.coffer"
+
+    enum Scenario: CaseIterable {
+        /// Theirs only added and edited: one batch appended.
+        case additionsAndEdits
+        /// Theirs deleted one item and edited another: an atomic rewrite.
+        case deletionsAndEdits
+    }
+
+    /// Two copies of one vault on `disk` that changed apart. Deterministic (seeded randomness).
+    static func diverged(_ scenario: Scenario, on disk: SimulatedDisk) throws {
+        let random = SeededRandom(seed: Array("merge writing".utf8))
+        let items = Fixtures.items(count: 4, random: random).map { item -> Item in
+            var item = item
+            item.modified = Self.time(0)
+            return item
+        }
+        let a = try Vault.create(at: ours, password: Fixtures.password, kdf: .minimal, fileSystem: disk, random: random)
+        try a.addAll(items)
+        a.close()
+        disk.setContents(theirs, disk.contents(ours)!)
+        let b = try Vault.open(at: theirs, password: Fixtures.password, fileSystem: disk, random: random)
+        var edited = items[1]
+        edited.title = "edited on b"
+        edited.modified = Self.time(2)
+        try b.update(edited)
+        try b.add(Item(id: ItemID(bytes: Array(repeating: 0xB0, count: 16))!, title: "new on b", created: Self.time(2)))
+        if scenario == .deletionsAndEdits { try b.delete(items[2].id) }
+        b.close()
+        let a2 = try Vault.open(at: ours, password: Fixtures.password, fileSystem: disk, random: random)
+        var noted = items[0]
+        noted.notes = "noted on a"
+        noted.modified = Self.time(3)
+        try a2.update(noted)
+        a2.close()
+    }
+
+    /// Times after any test run's clock, so `update` keeps them (it never moves `modified` back)
+    /// and every run of `diverged` writes the same bytes.
+    static func time(_ n: Int64) -> Timestamp { Timestamp(millisecondsSince1970: 4_102_444_800_000 + n * 1_000) }
+
+    static func items(on disk: SimulatedDisk) throws -> [ItemID: Item] {
+        let vault = try Vault.open(at: ours, password: Fixtures.password, mode: .readOnly, fileSystem: disk)
+        defer { vault.close() }
+        _ = try vault.verify()
+        return try vault.allItems()
+    }
+
+    /// Merges theirs into ours on `disk`, the `point`-th I/O call from the merge's start failing.
+    static func merge(on disk: SimulatedDisk, faultAt point: Int? = nil, fault: SimulatedDisk.Fault = .crash) throws -> Vault.MergeReport {
+        try mergeCountingCalls(on: disk, faultAt: point, fault: fault).report
+    }
+
+    /// The merge and how many I/O calls it made (after the vault was opened).
+    static func mergeCountingCalls(on disk: SimulatedDisk, faultAt point: Int? = nil,
+                                   fault: SimulatedDisk.Fault = .crash) throws -> (report: Vault.MergeReport, calls: Int) {
+        let vault = try Vault.open(at: ours, password: Fixtures.password, fileSystem: disk, random: SeededRandom(seed: [9]))
+        defer { vault.close() }
+        let start = disk.operations
+        if let point { disk.faultAt = start + point; disk.fault = fault }
+        let report = try vault.merge(from: theirs)
+        return (report, disk.operations - start)
+    }
+
+    @Test(arguments: Scenario.allCases)
+    func theResultIsOneAppendOrOneRewriteThatKeepsTheLog(_ scenario: Scenario) throws {
+        let disk = SimulatedDisk()
+        try Self.diverged(scenario, on: disk)
+        let before = disk.contents(Self.ours)!
+        let report = try Self.merge(on: disk)
+        let after = disk.contents(Self.ours)!
+        #expect(report.base == .commonPrefix)
+        #expect(report.write == (scenario == .additionsAndEdits ? .append : .rewrite))
+        // Either way every frame already there is still there, byte for byte (same log_id): the
+        // copies keep sharing their history for the next merge.
+        #expect(Array(after.prefix(before.count)) == before)
+        let merged = try Self.items(on: disk)
+        #expect(merged.values.contains { $0.title == "edited on b" } && merged.values.contains { $0.notes == "noted on a" })
+        #expect(merged.count == (scenario == .additionsAndEdits ? 5 : 4))
+        // Merging again finds nothing to do and writes nothing.
+        #expect(try Self.merge(on: disk).write == WriteKindNone.value)
+        #expect(disk.contents(Self.ours)! == after)
+    }
+
+    enum WriteKindNone { static let value = Vault.MergeReport.WriteKind.none }
+
+    @Test("A crash at every I/O call of a merge leaves ours as it was or fully merged", arguments: Scenario.allCases)
+    func crashAtEveryCall(_ scenario: Scenario) throws {
+        let clean = SimulatedDisk()
+        try Self.diverged(scenario, on: clean)
+        let before = try Self.items(on: clean)
+        let calls = try Self.mergeCountingCalls(on: clean).calls
+        let merged = try Self.items(on: clean)
+        #expect(calls >= 2 && before != merged)
+        for point in 0..<calls {
+            for survival in [SimulatedDisk.Survival.nothingUnsynced, .everythingWritten] {
+                let disk = SimulatedDisk()
+                try Self.diverged(scenario, on: disk)
+                #expect(throws: (any Error).self) { try Self.merge(on: disk, faultAt: point) }
+                disk.reboot(survival)
+                let found = try Self.items(on: disk)
+                #expect(found == before || found == merged, "crash at merge call \(point), \(survival): \(found.count) items")
+            }
+        }
+    }
+
+    @Test("An I/O error at every call of a merge: ours is as it was or merged, and still usable", arguments: Scenario.allCases)
+    func errorAtEveryCall(_ scenario: Scenario) throws {
+        let clean = SimulatedDisk()
+        try Self.diverged(scenario, on: clean)
+        let before = try Self.items(on: clean)
+        let calls = try Self.mergeCountingCalls(on: clean).calls
+        let merged = try Self.items(on: clean)
+        for point in 0..<calls {
+            let disk = SimulatedDisk()
+            try Self.diverged(scenario, on: disk)
+            _ = try? Self.merge(on: disk, faultAt: point, fault: .error)
+            disk.faultAt = nil
+            let found = try Self.items(on: disk)
+            #expect(found == before || found == merged, "error at merge call \(point)")
+            // A merge after the failure completes it.
+            _ = try Self.merge(on: disk)
+            #expect(try Self.items(on: disk) == merged, "merge after error at call \(point)")
+            #expect(disk.fileNames.allSatisfy { !$0.contains(".tmp-") }, "call \(point): \(disk.fileNames)")
+        }
+    }
+}
+
+/// spec/merge.md §5: keyslots and keys.
+@Suite struct MergeKeyslotTests {
+    let directory = TemporaryDirectory()
+
+    /// Two copies of one vault; `change` runs on theirs.
+    func copies(_ change: (Vault) throws -> Void) throws -> (ours: String, theirs: String) {
+        let a = try Fixtures.createVault(in: directory, name: "a.coffer")
+        try a.add(.login("shared"))
+        a.close()
+        try FileManager.default.copyItem(atPath: directory.file("a.coffer"), toPath: directory.file("b.coffer"))
+        try FileManager.default.copyItem(atPath: directory.file("a.coffer"), toPath: directory.file("base.coffer"))
+        let b = try Vault.open(at: directory.file("b.coffer"), password: Fixtures.password)
+        try b.add(.login("theirs"))
+        try change(b)
+        b.close()
+        return (directory.file("a.coffer"), directory.file("b.coffer"))
+    }
+
+    @Test func aPasswordChangedOnTheirSideIsKeptOnlyWhenAskedOrShownByTheBase() throws {
+        let (a, b) = try copies { try $0.changePassword(to: Fixtures.otherPassword, kdf: .minimal) }
+        // Without a base nothing tells which side changed it: ours stays, and the report says so.
+        var ours = try Vault.open(at: a, password: Fixtures.password)
+        #expect(try ours.merge(from: b, dryRun: true).passwordSlot == .keptOurs)
+        // With git's base (%O): only theirs changed it, so theirs is taken.
+        let report = try ours.merge(from: b, baseFile: directory.file("base.coffer"))
+        #expect(report.passwordSlot == .tookTheirs && report.write == .rewrite)
+        ours.close()
+        #expect(throws: CofferError(.wrongPassword, "")) { try Vault.open(at: a, password: Fixtures.password) }
+        ours = try Vault.open(at: a, password: Fixtures.otherPassword)
+        #expect(try ours.allItems().values.contains { $0.title == "theirs" })
+        ours.close()
+    }
+
+    @Test func keepingTheirPasswordOnRequest() throws {
+        let (a, b) = try copies { try $0.changePassword(to: Fixtures.otherPassword, kdf: .minimal) }
+        let ours = try Vault.open(at: a, password: Fixtures.password)
+        #expect(try ours.merge(from: b, passwordSlot: .theirs).passwordSlot == .tookTheirs)
+        ours.close()
+        let reopened = try Vault.open(at: a, password: Fixtures.otherPassword)
+        #expect(try reopened.count == 2)
+        reopened.close()
+    }
+
+    @Test func aRekeyedCopyNeedsItsOwnPasswordAndMergesTwoWay() throws {
+        let (a, b) = try copies { try $0.rekey(password: Fixtures.otherPassword, kdf: .minimal) }
+        let ours = try Vault.open(at: a, password: Fixtures.password)
+        #expect(throws: CofferError(.otherPasswordNeeded, "")) { try ours.merge(from: b) }
+        #expect(throws: CofferError(.wrongPassword, "")) { try ours.merge(from: b, otherPassword: Fixtures.password) }
+        let report = try ours.merge(from: b, otherPassword: Fixtures.otherPassword)
+        #expect(report.otherWasRekeyed && report.base == .none && report.added.count == 1)
+        #expect(report.passwordSlot == .keptOurs)
+        // With the base file a three-way merge is possible again.
+        #expect(try ours.merge(from: b, otherPassword: Fixtures.otherPassword, baseFile: directory.file("base.coffer"),
+                               dryRun: true).base == .baseFile)
+        ours.close()
+        #expect(try Vault.open(at: a, password: Fixtures.password).count == 2)
+    }
+
+    @Test func takingARekeyedCopysPasswordWrapsOurKeyUnderIt() throws {
+        let (a, b) = try copies { try $0.rekey(password: Fixtures.otherPassword, kdf: .minimal) }
+        let ours = try Vault.open(at: a, password: Fixtures.password)
+        #expect(try ours.merge(from: b, otherPassword: Fixtures.otherPassword, passwordSlot: .theirs).passwordSlot == .tookTheirs)
+        ours.close()
+        let reopened = try Vault.open(at: a, password: Fixtures.otherPassword)
+        #expect(try reopened.count == 2)
+        reopened.close()
+    }
+
+    /// A deletion survives a merge even when one side compacted (no shared frames) if git's base
+    /// is given; without it the deleted item comes back (two-way: nothing can be told deleted).
+    @Test func theBaseFileStandsInForACompactedCopy() throws {
+        let (a, b) = try copies { vault in
+            let shared = try vault.list().first { $0.title == "shared" }!
+            try vault.delete(shared.id)
+            try vault.compact()
+        }
+        let ours = try Vault.open(at: a, password: Fixtures.password)
+        let twoWay = try ours.merge(from: b, dryRun: true)
+        #expect(twoWay.base == .none && twoWay.deleted.isEmpty)
+        let threeWay = try ours.merge(from: b, baseFile: directory.file("base.coffer"))
+        #expect(threeWay.base == .baseFile && threeWay.deleted.count == 1 && threeWay.added.count == 1)
+        #expect(try ours.list().map(\.title) == ["theirs"])
+        ours.close()
+    }
+}
