@@ -84,6 +84,7 @@ let package = Package(
         .executableTarget(name: "FuzzThrottleState", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzThrottleState"),
         .executableTarget(name: "FuzzTOTPURI", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzTOTPURI"),
         .executableTarget(name: "FuzzAgentMessage", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzAgentMessage"),
+        .executableTarget(name: "FuzzVaultMerge", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzVaultMerge"),
     ]
 )
 

@@ -33,6 +33,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case throttleState = "FuzzThrottleState"
     case totpURI = "FuzzTOTPURI"
     case agentMessage = "FuzzAgentMessage"
+    case vaultMerge = "FuzzVaultMerge"
 
     /// Runs one input through the harness. Throws `InvariantViolation` when an invariant breaks.
     package func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
@@ -48,6 +49,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .throttleState: return try ThrottleStateHarness.run(data)
         case .totpURI: return try TOTPURIHarness.run(data)
         case .agentMessage: return try AgentMessageHarness.run(data)
+        case .vaultMerge: return try VaultMergeHarness.run(data)
         }
     }
 

@@ -61,6 +61,9 @@ package final class MemoryFileSystem: VaultFileSystem, @unchecked Sendable {
     /// The current contents of `path`, if it exists.
     package func contents(of path: String) -> [UInt8]? { files[path]?.bytes }
 
+    /// Creates or replaces `path` with `bytes` (a copy of a vault, as a sync tool makes one).
+    package func setContents(_ path: String, _ bytes: [UInt8]) { files[path] = Storage(bytes) }
+
     package func open(_ path: String, writable: Bool) throws -> any VaultFileHandle {
         guard let storage = files[path] else { throw CofferError(.vaultMissing, "no vault at \(path)") }
         return Handle(storage, writable: writable)
