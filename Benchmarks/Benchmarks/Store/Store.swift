@@ -61,6 +61,11 @@ func close(_ key: String) {
 let storeSizes = Bench.ci ? [10, 10_000] : [10, 10_000, 100_000]
 
 let benchmarks: @Sendable () -> Void = {
+    storeBenchmarks()
+    mergeBenchmarks()
+}
+
+let storeBenchmarks: @Sendable () -> Void = {
     for size in storeSizes {
         let n = Bench.label(size)
 
@@ -162,6 +167,82 @@ let benchmarks: @Sendable () -> Void = {
             try open(key, size: size)
         } teardown: {
             close(key)
+        }
+    }
+}
+
+/// Two copies of one vault of `size` items that changed apart: 100 items edited on each side
+/// (different items), 10 added on each (spec/merge.md). Built once per benchmark; every
+/// iteration merges theirs into a fresh copy of ours.
+final class DivergedCopies: @unchecked Sendable {
+    let oursTemplate: String, theirs: String
+    var work: String?
+    var vault: Vault?
+
+    init(size: Int, name: String) throws {
+        oursTemplate = Bench.freshPath(name + "-ours")
+        theirs = Bench.freshPath(name + "-theirs")
+        let shared = try Bench.cachedVault(count: size)
+        try Bench.copy(shared, to: oursTemplate)
+        try Bench.copy(shared, to: theirs)
+        for (path, offset) in [(oursTemplate, 0), (theirs, 100)] {
+            let vault = try Vault.open(at: path, password: Bench.password)
+            let ids = try vault.list().map(\.id).sorted { $0.hex < $1.hex }
+            for id in ids[offset..<(offset + 100)] {
+                var item = try vault.get(id)
+                item.notes = "changed on \(offset == 0 ? "ours" : "theirs")"
+                try vault.update(item)
+            }
+            try vault.addAll((0..<10).map { Bench.item(size + offset + $0, seed: 11) })
+            vault.close()
+        }
+    }
+
+    /// A fresh copy of ours, opened (outside the measured region).
+    func prepare() throws -> Vault {
+        finish()
+        let path = Bench.freshPath("merge-work")
+        try Bench.copy(oursTemplate, to: path)
+        work = path
+        let opened = try Vault.open(at: path, password: Bench.password)
+        vault = opened
+        return opened
+    }
+
+    func finish() {
+        vault?.close()
+        vault = nil
+        if let work { Bench.remove(work) }
+        work = nil
+    }
+
+    func close() {
+        finish()
+        Bench.remove(oursTemplate)
+        Bench.remove(theirs)
+    }
+}
+
+nonisolated(unsafe) var divergedCopies: [Int: DivergedCopies] = [:]
+
+let mergeBenchmarks: @Sendable () -> Void = {
+    // Merge two 10k (and 100k) copies with 100 edits and 10 additions on each side: read theirs,
+    // replay the common prefix as the base, merge, append one batch with one fdatasync. Compare
+    // with Unlock-minimalKDF-10k (one unlock without the KDF) from the same run.
+    for size in Bench.ci ? [10_000] : [10_000, 100_000] {
+        Benchmark("Merge-\(Bench.label(size))-100-edits-each", configuration: Bench.configuration(seconds: 10, iterations: 20)) { benchmark, copies in
+            let vault = try copies.prepare()
+            benchmark.startMeasurement()
+            let report = try vault.merge(from: copies.theirs)
+            benchmark.stopMeasurement()
+            precondition(report.changed.count == 100 && report.added.count == 10 && report.write == .append)
+            copies.finish()
+        } setup: {
+            let copies = try DivergedCopies(size: size, name: "merge-\(size)")
+            divergedCopies[size] = copies
+            return copies
+        } teardown: {
+            divergedCopies.removeValue(forKey: size)?.close()
         }
     }
 }

@@ -1,7 +1,7 @@
 /// Merging another copy of this vault into it (spec/merge.md).
 extension Vault {
     /// Which password keyslot the merged file keeps when the two copies' differ (spec/merge.md §5).
-    package enum PasswordSlotChoice: String, Sendable, CaseIterable {
+    public enum PasswordSlotChoice: String, Sendable, CaseIterable {
         /// Theirs when a base file shows that only their side changed it, else ours.
         case automatic
         case ours
@@ -9,7 +9,7 @@ extension Vault {
     }
 
     /// What happened to the password keyslot (spec/merge.md §5).
-    package enum PasswordSlotOutcome: String, Sendable {
+    public enum PasswordSlotOutcome: String, Sendable {
         /// Both copies had the same one.
         case same
         /// The copies differ; this file's was kept.
@@ -19,26 +19,33 @@ extension Vault {
     }
 
     /// What a merge did or, for a dry run, would do.
-    package struct MergeReport: Sendable {
+    public struct MergeReport: Sendable {
         /// Where the base came from: the copies' common frame prefix, a base file, or none (two-way).
-        package enum Base: String, Sendable { case commonPrefix = "common-prefix", baseFile = "base-file", none }
-        package var base: Base
-        package var hadCommonBase: Bool { base != .none }
-        package var added: [ItemID]
-        package var changed: [ItemID]
-        package var deleted: [ItemID]
-        /// Fields changed differently on both sides: the item, the field, and where the losing
-        /// value was kept.
-        package var conflicts: [(item: ItemID, field: String, keptIn: String?)]
-        package var passwordSlot: PasswordSlotOutcome
+        public enum Base: String, Sendable { case commonPrefix = "common-prefix", baseFile = "base-file", none }
+        /// How the result was (or would be) written: nothing, one append, or an atomic rewrite.
+        public enum WriteKind: String, Sendable { case none, append, rewrite }
+        /// A field changed differently on both sides: the item, the field, and where the losing
+        /// value was kept (a custom field's name, "password history", or nil when not kept).
+        public struct Conflict: Sendable, Equatable {
+            public var item: ItemID
+            public var field: String
+            public var keptIn: String?
+        }
+
+        public var base: Base
+        /// Whether there was a base: without one nothing could be told deleted (spec/merge.md §4).
+        public var hadCommonBase: Bool { base != .none }
+        public var added: [ItemID]
+        public var changed: [ItemID]
+        public var deleted: [ItemID]
+        public var conflicts: [Conflict]
+        public var passwordSlot: PasswordSlotOutcome
         /// True when the other copy is under another vault key (it was rekeyed) and was opened
         /// with its own password.
-        package var otherWasRekeyed: Bool
-        /// How the result was (or would be) written: nothing, one append, or an atomic rewrite.
-        package var write: WriteKind
-        package enum WriteKind: String, Sendable { case none, append, rewrite }
+        public var otherWasRekeyed: Bool
+        public var write: WriteKind
         /// Nothing to write: the other copy holds nothing this one lacks.
-        package var isNoOp: Bool { write == .none }
+        public var isNoOp: Bool { write == .none }
     }
 
     /// Merges the vault file at `otherPath` into this one (open read-write), durably and
@@ -49,7 +56,7 @@ extension Vault {
     /// (`merge.different-vault`). `baseFile`, a copy both sides descend from (git's `%O`), is the
     /// base when the copies share no frames (one side compacted or rekeyed).
     /// - Parameter dryRun: computes the report and writes nothing.
-    package func merge(from otherPath: String, otherPassword: SecureBytes? = nil, baseFile: String? = nil,
+    public func merge(from otherPath: String, otherPassword: SecureBytes? = nil, baseFile: String? = nil,
                        passwordSlot choice: PasswordSlotChoice = .automatic, dryRun: Bool = false) throws -> MergeReport {
         try asWriter {
             let (oursHeader, oursHeaderLength, oursBytes) = try withOpenState { state in
@@ -82,7 +89,7 @@ extension Vault {
             let current = try allItems()
             let outcome = ItemMerge.merge(base: base, ours: current, theirs: try other.allItems())
             var report = MergeReport(base: baseKind, added: [], changed: [], deleted: [],
-                                     conflicts: outcome.conflicts.map { ($0.item, $0.field, $0.loserKeptIn) },
+                                     conflicts: outcome.conflicts.map { .init(item: $0.item, field: $0.field, keptIn: $0.loserKeptIn) },
                                      passwordSlot: .same, otherWasRekeyed: otherKeyDiffers, write: .none)
             for (id, item) in outcome.items.sorted(by: { $0.key.hex < $1.key.hex }) {
                 if let mine = current[id] {
