@@ -230,14 +230,14 @@ let mergeBenchmarks: @Sendable () -> Void = {
     // replay the common prefix as the base, merge, append one batch with one fdatasync. Compare
     // with Unlock-minimalKDF-10k (one unlock without the KDF) from the same run.
     for size in Bench.ci ? [10_000] : [10_000, 100_000] {
-        Benchmark("Merge-\(Bench.label(size))-100-edits-each", configuration: Bench.configuration(seconds: 10, iterations: 20)) { benchmark, copies in
+        Benchmark("Merge-\(Bench.label(size))-100-edits-each", configuration: Bench.configuration(seconds: 10, iterations: 20)) { (benchmark: Benchmark, copies: DivergedCopies) in
             let vault = try copies.prepare()
             benchmark.startMeasurement()
             let report = try vault.merge(from: copies.theirs)
             benchmark.stopMeasurement()
             precondition(report.changed.count == 100 && report.added.count == 10 && report.write == .append)
             copies.finish()
-        } setup: {
+        } setup: { () throws -> DivergedCopies in
             let copies = try DivergedCopies(size: size, name: "merge-\(size)")
             divergedCopies[size] = copies
             return copies

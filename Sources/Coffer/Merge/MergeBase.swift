@@ -4,12 +4,29 @@
 extension Vault {
     /// Every item as it was after the first `end` bytes of this vault's file.
     package func items(asOfFileOffset end: Int) throws -> [ItemID: Item] {
-        let key = try withVaultKey { $0 }
-        let snapshot = try Vault.open(at: path, mode: .readOnly, fileSystem: PrefixFileSystem(base: fileSystem, limit: end),
-                                      random: random) { _ in key }
+        let snapshot = try baseSnapshot(asOfFileOffset: end)
         defer { snapshot.close() }
+        return try snapshot.allItems()
+    }
+
+    /// This vault as it was after the first `end` bytes of its file, open read-only.
+    func baseSnapshot(asOfFileOffset end: Int) throws -> Vault {
+        let key = try withVaultKey { $0 }
+        return try Vault.open(at: path, mode: .readOnly, fileSystem: PrefixFileSystem(base: fileSystem, limit: end),
+                              random: random) { _ in key }
+    }
+
+    /// Where each live item's last record starts in the file.
+    func offsets() throws -> [ItemID: Int] {
+        try withOpenState { state in
+            Dictionary(uniqueKeysWithValues: state.index.entries.map { ($0.id, $0.offset) })
+        }
+    }
+
+    /// The live items among `ids` (all of them are live when `live` is nil).
+    func items(_ ids: Set<ItemID>, in live: [ItemID: Int]?) throws -> [ItemID: Item] {
         var items: [ItemID: Item] = [:]
-        try snapshot.forEachItem { items[$0.id] = $0 }
+        for id in ids where live == nil || live?[id] != nil { items[id] = try get(id) }
         return items
     }
 

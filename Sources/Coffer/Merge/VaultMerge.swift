@@ -72,22 +72,36 @@ extension Vault {
 
             var base: [ItemID: Item]? = nil
             var baseKind = MergeReport.Base.none
+            let current: [ItemID: Item], theirs: [ItemID: Item]
+            let baseCopy = try baseFile.flatMap { try openBaseCopy($0, vaultID: oursHeader.vaultID, otherPassword: otherPassword) }
+            defer { baseCopy?.close() }
             if theirHeader.logID == oursHeader.logID {
                 let common = oursBytes.withUnsafeBytes { o in theirsBytes.withUnsafeBytes { t in
                     CommonPrefix.find(ours: o, oursHeader: oursHeaderLength, theirs: t, theirsHeader: theirsHeaderLength)
                 } }
-                base = try items(asOfFileOffset: common.oursEnd)
+                // Only items either side wrote or deleted after the common part can differ: an
+                // item whose last record lies in the shared frames is that same record on both
+                // sides, equal to the base. Only the others are decrypted (O(changes), §6).
+                let snapshot = try baseSnapshot(asOfFileOffset: common.oursEnd)
+                defer { snapshot.close() }
+                let oursOffsets = try offsets(), theirsOffsets = try other.offsets(), baseIDs = Set(try snapshot.offsets().keys)
+                var touched = Set(oursOffsets.filter { $0.value >= common.oursEnd }.keys)
+                touched.formUnion(theirsOffsets.filter { $0.value >= common.theirsEnd }.keys)
+                touched.formUnion(baseIDs.filter { oursOffsets[$0] == nil || theirsOffsets[$0] == nil })
+                current = try items(touched, in: oursOffsets)
+                theirs = try other.items(touched, in: theirsOffsets)
+                base = try snapshot.items(touched.filter(baseIDs.contains), in: nil)
                 baseKind = .commonPrefix
-            }
-            let baseCopy = try baseFile.flatMap { try openBaseCopy($0, vaultID: oursHeader.vaultID, otherPassword: otherPassword) }
-            defer { baseCopy?.close() }
-            if base == nil, let baseCopy {
-                base = try baseCopy.allItems()
-                baseKind = .baseFile
+            } else {
+                current = try allItems()
+                theirs = try other.allItems()
+                if let baseCopy {
+                    base = try baseCopy.allItems()
+                    baseKind = .baseFile
+                }
             }
 
-            let current = try allItems()
-            let outcome = ItemMerge.merge(base: base, ours: current, theirs: try other.allItems())
+            let outcome = ItemMerge.merge(base: base, ours: current, theirs: theirs)
             var report = MergeReport(base: baseKind, added: [], changed: [], deleted: [],
                                      conflicts: outcome.conflicts.map { .init(item: $0.item, field: $0.field, keptIn: $0.loserKeptIn) },
                                      passwordSlot: .same, otherWasRekeyed: otherKeyDiffers, write: .none)
