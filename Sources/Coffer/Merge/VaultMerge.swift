@@ -64,35 +64,44 @@ extension Vault {
                 return (state.header, state.headerLength, try handle.read(at: 0, count: state.end))
             }
             try checkSameVault(otherPath, as: oursHeader.vaultID)
-            let (other, otherKeyDiffers) = try openCopy(otherPath, password: otherPassword)
-            defer { other.close() }
-            let (theirHeader, theirsHeaderLength, theirsBytes) = try other.withOpenState { state in
-                (state.header, state.headerLength, try state.handle!.read(at: 0, count: state.end))
-            }
+            let theirsBytes = try readWholeFile(otherPath)
+            let (theirsKeylessHeader, theirsHeaderLength) = try theirsBytes.withUnsafeBytes { try VaultHeader.parse($0) }
+            let baseCopy = try baseFile.flatMap { try openBaseCopy($0, vaultID: oursHeader.vaultID, otherPassword: otherPassword) }
+            defer { baseCopy?.close() }
 
             var base: [ItemID: Item]? = nil
             var baseKind = MergeReport.Base.none
             let current: [ItemID: Item], theirs: [ItemID: Item]
-            let baseCopy = try baseFile.flatMap { try openBaseCopy($0, vaultID: oursHeader.vaultID, otherPassword: otherPassword) }
-            defer { baseCopy?.close() }
-            if theirHeader.logID == oursHeader.logID {
+            let other: Vault, otherKeyDiffers: Bool
+            if theirsKeylessHeader.logID == oursHeader.logID {
                 let common = oursBytes.withUnsafeBytes { o in theirsBytes.withUnsafeBytes { t in
                     CommonPrefix.find(ours: o, oursHeader: oursHeaderLength, theirs: t, theirsHeader: theirsHeaderLength)
                 } }
-                // Only items either side wrote or deleted after the common part can differ: an
-                // item whose last record lies in the shared frames is that same record on both
-                // sides, equal to the base. Only the others are decrypted (O(changes), §6).
+                // The base is ours cut after the shared frames. Theirs holds those same frames, so
+                // it is opened from the base's replay on: only its own frames are replayed (§6).
                 let snapshot = try baseSnapshot(asOfFileOffset: common.oursEnd)
                 defer { snapshot.close() }
+                var resume = try snapshot.withOpenState { state in
+                    LogReplay.Outcome(index: state.index, chain: state.chain, records: state.records, end: state.end)
+                }
+                let oursSharedEnd = resume.end
+                let shift = theirsHeaderLength - oursHeaderLength
+                resume.index.shiftOffsets(by: shift)
+                resume.end += shift
+                (other, otherKeyDiffers) = try openCopy(otherPath, password: otherPassword, resume: resume)
+                // Only items either side wrote or deleted after the shared frames can differ: an
+                // item whose last record is shared is that record on both sides, equal to the base.
+                // Only the others are decrypted (O(changes)).
                 let oursOffsets = try offsets(), theirsOffsets = try other.offsets(), baseIDs = Set(try snapshot.offsets().keys)
-                var touched = Set(oursOffsets.filter { $0.value >= common.oursEnd }.keys)
-                touched.formUnion(theirsOffsets.filter { $0.value >= common.theirsEnd }.keys)
+                var touched = Set(oursOffsets.filter { $0.value >= oursSharedEnd }.keys)
+                touched.formUnion(theirsOffsets.filter { $0.value >= resume.end }.keys)
                 touched.formUnion(baseIDs.filter { oursOffsets[$0] == nil || theirsOffsets[$0] == nil })
                 current = try items(touched, in: oursOffsets)
                 theirs = try other.items(touched, in: theirsOffsets)
                 base = try snapshot.items(touched.filter(baseIDs.contains), in: nil)
                 baseKind = .commonPrefix
             } else {
+                (other, otherKeyDiffers) = try openCopy(otherPath, password: otherPassword)
                 current = try allItems()
                 theirs = try other.allItems()
                 if let baseCopy {
@@ -100,6 +109,8 @@ extension Vault {
                     baseKind = .baseFile
                 }
             }
+            defer { other.close() }
+            let theirHeader = try other.withOpenState { $0.header }
 
             let outcome = ItemMerge.merge(base: base, ours: current, theirs: theirs)
             var report = MergeReport(base: baseKind, added: [], changed: [], deleted: [],
@@ -149,10 +160,10 @@ extension Vault {
 
     /// Opens a copy read-only with this vault's key or, if that key does not open it (a rekey),
     /// with `password`. Returns whether the copy's key differs.
-    func openCopy(_ path: String, password: SecureBytes?) throws -> (Vault, keyDiffers: Bool) {
+    func openCopy(_ path: String, password: SecureBytes?, resume: LogReplay.Outcome? = nil) throws -> (Vault, keyDiffers: Bool) {
         let key = try withVaultKey { $0 }
         do {
-            return (try Vault.open(at: path, mode: .readOnly, fileSystem: fileSystem, random: random) { _ in key }, false)
+            return (try Vault.open(at: path, mode: .readOnly, fileSystem: fileSystem, random: random, resume: resume) { _ in key }, false)
         } catch let error as CofferError where error.code == .tampered {
             // A header MAC that fails under our key: another vault key (a rekey), or tampering.
             guard let password else {
@@ -200,6 +211,14 @@ extension Vault {
             try Self.passwordSlot(for: otherPassword, kdf: theirsSlot.kdf, vaultKey: key, vaultID: ours.vaultID, random: random)
         }
         return (slot, .tookTheirs)
+    }
+
+    /// A whole file, read through this vault's file system (copies are read whole to find the
+    /// frames they share; format.md §9 bounds a vault's size).
+    func readWholeFile(_ path: String) throws -> [UInt8] {
+        let handle = try fileSystem.open(path, writable: false)
+        defer { handle.close() }
+        return try handle.read(at: 0, count: try handle.size())
     }
 
     /// Bytes before the first frame.

@@ -44,6 +44,14 @@ struct LogReplay {
         // The file cannot hold more frames than this, so the index never rehashes while growing;
         // capped so a log of mostly dead records does not reserve much more than it needs.
         state.index.reserveCapacity(Swift.min((fileSize - start) / RecordFrame.minimumFrameCount, 200_000))
+        return try run(continuing: state)
+    }
+
+    /// Replays the frames from `state.end` on, on top of `state`: what replaying the file up to
+    /// there gave (a merge resumes the other copy after the frames both copies share, spec/merge.md §6).
+    func run(continuing initial: Outcome) throws -> Outcome {
+        var state = initial
+        let start = initial.end
         var batch: OpenBatch?
         let openers = try (0..<Swift.max(1, workers)).map { _ in try FrameOpener() }
         var cursor = start

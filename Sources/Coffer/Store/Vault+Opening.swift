@@ -76,9 +76,12 @@ extension Vault {
 
     /// Opens with a key found by `unlock` from the (keyless-checked) header: the password slot,
     /// or a PIN slot (spec/unlock.md).
+    ///
+    /// `resume`: what replaying this file up to some offset gives, known already (a merge's base,
+    /// whose frames this file shares byte for byte); only the frames after it are replayed.
     static func open(
         at path: String, mode: AccessMode, fileSystem: any VaultFileSystem, random: any RandomSource,
-        unlock: (VaultHeader) throws -> SecretKey
+        resume: LogReplay.Outcome? = nil, unlock: (VaultHeader) throws -> SecretKey
     ) throws -> Vault {
         let path = fileSystem.canonicalPath(path)
         let lock = mode == .readWrite ? try fileSystem.lockExclusively(lockPath(for: path)) : nil
@@ -92,7 +95,7 @@ extension Vault {
                     "vault format 1.\(header.versionMinor) is newer than this Coffer (1.\(VaultHeader.versionMinor)); it can be read but not changed")
             }
             let keys = try VaultKeys(vaultKey: try unlock(header))
-            let replay = try replayLog(handle, fileSize: fileSize, header: header, headerBytes: headerBytes, keys: keys)
+            let replay = try replayLog(handle, fileSize: fileSize, header: header, headerBytes: headerBytes, keys: keys, resume: resume)
             let torn = fileSize - replay.end
             if torn > 0 && mode == .readWrite {
                 try handle.truncate(to: replay.end)
@@ -119,11 +122,12 @@ extension Vault {
     /// Checks the header's MAC with `keys`, then replays the log after it (spec/format.md §7
     /// steps 8–9). `configure` sets the window size and threads (tests and fuzz harnesses).
     static func replayLog(_ handle: any VaultFileHandle, fileSize: Int, header: VaultHeader, headerBytes: [UInt8],
-                          keys: VaultKeys, fullDecode: Bool = false,
+                          keys: VaultKeys, fullDecode: Bool = false, resume: LogReplay.Outcome? = nil,
                           configure: (inout LogReplay) -> Void = { _ in }) throws -> LogReplay.Outcome {
         try headerBytes.withUnsafeBytes { try VaultHeader.verifyMAC($0, keys: keys) }
         var replay = LogReplay(handle: handle, fileSize: fileSize, fullDecode: fullDecode)
         configure(&replay)
+        if let resume, resume.end <= fileSize { return try replay.run(continuing: resume) }
         return try replay.run(from: headerBytes.count,
                               chain: RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys.recordKey))
     }

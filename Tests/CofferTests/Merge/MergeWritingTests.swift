@@ -168,6 +168,30 @@ import CofferTestSupport
         ours.close()
     }
 
+    /// Theirs' header is longer (a second keyslot): the shared frames sit 97 bytes later in
+    /// theirs, and theirs is replayed from the base on with its offsets shifted.
+    @Test func headersOfDifferentLengthsShareTheirFrames() throws {
+        let (a, b) = try copies { vault in
+            let slots = try vault.withOpenState { $0.header.keyslots }
+            var pin = slots[0]
+            pin.kind = .pin
+            try vault.replaceKeyslots(slots + [pin])
+        }
+        // Ours edits the shared item, so theirs' copy of it (a shared frame) is read too.
+        let ours = try Vault.open(at: a, password: Fixtures.password)
+        try ours.add(.login("ours"))
+        var shared = try ours.get(try ours.list().first { $0.title == "shared" }!.id)
+        shared.notes = "edited on a"
+        try ours.update(shared)
+        let report = try ours.merge(from: b)
+        #expect(report.base == .commonPrefix && report.added.count == 1 && report.changed.isEmpty && report.deleted.isEmpty)
+        #expect(Set(try ours.list().map(\.title)) == ["shared", "ours", "theirs"])
+        #expect(try ours.list().count == 3)
+        #expect(try ours.get(try ours.list().first { $0.title == "shared" }!.id).notes == "edited on a")
+        #expect(try ours.merge(from: b, dryRun: true).isNoOp)
+        ours.close()
+    }
+
     @Test func keepingTheirPasswordOnRequest() throws {
         let (a, b) = try copies { try $0.changePassword(to: Fixtures.otherPassword, kdf: .minimal) }
         let ours = try Vault.open(at: a, password: Fixtures.password)
