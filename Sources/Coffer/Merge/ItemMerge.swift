@@ -33,6 +33,11 @@ package enum ItemMerge {
             switch (ours[id], theirs[id]) {
             case let (a?, b?):
                 if a == b { items[id] = a; continue }
+                // Changed on one side only: that side's item, exactly (§3.1).
+                if base != nil, let ancestor {
+                    if ancestor == a { items[id] = b; continue }
+                    if ancestor == b { items[id] = a; continue }
+                }
                 let merged = mergeItem(base: ancestor, ours: a, theirs: b, twoWay: base == nil)
                 items[id] = merged.item
                 conflicts += merged.conflicts

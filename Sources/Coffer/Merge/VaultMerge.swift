@@ -72,6 +72,8 @@ extension Vault {
             var base: [ItemID: Item]? = nil
             var baseKind = MergeReport.Base.none
             let current: [ItemID: Item], theirs: [ItemID: Item]
+            /// Items only theirs changed since the base: its item (nil: it deleted it) and ours (the base's).
+            var theirsOnly: [ItemID: (theirs: Item?, ours: Item?)] = [:]
             let other: Vault, otherKeyDiffers: Bool
             if theirsKeylessHeader.logID == oursHeader.logID {
                 let common = oursBytes.withUnsafeBytes { o in theirsBytes.withUnsafeBytes { t in
@@ -89,16 +91,27 @@ extension Vault {
                 resume.index.shiftOffsets(by: shift)
                 resume.end += shift
                 (other, otherKeyDiffers) = try openCopy(otherPath, password: otherPassword, resume: resume)
-                // Only items either side wrote or deleted after the shared frames can differ: an
-                // item whose last record is shared is that record on both sides, equal to the base.
-                // Only the others are decrypted (O(changes)).
-                let oursOffsets = try offsets(), theirsOffsets = try other.offsets(), baseIDs = Set(try snapshot.offsets().keys)
-                var touched = Set(oursOffsets.filter { $0.value >= oursSharedEnd }.keys)
-                touched.formUnion(theirsOffsets.filter { $0.value >= resume.end }.keys)
-                touched.formUnion(baseIDs.filter { oursOffsets[$0] == nil || theirsOffsets[$0] == nil })
-                current = try items(touched, in: oursOffsets)
-                theirs = try other.items(touched, in: theirsOffsets)
-                base = try snapshot.items(touched.filter(baseIDs.contains), in: nil)
+                // Only items a side wrote or deleted after the shared frames can differ from the
+                // base: an item whose last record is shared is that record on both sides. Changed
+                // on ours only: ours stands, nothing to read. On theirs only: theirs' item (or its
+                // deletion) is taken. On both: the three-way item merge. So a merge decrypts
+                // O(changes) items.
+                let oursIndex = try withOpenState { $0.index }, theirsIndex = try other.withOpenState { $0.index }
+                let baseIndex = try snapshot.withOpenState { $0.index }
+                var oursTouched = Set(oursIndex.entries.lazy.filter { $0.offset >= oursSharedEnd }.map(\.id))
+                var theirsTouched = Set(theirsIndex.entries.lazy.filter { $0.offset >= resume.end }.map(\.id))
+                for entry in baseIndex.entries {
+                    if !oursIndex.contains(entry.id) { oursTouched.insert(entry.id) }
+                    if !theirsIndex.contains(entry.id) { theirsTouched.insert(entry.id) }
+                }
+                let both = oursTouched.intersection(theirsTouched)
+                current = try items(both.filter(oursIndex.contains), in: nil)
+                theirs = try other.items(both.filter(theirsIndex.contains), in: nil)
+                base = try snapshot.items(both.filter(baseIndex.contains), in: nil)
+                for id in theirsTouched.subtracting(both) {
+                    theirsOnly[id] = (theirs: theirsIndex.contains(id) ? try other.get(id) : nil,
+                                      ours: oursIndex.contains(id) ? try get(id) : nil)
+                }
                 baseKind = .commonPrefix
             } else {
                 (other, otherKeyDiffers) = try openCopy(otherPath, password: otherPassword)
@@ -112,18 +125,23 @@ extension Vault {
             defer { other.close() }
             let theirHeader = try other.withOpenState { $0.header }
 
-            let outcome = ItemMerge.merge(base: base, ours: current, theirs: theirs)
+            var outcome = ItemMerge.merge(base: base, ours: current, theirs: theirs)
+            var oursBefore = current
+            for (id, pair) in theirsOnly {
+                outcome.items[id] = pair.theirs
+                oursBefore[id] = pair.ours
+            }
             var report = MergeReport(base: baseKind, added: [], changed: [], deleted: [],
                                      conflicts: outcome.conflicts.map { .init(item: $0.item, field: $0.field, keptIn: $0.loserKeptIn) },
                                      passwordSlot: .same, otherWasRekeyed: otherKeyDiffers, write: .none)
             for (id, item) in outcome.items.sorted(by: { $0.key.hex < $1.key.hex }) {
-                if let mine = current[id] {
+                if let mine = oursBefore[id] {
                     if mine != item { report.changed.append(id) }
                 } else {
                     report.added.append(id)
                 }
             }
-            report.deleted = current.keys.filter { outcome.items[$0] == nil }.sorted { $0.hex < $1.hex }
+            report.deleted = oursBefore.keys.filter { outcome.items[$0] == nil }.sorted { $0.hex < $1.hex }
 
             let newSlot = try mergedPasswordSlot(ours: oursHeader, theirs: theirHeader, base: baseCopy,
                                                  otherKeyDiffers: otherKeyDiffers, otherPassword: otherPassword, choice: choice)
