@@ -75,6 +75,9 @@ package enum VaultMergeHarness {
                 item.modified = time(step)
                 try vault.update(item)
             }
+            // CounterRandom's stream repeats, so two compactions can draw the same log_id: the
+            // copies then look like one log that diverged at its first frame (an empty base).
+            let sameLog = fs.contents(of: ours)![32..<48] == fs.contents(of: theirs)![32..<48]
             let oursBefore = try vaults[0].allItems(), theirsItems = try vaults[1].allItems()
             vaults[1].close()
 
@@ -91,7 +94,8 @@ package enum VaultMergeHarness {
                 return .rejected
             }
             try Check.require(control & 8 == 0, target, "a copy of another vault was merged")
-            try Check.require(report.hadCommonBase == !compacted, target, "base \(report.base) although compacted = \(compacted)")
+            try Check.require(report.hadCommonBase == sameLog && (sameLog || compacted), target,
+                              "base \(report.base) although compacted = \(compacted), same log_id = \(sameLog)")
             let merged = try vaults[0].allItems()
             _ = try vaults[0].verify()
             let again = try vaults[0].merge(from: theirs, dryRun: true)
