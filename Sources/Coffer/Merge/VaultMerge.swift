@@ -48,14 +48,19 @@ extension Vault {
         public var isNoOp: Bool { write == .none }
     }
 
-    /// Merges the vault file at `otherPath` into this one (open read-write), durably and
-    /// atomically: after a crash the file is as it was or fully merged (§6).
+    /// Merges another copy of this vault into it (open read-write), durably and atomically:
+    /// after a crash the file is as it was or fully merged (spec/merge.md §6). A copy of another
+    /// vault is refused (`merge.different-vault`).
     ///
-    /// The other file is opened with this vault's key; if it was rekeyed, with `otherPassword`
-    /// (without one: `merge.other-password-needed`). A copy of another vault is refused
-    /// (`merge.different-vault`). `baseFile`, a copy both sides descend from (git's `%O`), is the
-    /// base when the copies share no frames (one side compacted or rekeyed).
-    /// - Parameter dryRun: computes the report and writes nothing.
+    /// - Parameters:
+    ///   - otherPath: the other copy; only read.
+    ///   - otherPassword: the other copy's master password, needed only when this vault's key
+    ///     does not open it (it was rekeyed); without it that case throws `merge.other-password-needed`.
+    ///   - baseFile: a copy both sides descend from (git's `%O`), the base when the copies share
+    ///     no frames (one side compacted or rekeyed).
+    ///   - choice: which password slot the result keeps when the copies' differ (§5).
+    ///   - dryRun: computes the report and writes nothing.
+    /// - Returns: what was (or would be) added, changed and deleted, and every conflict.
     public func merge(from otherPath: String, otherPassword: SecureBytes? = nil, baseFile: String? = nil,
                        passwordSlot choice: PasswordSlotChoice = .automatic, dryRun: Bool = false) throws -> MergeReport {
         try asWriter {
