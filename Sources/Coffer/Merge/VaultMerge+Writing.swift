@@ -20,16 +20,7 @@ extension Vault {
             frames += try RecordFrame.sealBatchHeader(count: puts.count, chain: &staged.chain, scratch: state.scratch, random: random)
             staged.records += 1
             for item in puts {
-                var encoded = try ItemCodec.encode(item)
-                defer { secureZero(&encoded) }
-                let seq = staged.chain.nextSeq
-                let frame = try encoded.withUnsafeBytes {
-                    try RecordFrame.seal(type: .put, payload: $0, chain: &staged.chain, scratch: state.scratch, random: random)
-                }
-                staged.index.put(Self.indexEntry(for: item, offset: state.end + frames.count, frameCount: frame.count, seq: seq),
-                                 textOf: item)
-                frames += frame
-                staged.records += 1
+                frames += try stagePut(item, at: state.end + frames.count, into: &staged, scratch: state.scratch)
             }
         }
         for id in deletes {

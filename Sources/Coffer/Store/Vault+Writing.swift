@@ -69,16 +69,7 @@ extension Vault {
                 for (index, item) in items.enumerated() {
                     try guarded.withLock { state in
                         guard let handle = state.handle, state.keys != nil else { throw closedError }
-                        var encoded = try ItemCodec.encode(item)
-                        defer { secureZero(&encoded) }
-                        let seq = staged.chain.nextSeq
-                        let frame = try encoded.withUnsafeBytes {
-                            try RecordFrame.seal(type: .put, payload: $0, chain: &staged.chain, scratch: state.scratch, random: random)
-                        }
-                        staged.index.put(Self.indexEntry(for: item, offset: staged.end + batch.count, frameCount: frame.count, seq: seq),
-                                         textOf: item)
-                        batch += frame
-                        staged.records += 1
+                        batch += try stagePut(item, at: staged.end + batch.count, into: &staged, scratch: state.scratch)
                         if batch.count >= 1 << 20 || index == items.count - 1 {
                             try batch.withUnsafeBytes { try handle.write($0, at: staged.end) }
                             staged.end += batch.count
@@ -99,6 +90,20 @@ extension Vault {
                 throw error
             }
         }
+    }
+
+    /// Seals `item` as the next put record of `staged` (a batch being built), to sit at file
+    /// offset `offset`, and indexes it there. Returns the frame; nothing is written.
+    func stagePut(_ item: Item, at offset: Int, into staged: inout State, scratch: SecureScratch) throws -> [UInt8] {
+        var encoded = try ItemCodec.encode(item)
+        defer { secureZero(&encoded) }
+        let seq = staged.chain.nextSeq
+        let frame = try encoded.withUnsafeBytes {
+            try RecordFrame.seal(type: .put, payload: $0, chain: &staged.chain, scratch: scratch, random: random)
+        }
+        staged.index.put(Self.indexEntry(for: item, offset: offset, frameCount: frame.count, seq: seq), textOf: item)
+        staged.records += 1
+        return frame
     }
 
     func put(_ item: Item, state: inout State) throws {

@@ -93,13 +93,18 @@ import CofferTestSupport
 
     enum WriteKindNone { static let value = Vault.MergeReport.WriteKind.none }
 
+    /// The items before and after a clean merge of `scenario`, and how many I/O calls it made.
+    static func cleanRun(_ scenario: Scenario) throws -> (before: [ItemID: Item], merged: [ItemID: Item], calls: Int) {
+        let clean = SimulatedDisk()
+        try diverged(scenario, on: clean)
+        let before = try items(on: clean)
+        let calls = try mergeCountingCalls(on: clean).calls
+        return (before, try items(on: clean), calls)
+    }
+
     @Test("A crash at every I/O call of a merge leaves ours as it was or fully merged", arguments: Scenario.allCases)
     func crashAtEveryCall(_ scenario: Scenario) throws {
-        let clean = SimulatedDisk()
-        try Self.diverged(scenario, on: clean)
-        let before = try Self.items(on: clean)
-        let calls = try Self.mergeCountingCalls(on: clean).calls
-        let merged = try Self.items(on: clean)
+        let (before, merged, calls) = try Self.cleanRun(scenario)
         #expect(calls >= 2 && before != merged)
         for point in 0..<calls {
             for survival in [SimulatedDisk.Survival.nothingUnsynced, .everythingWritten] {
@@ -115,11 +120,7 @@ import CofferTestSupport
 
     @Test("An I/O error at every call of a merge: ours is as it was or merged, and still usable", arguments: Scenario.allCases)
     func errorAtEveryCall(_ scenario: Scenario) throws {
-        let clean = SimulatedDisk()
-        try Self.diverged(scenario, on: clean)
-        let before = try Self.items(on: clean)
-        let calls = try Self.mergeCountingCalls(on: clean).calls
-        let merged = try Self.items(on: clean)
+        let (before, merged, calls) = try Self.cleanRun(scenario)
         for point in 0..<calls {
             let disk = SimulatedDisk()
             try Self.diverged(scenario, on: disk)
