@@ -25,6 +25,23 @@ import Testing
         await reopened.close()
     }
 
+    /// An app merging a sync tool's conflict copy (spec/merge.md) through the async wrapper.
+    @Test func mergesACopyThroughTheQueue() async throws {
+        let path = directory.file("a.coffer"), copy = directory.file("a.sync-conflict-1-2-X.coffer")
+        let vault = try await AsyncVault.create(at: path, password: Fixtures.password, kdf: .minimal)
+        try await vault.add(.login("shared"))
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let other = try await AsyncVault.open(at: copy, password: Fixtures.password)
+        try await other.add(.login("from the other device"))
+        await other.close()
+        try await vault.add(.login("from this device"))
+        let report = try await vault.merge(from: copy)
+        #expect(report.base == .commonPrefix && report.added.count == 1 && report.write == .append)
+        #expect(Set(try await vault.list().map(\.title)) == ["shared", "from the other device", "from this device"])
+        #expect(try await vault.merge(from: copy, dryRun: true).isNoOp)
+        await vault.close()
+    }
+
     /// A write stuck in fsync does not hold up the main actor: it keeps running other work while
     /// the add waits, and the add finishes once the disk answers.
     /// (Were the write run on the main actor that called it, the main actor would stay blocked
