@@ -44,6 +44,9 @@ extension Vault {
         /// with its own password.
         public var otherWasRekeyed: Bool
         public var write: WriteKind
+        /// Bytes at the end of the other copy left out as an incomplete write (format.md §7): a
+        /// crash there, or a copy taken while it was being written.
+        public var otherTornBytes: Int
         /// Nothing to write: the other copy holds nothing this one lacks.
         public var isNoOp: Bool { write == .none }
     }
@@ -138,7 +141,8 @@ extension Vault {
             }
             var report = MergeReport(base: baseKind, added: [], changed: [], deleted: [],
                                      conflicts: outcome.conflicts.map { .init(item: $0.item, field: $0.field, keptIn: $0.loserKeptIn) },
-                                     passwordSlot: .same, otherWasRekeyed: otherKeyDiffers, write: .none)
+                                     passwordSlot: .same, otherWasRekeyed: otherKeyDiffers, write: .none,
+                                     otherTornBytes: other.openReport.recoveredTornBytes)
             for (id, item) in outcome.items.sorted(by: { $0.key.hex < $1.key.hex }) {
                 if let mine = oursBefore[id] {
                     if mine != item { report.changed.append(id) }

@@ -101,6 +101,9 @@ enum MergeRun {
         let given = try otherPasswordFile.map { try SecretInput.firstLine(ofFile: $0, what: "other copy's master password") }
         do {
             return try vault.merge(from: copy, otherPassword: given, baseFile: base, passwordSlot: keepPassword, dryRun: dryRun)
+        } catch let error as CofferError where [.vaultMissing, .notAVault].contains(error.code) {
+            // About the copy, not the vault: the vault's hints (create one, restore it) do not apply.
+            throw CLIError(Exit.code(for: error.code), "\(error.reason); nothing was merged [\(error.code)]")
         } catch let error as CofferError where error.code == .otherPasswordNeeded && given == nil && Terminal.canPrompt {
             let password = try SecretInput.prompt("Master password for the other copy \(copy): ", what: "master password")
             return try Progress.during("Unlocking the other copy") {
@@ -114,6 +117,9 @@ enum MergeRun {
         Terminal.out((label ? "\(copy): " : "")
                      + "\(report.added.count) added, \(report.changed.count) changed, \(report.deleted.count) deleted \(verb) merged"
                      + (report.hadCommonBase ? "" : " (no common history: nothing could be told deleted)"))
+        if report.otherTornBytes > 0 {
+            Terminal.warn("\(copy) ends with an incomplete write (\(report.otherTornBytes) bytes, from a crash or a copy made mid-write); it was left out")
+        }
         for conflict in report.conflicts {
             Terminal.out("conflict: \(conflict.item.hex.prefix(8)) \(conflict.field): the later value kept"
                          + (conflict.keptIn.map { ", the other in \($0)" } ?? ""))
@@ -141,6 +147,7 @@ enum MergeRun {
             })),
             ("password", .string(report.passwordSlot.rawValue)),
             ("write", .string(report.write.rawValue)),
+            ("otherTornBytes", .int(Int64(report.otherTornBytes))),
             ("removed", .bool(removed)),
         ])
     }

@@ -32,6 +32,32 @@ struct CLIMergeTests {
         #expect(again.stdout.contains("0 added, 0 changed, 0 deleted"), "\(again)")
     }
 
+    /// A copy taken mid-write (torn tail): its complete part is merged and the user is told what
+    /// was left out. A missing or non-vault OTHER is named as the copy, with nothing merged.
+    @Test func aTornCopyIsMergedUpToItsTornTailAndBadCopiesAreNamed() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.add("shared.example", secret: "s0")
+        let copy = ws.file("copy.coffer")
+        try FileManager.default.copyItem(atPath: ws.vault, toPath: copy)
+        for service in ["whole.example", "torn.example"] {
+            try ws.write("secret", "p\n")
+            let added = try ws.run(["add", service, "--secret-file", ws.file("secret"), "--vault", copy, "--password-file", ws.file("pw")])
+            try #require(added.status == 0)
+        }
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: copy))
+        try bytes.prefix(bytes.count - 100).write(to: URL(fileURLWithPath: copy))
+        let merged = try ws.coffer("merge", copy)
+        #expect(merged.status == 0 && merged.stdout.contains("1 added") && merged.stderr.contains("incomplete write"), "\(merged)")
+        let list = try ws.coffer("ls").stdout
+        #expect(list.contains("whole.example") && !list.contains("torn.example"))
+
+        let missing = try ws.coffer("merge", ws.file("nope.coffer"))
+        #expect(missing.status == 66 && missing.stderr.contains("nothing was merged") && !missing.stderr.contains("coffer init"), "\(missing)")
+        let notAVault = try ws.coffer("merge", ws.file("pw"))
+        #expect(notAVault.status == 65 && notAVault.stderr.contains("not a Coffer vault; nothing was merged"), "\(notAVault)")
+    }
+
     @Test func refusesAnotherVault() throws {
         let ws = try CLIWorkspace()
         try ws.initVault()
