@@ -153,7 +153,7 @@ enum MergeRun {
     }
 }
 
-/// The conflict copies beside a vault, oldest name first (`ConflictCopyNames`, spec/merge.md §7).
+/// The conflict copies beside a vault, in name order (`ConflictCopyNames`, spec/merge.md §7).
 enum ConflictCopies {
     static func find(besideVault path: String) throws -> [String] {
         let url = URL(fileURLWithPath: path)
