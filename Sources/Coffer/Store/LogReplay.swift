@@ -44,14 +44,21 @@ struct LogReplay {
         // The file cannot hold more frames than this, so the index never rehashes while growing;
         // capped so a log of mostly dead records does not reserve much more than it needs.
         state.index.reserveCapacity(Swift.min((fileSize - start) / RecordFrame.minimumFrameCount, 200_000))
-        return try run(continuing: state)
+        try replay(into: &state)
+        return state
     }
 
     /// Replays the frames from `state.end` on, on top of `state`: what replaying the file up to
     /// there gave (a merge resumes the other copy after the frames both copies share, spec/merge.md §6).
     func run(continuing initial: Outcome) throws -> Outcome {
         var state = initial
-        let start = initial.end
+        try replay(into: &state)
+        return state
+    }
+
+    /// The replay itself, in place (a copy of the caller's state here would copy the index).
+    private func replay(into state: inout Outcome) throws {
+        let start = state.end
         var batch: OpenBatch?
         let openers = try (0..<Swift.max(1, workers)).map { _ in try FrameOpener() }
         var cursor = start
@@ -81,7 +88,7 @@ struct LogReplay {
                 state.end = offset
                 if let batch { state.rollBack(to: batch) }
                 state.index.compactTextIfWasteful()
-                return state
+                return
             case .failure(let error):
                 throw error
             }
