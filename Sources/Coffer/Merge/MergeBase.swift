@@ -16,17 +16,10 @@ extension Vault {
                               random: random) { _ in key }
     }
 
-    /// Where each live item's last record starts in the file.
-    func offsets() throws -> [ItemID: Int] {
-        try withOpenState { state in
-            Dictionary(uniqueKeysWithValues: state.index.entries.map { ($0.id, $0.offset) })
-        }
-    }
-
-    /// The live items among `ids` (all of them are live when `live` is nil).
-    func items(_ ids: Set<ItemID>, in live: [ItemID: Int]?) throws -> [ItemID: Item] {
+    /// The items with these ids, each of which is live.
+    func items(_ ids: Set<ItemID>) throws -> [ItemID: Item] {
         var items: [ItemID: Item] = [:]
-        for id in ids where live == nil || live?[id] != nil { items[id] = try get(id) }
+        for id in ids { items[id] = try get(id) }
         return items
     }
 

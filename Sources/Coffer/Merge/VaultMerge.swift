@@ -67,10 +67,7 @@ extension Vault {
     public func merge(from otherPath: String, otherPassword: SecureBytes? = nil, baseFile: String? = nil,
                        passwordSlot choice: PasswordSlotChoice = .automatic, dryRun: Bool = false) throws -> MergeReport {
         try asWriter {
-            let (oursHeader, oursHeaderLength, oursBytes) = try withOpenState { state in
-                guard let handle = state.handle else { throw closedError }
-                return (state.header, state.headerLength, try handle.read(at: 0, count: state.end))
-            }
+            let (oursHeader, oursHeaderLength) = try withOpenState { ($0.header, $0.headerLength) }
             try checkSameVault(otherPath, as: oursHeader.vaultID)
             let theirsBytes = try readWholeFile(otherPath)
             let (theirsKeylessHeader, theirsHeaderLength) = try theirsBytes.withUnsafeBytes { try VaultHeader.parse($0) }
@@ -84,6 +81,10 @@ extension Vault {
             var theirsOnly: [ItemID: (theirs: Item?, ours: Item?)] = [:]
             let other: Vault, otherKeyDiffers: Bool
             if theirsKeylessHeader.logID == oursHeader.logID {
+                let oursBytes = try withOpenState { state in
+                    guard let handle = state.handle else { throw closedError }
+                    return try handle.read(at: 0, count: state.end)
+                }
                 let common = oursBytes.withUnsafeBytes { o in theirsBytes.withUnsafeBytes { t in
                     CommonPrefix.find(ours: o, oursHeader: oursHeaderLength, theirs: t, theirsHeader: theirsHeaderLength)
                 } }
@@ -113,9 +114,9 @@ extension Vault {
                     if !theirsIndex.contains(entry.id) { theirsTouched.insert(entry.id) }
                 }
                 let both = oursTouched.intersection(theirsTouched)
-                current = try items(both.filter(oursIndex.contains), in: nil)
-                theirs = try other.items(both.filter(theirsIndex.contains), in: nil)
-                base = try snapshot.items(both.filter(baseIndex.contains), in: nil)
+                current = try items(both.filter(oursIndex.contains))
+                theirs = try other.items(both.filter(theirsIndex.contains))
+                base = try snapshot.items(both.filter(baseIndex.contains))
                 for id in theirsTouched.subtracting(both) {
                     theirsOnly[id] = (theirs: theirsIndex.contains(id) ? try other.get(id) : nil,
                                       ours: oursIndex.contains(id) ? try get(id) : nil)
@@ -247,7 +248,4 @@ extension Vault {
         defer { handle.close() }
         return try handle.read(at: 0, count: try handle.size())
     }
-
-    /// Bytes before the first frame.
-    func headerLength() throws -> Int { try withOpenState { $0.headerLength } }
 }

@@ -94,7 +94,8 @@ public final class Vault: Sendable {
 
     deinit { close() }
 
-    static func lockPath(for path: String) -> String { path + ".lock" }
+    /// The writer-lock file beside a vault (format.md §10).
+    package static func lockPath(for path: String) -> String { path + ".lock" }
 
     /// Wipes the keys, closes the file and releases the writer lock. Further calls throw `.locked`.
     public func close() {

@@ -31,7 +31,7 @@ struct GitMergeCommand: ParsableCommand {
     var otherPasswordFile: String?
 
     func run() throws {
-        let lockFile = ours + ".lock"
+        let lockFile = Vault.lockPath(for: ours)
         let hadLockFile = FileManager.default.fileExists(atPath: lockFile)
         defer { if !hadLockFile { unlink(lockFile) } }  // git's temporary file gets no lasting neighbour
         let label = pathname ?? ours

@@ -79,7 +79,7 @@ struct MergeCommand: ParsableCommand {
             if conflicts && !dryRun {
                 // The merge returned: its result is durable, so the copy is no longer needed.
                 try Files.removeDurably(copy)
-                unlink(copy + ".lock")  // the copy's own lock file, if a command ever opened it
+                unlink(Vault.lockPath(for: copy))  // the copy's own lock file, if a command ever opened it
                 if !json { Terminal.out("removed \(copy)") }
             }
         }
