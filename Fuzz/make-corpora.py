@@ -216,5 +216,55 @@ THROTTLE = {
 for name, data in THROTTLE.items():
     write("FuzzThrottleState", name, data)
 
+# --- agent frames (spec/agent.md §3): magic ‖ code ‖ length (4, big-endian) ‖ payload ----------------
+def frame(magic, code, payload=b""):
+    return magic + struct.pack(">BI", code, len(payload)) + payload
+
+
+def text16(t):
+    return struct.pack(">H", len(t)) + t
+
+
+def text32(t):
+    return struct.pack(">I", len(t)) + t
+
+
+def summary(ident, title, username=None, urls=(), tags=(), has_password=True):
+    flags = (1 if has_password else 0) | (2 if username is not None else 0)
+    out = ident + struct.pack(">BqqB", 1, 1767225600000, 1767225601000, flags) + text32(title)
+    out += text32(username) if username is not None else b""
+    out += struct.pack(">I", len(urls)) + b"".join(text32(u) for u in urls)
+    return out + struct.pack(">I", len(tags)) + b"".join(text32(t) for t in tags)
+
+
+VAULT_ID = bytes(range(16))
+GITHUB = summary(bytes([0x11] * 16), b"github", b"me@example.com", [b"https://github.com/login"], [b"work"])
+MAIL = summary(bytes([0x22] * 16), b"mail", None, [], [], has_password=False)
+AGENT = {
+    "status": frame(b"CAQ2", 1),
+    "key": frame(b"CAQ2", 2, VAULT_ID),
+    "lock": frame(b"CAQ2", 3),
+    "find": frame(b"CAQ2", 4, VAULT_ID + text16(b"git")),
+    "list": frame(b"CAQ2", 5, VAULT_ID + text16(b"") + b"\x00"),
+    "list-tag": frame(b"CAQ2", 5, VAULT_ID + text16(b"hub") + b"\x01" + text16(b"work")),
+    "item": frame(b"CAQ2", 6, VAULT_ID + bytes([0x11] * 16)),
+    "bad-length": b"CAQ2\x01\xff\xff\xff\xff",
+    "junk": b"hello",
+    "reply-status": frame(b"CAR2", 1, VAULT_ID + struct.pack(">I", 900)),
+    "reply-key": frame(b"CAR2", 2, bytes(32)),
+    "reply-done": frame(b"CAR2", 3),
+    "reply-refused": frame(b"CAR2", 4),
+    "reply-found-one": frame(b"CAR2", 5, b"\x01" + GITHUB),
+    "reply-found-several": frame(b"CAR2", 5, b"\x02" + struct.pack(">I", 2) + GITHUB + MAIL),
+    "reply-found-none": frame(b"CAR2", 5, b"\x03" + struct.pack(">I", 1) + text32(b"github")),
+    "reply-summaries": frame(b"CAR2", 6, struct.pack(">I", 2) + GITHUB + MAIL),
+    "reply-item": frame(b"CAR2", 7, ITEMS["login"]),
+}
+for old_name in os.listdir(os.path.join(CORPUS, "FuzzAgentMessage")):
+    if old_name not in AGENT and not re.fullmatch(r"[0-9a-f]{40}", old_name):
+        os.remove(os.path.join(CORPUS, "FuzzAgentMessage", old_name))
+for name, data in AGENT.items():
+    write("FuzzAgentMessage", name, data)
+
 for target in sorted(os.listdir(CORPUS)):
     print("%-22s %d files" % (target, len(os.listdir(os.path.join(CORPUS, target)))))

@@ -3,14 +3,14 @@
 /// FuzzAgentMessage: the bytes as a request frame and as a reply frame for the agent's socket
 /// (spec/agent.md §3), the decoder that faces other processes. Invariants: decoding never traps;
 /// whatever decodes encodes back to exactly the input (the frames are canonical); a header the
-/// reader accepts never announces more than `maximumPayload` bytes.
+/// reader accepts never announces more than its direction's bound.
 package enum AgentMessageHarness {
     static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.agentMessage
         let bytes = Array(data)
         for magic in [AgentMessage.requestMagic, AgentMessage.replyMagic] {
             if let length = AgentMessage.payloadLength(ofHeader: Array(bytes.prefix(AgentMessage.headerCount)), magic: magic) {
-                try Check.require(length <= AgentMessage.maximumPayload, target, "a header announces \(length) bytes")
+                try Check.require(length <= AgentMessage.maximumPayload(magic), target, "a header announces \(length) bytes")
             }
         }
         var accepted = false

@@ -49,6 +49,8 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
     }
 
     public var hex: String { bytes.lowercaseHex }
+    /// The first 8 hex digits: how `ls` and pick lists show an id.
+    package var shortHex: String { (0..<4).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * UInt64($0))) }.lowercaseHex }
     public var description: String { hex }
     public static func < (lhs: ItemID, rhs: ItemID) -> Bool { (lhs.high, lhs.low) < (rhs.high, rhs.low) }
 }
@@ -327,5 +329,11 @@ public struct ItemSummary: Sendable, Equatable, Identifiable {
         if query.isEmpty { return true }
         let fields = [title, username ?? ""] + urls + tags
         return fields.contains { $0.range(of: query, options: [.caseInsensitive, .diacriticInsensitive]) != nil }
+    }
+
+    /// `matches(query)` and, with a `tag`, carries that tag (case-insensitively): what
+    /// `Vault.search` keeps, and what the agent keeps for `coffer ls` (spec/agent.md §3).
+    package func matches(_ query: String, tag: String?) -> Bool {
+        matches(query) && (tag.map { t in tags.contains { $0.caseInsensitiveCompare(t) == .orderedSame } } ?? true)
     }
 }

@@ -83,9 +83,16 @@ package enum NaturalOrder {
     /// The bytes compared: the lowercased text's UTF-8 (lowercase once, compare many times).
     package static func key(_ text: String) -> [UInt8] { Array(text.lowercased().utf8) }
 
-    /// Sorts by a text of each element, computing each key once.
+    /// Sorts by a text of each element, computing each key once; equal keys keep their order.
+    /// Positions are sorted, not the elements: moving 10k summaries (each with several
+    /// reference-counted fields) through a merge sort cost more than comparing them.
     package static func sorted<T>(_ elements: [T], by text: (T) -> String) -> [T] {
-        elements.map { (key(text($0)), $0) }.sorted { compare($0.0, $1.0) < 0 }.map(\.1)
+        let keys = elements.map { key(text($0)) }
+        let order = keys.indices.sorted { a, b in
+            let order = compare(keys[a], keys[b])
+            return order != 0 ? order < 0 : a < b
+        }
+        return order.map { elements[$0] }
     }
 
     /// Byte order, except that runs of ASCII digits compare by their value (leading zeros

@@ -8,21 +8,18 @@ extension Vault {
     /// hundreds of milliseconds on Linux.
     public func list() throws -> [ItemSummary] {
         try withOpenState { state in
-            let keyed: [(key: String, summary: ItemSummary)] = state.index.entries.map { entry in
-                let summary = state.index.summary(entry)
-                return (summary.title.lowercased(), summary)
-            }
-            let sorted = keyed.sorted { (a, b) -> Bool in a.key == b.key ? a.summary.id < b.summary.id : a.key < b.key }
-            return sorted.map { $0.summary }
+            let summaries = state.index.entries.map { state.index.summary($0) }
+            let keys = summaries.map { $0.title.lowercased() }
+            // Positions are sorted rather than the summaries themselves, which are costly to move.
+            let order = summaries.indices.sorted { a, b in keys[a] == keys[b] ? summaries[a].id < summaries[b].id : keys[a] < keys[b] }
+            return order.map { summaries[$0] }
         }
     }
 
     /// Items whose title, username, URLs or tags contain `query` (case-insensitive), optionally
     /// restricted to a tag.
     public func search(_ query: String, tag: String? = nil) throws -> [ItemSummary] {
-        try list().filter { summary in
-            summary.matches(query) && (tag.map { t in summary.tags.contains { $0.caseInsensitiveCompare(t) == .orderedSame } } ?? true)
-        }
+        try list().filter { $0.matches(query, tag: tag) }
     }
 
     /// Live items; `store.locked` once the vault is closed (never a silent 0).

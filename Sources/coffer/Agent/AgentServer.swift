@@ -10,8 +10,9 @@ import CProcess
 /// Set by SIGTERM, SIGHUP and SIGINT: the agent wipes its key and exits (spec/agent.md §4).
 nonisolated(unsafe) private var agentStopRequested: sig_atomic_t = 0
 
-/// The background agent (spec/agent.md): holds one vault's key in locked memory, hands it to
-/// commands of the same user over a private Unix socket, and locks (wipes it and exits) after
+/// The background agent (spec/agent.md): holds one vault's key in locked memory and the vault
+/// open read-only; answers commands of the same user over a private Unix socket (the key for
+/// writers, lookups, listings and items for readers), and locks (wipes it and exits) after
 /// the idle timeout, on `coffer lock`, on SIGTERM/SIGHUP, or when its socket disappears
 /// (logout removes `$XDG_RUNTIME_DIR`). It writes nothing anywhere but its socket.
 struct AgentServer {
@@ -19,6 +20,15 @@ struct AgentServer {
     let vaultID: [UInt8]
     let key: SecureBytes
     let idleSeconds: Int
+    let view: AgentVaultView
+
+    init(socketPath: String, vaultPath: String, vaultID: [UInt8], key: SecureBytes, idleSeconds: Int) {
+        self.socketPath = socketPath
+        self.vaultID = vaultID
+        self.key = key
+        self.idleSeconds = idleSeconds
+        view = AgentVaultView(path: vaultPath, key: key)
+    }
 
     enum StartFailure: Error { case alreadyRunning, cannotListen(String) }
 
@@ -26,6 +36,7 @@ struct AgentServer {
     func run() throws {
         let listener = try listen()
         defer { close(listener) }
+        defer { view.close() }
         var identity = stat()
         guard lstat(socketPath, &identity) == 0 else { throw StartFailure.cannotListen("the socket vanished") }
         defer {
@@ -52,14 +63,15 @@ struct AgentServer {
             let outcome = serve(client, secondsLeft: UInt32(max(0, left)))
             close(client)
             switch outcome {
-            case .keyHandedOut: deadline = monotonicNow() + Double(idleSeconds)
+            case .used: deadline = monotonicNow() + Double(idleSeconds)
             case .lock: return
             case .other: break
             }
         }
     }
 
-    enum Outcome { case keyHandedOut, lock, other }
+    /// `used`: the key or the vault was read, which restarts the idle timer (`status` does not).
+    enum Outcome { case used, lock, other }
 
     /// One connection: the peer must be this user (SO_PEERCRED), one request, one reply.
     func serve(_ client: Int32, secondsLeft: UInt32) -> Outcome {
@@ -67,20 +79,29 @@ struct AgentServer {
         guard Self.peerUID(client) == getuid() else { return .other }
         guard var frame = AgentSocket.readFrame(client, magic: AgentMessage.requestMagic) else { return .other }
         defer { secureZero(&frame) }
-        let reply: AgentMessage.Reply
+        var bytes: [UInt8]
         var outcome = Outcome.other
+        var holdsSecret = false
         switch AgentMessage.decodeRequest(frame) {
-        case .status?: reply = .status(vaultID: vaultID, secondsLeft: secondsLeft)
+        case .status?: bytes = AgentMessage.encode(.status(vaultID: vaultID, secondsLeft: secondsLeft))
         case .key(let asked)? where asked == vaultID:
-            reply = .key(key.withUnsafeBytes { Array($0) })
-            outcome = .keyHandedOut
+            bytes = key.withUnsafeBytes { AgentMessage.encode(key: $0) }
+            outcome = .used
+            holdsSecret = true
+        case let request? where request.vaultID == vaultID:
+            bytes = view.answer(request)
+            outcome = .used
+            if case .item = request { holdsSecret = true }
         case .lock?:
-            reply = .done
+            bytes = AgentMessage.encode(.done)
             outcome = .lock
-        default: reply = .refused
+        default: bytes = AgentMessage.encode(.refused)
         }
-        var bytes = AgentMessage.encode(reply)
-        defer { secureZero(&bytes) }
+        // Only replies with a secret are wiped: wiping the cached listing would copy it first.
+        defer { if holdsSecret { secureZero(&bytes) } }
+        if bytes.count > AgentMessage.headerCount + AgentMessage.maximumReplyPayload {
+            bytes = AgentMessage.encode(.refused)  // too large to send: the command reads the file itself
+        }
         _ = AgentSocket.writeFully(client, &bytes)
         return outcome
     }

@@ -22,12 +22,17 @@ enum AgentSocket {
     /// One socket per vault file: `agent-<first 16 hex digits of BLAKE2b(canonical path)>.sock`.
     static func path(forVault vaultPath: String) -> String? {
         guard let directory = directory() else { return nil }
-        let canonical = realpath(vaultPath, nil).map { pointer -> String in
-            defer { free(pointer) }
-            return String(cString: pointer)
-        } ?? vaultPath
+        let canonical = canonicalPath(vaultPath)
         let digest = BLAKE2b.hash(Array(canonical.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
         return directory + "/agent-\(digest).sock"
+    }
+
+    /// The path with symbolic links and `.`/`..` resolved (`realpath`); as given if that fails.
+    static func canonicalPath(_ path: String) -> String {
+        realpath(path, nil).map { pointer -> String in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        } ?? path
     }
 
     /// Sends one request and reads the reply; nil when no agent answers (no socket, a stale
@@ -80,25 +85,31 @@ enum AgentSocket {
         return true
     }
 
-    /// Reads exactly `count` bytes; nil on end, error or timeout.
-    static func readExactly(_ fd: Int32, _ count: Int) -> [UInt8]? {
-        var out = [UInt8](repeating: 0, count: count)
+    /// Appends exactly `count` bytes read from `fd` to `out`; false on end, error or timeout.
+    static func read(_ fd: Int32, _ count: Int, appendingTo out: inout [UInt8]) -> Bool {
+        let start = out.count
+        out += repeatElement(0, count: count)
         var done = 0
         while done < count {
-            let n = out.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + done, count - done, 0) }
+            let n = out.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + start + done, count - done, 0) }
             if n < 0 && errno == EINTR { continue }
-            if n <= 0 { secureZero(&out); return nil }
+            if n <= 0 { return false }
             done += n
         }
-        return out
+        return true
     }
 
-    /// A whole frame: the 7-byte header, then at most `AgentMessage.maximumPayload` bytes.
+    /// A whole frame: the header, then at most the payload its direction allows
+    /// (`AgentMessage.maximumPayload`), read into one buffer so nothing is left unwiped.
     static func readFrame(_ fd: Int32, magic: [UInt8]) -> [UInt8]? {
-        guard let header = readExactly(fd, AgentMessage.headerCount),
-              let length = AgentMessage.payloadLength(ofHeader: header, magic: magic) else { return nil }
-        guard length > 0 else { return header }
-        guard let payload = readExactly(fd, length) else { return nil }
-        return header + payload
+        var frame: [UInt8] = []
+        guard read(fd, AgentMessage.headerCount, appendingTo: &frame),
+              let length = AgentMessage.payloadLength(ofHeader: frame, magic: magic) else { return nil }
+        frame.reserveCapacity(AgentMessage.headerCount + length)
+        guard read(fd, length, appendingTo: &frame) else {
+            secureZero(&frame)
+            return nil
+        }
+        return frame
     }
 }

@@ -35,7 +35,8 @@ struct UnlockCommand: ParsableCommand {
         vault.close()
         var secret = vaultID + key.withUnsafeBytes { Array($0) }
         defer { secureZero(&secret) }
-        var child = ChildProcess([CommandLine.arguments[0], "agent", "--socket", socketPath, "--idle-seconds", String(seconds)])
+        var child = ChildProcess([CommandLine.arguments[0], "agent", "--socket", socketPath, "--vault", AgentSocket.canonicalPath(path),
+                                  "--idle-seconds", String(seconds)])
         child.newSession = true
         let running = try child.start(input: secret)
         // Ready once it answers; if it exits first, it could not listen.
@@ -103,6 +104,7 @@ struct AgentCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "agent", abstract: "Internal: the agent process started by `coffer unlock`.",
                                                     shouldDisplay: false)
     @Option var socket: String
+    @Option var vault: String
     @Option(name: .customLong("idle-seconds")) var idleSeconds: Int
 
     func run() throws {
@@ -116,6 +118,7 @@ struct AgentCommand: ParsableCommand {
             done += n
         }
         let key = try input.withUnsafeBytes { try SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[16..<48]), protection: .locked) }
-        try AgentServer(socketPath: socket, vaultID: Array(input[0..<16]), key: key, idleSeconds: max(1, idleSeconds)).run()
+        try AgentServer(socketPath: socket, vaultPath: vault, vaultID: Array(input[0..<16]), key: key,
+                        idleSeconds: max(1, idleSeconds)).run()
     }
 }

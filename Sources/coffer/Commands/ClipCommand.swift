@@ -84,9 +84,9 @@ struct ClipCommand: ParsableCommand {
 
     func run() throws {
         let tool = try ClipboardTool.require(orShow: "`coffer show ITEM --field \(field) --reveal`")
-        let vault = try vaultOptions.open(mode: .readOnly)
-        let found = try vault.get(ItemPicker.pick(item, in: vault).id)
-        vault.close()
+        let reader = try VaultReader(vaultOptions)
+        let found = try reader.get(reader.pick(item).id)
+        reader.close()
         guard let value = ItemPresentation.field(field, of: found) else {
             throw CofferError(.itemNotFound, "\(found.title) has no field '\(field)'")
         }

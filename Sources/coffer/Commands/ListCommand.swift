@@ -25,9 +25,9 @@ struct ListCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        let vault = try vaultOptions.open(mode: .readOnly)
-        defer { vault.close() }
-        let items = NaturalOrder.sorted(try vault.search(query ?? "", tag: tag), by: \.title)
+        let reader = try VaultReader(vaultOptions)
+        defer { reader.close() }
+        let items = try reader.search(query ?? "", tag: tag)
         if json {
             Terminal.out(JSON.array(items.map(ItemPresentation.summaryJSON)).render())
             return
@@ -37,7 +37,7 @@ struct ListCommand: ParsableCommand {
             return
         }
         let rows = items.map { s in
-            [String(s.id.hex.prefix(8)), s.title, s.username ?? "", s.urls.first ?? "", s.tags.joined(separator: ",")]
+            [s.id.shortHex, s.title, s.username ?? "", s.urls.first ?? "", s.tags.joined(separator: ",")]
         }
         Table.print(header: ["ID", "SERVICE", "USERNAME", "URL", "TAGS"], rows: rows,
                     width: Terminal.stdoutIsTTY ? Terminal.columns : nil)
@@ -53,7 +53,7 @@ enum Table {
     /// until a line fits.
     static func print(header: [String], rows: [[String]], width: Int? = nil) {
         var clean = rows.map { $0.map(singleLine) }
-        var counts = clean.map { $0.map(\.count) }
+        var counts = clean.map { $0.map(characterCount) }
         var widths = header.map(\.count)
         for row in counts { for (i, count) in row.enumerated() { widths[i] = max(widths[i], min(count, 40)) } }
         if let width {
@@ -69,25 +69,31 @@ enum Table {
                 }
             }
         }
-        var out = ""
+        // Bytes, not a String: appending 50k cells and pads to a String was a third of `ls`.
+        var out: [UInt8] = []
         out.reserveCapacity((rows.count + 1) * (widths.reduce(0, +) + 2 * widths.count + 1))
         func append(_ cells: [String], _ cellCounts: [Int]) {
-            let start = out.endIndex
+            let start = out.count
             for (i, cell) in cells.enumerated() {
-                out += cell
+                out.append(contentsOf: cell.utf8)
                 if i < cells.count - 1 {
-                    out += String(repeating: " ", count: max(0, widths[i] - cellCounts[i]) + 2)
+                    out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: max(0, widths[i] - cellCounts[i]) + 2))
                 }
             }
             // No trailing blanks when the last cells are empty.
-            while out.endIndex > start, out.last == " " { out.removeLast() }
-            out += "\n"
+            while out.count > start, out.last == UInt8(ascii: " ") { out.removeLast() }
+            out.append(UInt8(ascii: "\n"))
         }
         append(header, header.map(\.count))
         for (row, rowCounts) in zip(clean, counts) { append(row, rowCounts) }
-        out.removeLast()  // Terminal.out ends the last line
-        if width != nil, rows.count + 1 >= Terminal.lines, Pager.show(Terminal.safe(out) + "\n") { return }
-        Terminal.out(out)
+        if width != nil, rows.count + 1 >= Terminal.lines, Pager.show(Terminal.safe(String(decoding: out, as: UTF8.self))) { return }
+        Terminal.outBytes(&out)
+    }
+
+    /// The characters in a single-line cell. An ASCII cell's are its bytes: counting grapheme
+    /// clusters for every cell was a fifth of `ls` with 10k items.
+    static func characterCount(_ cell: String) -> Int {
+        cell.utf8.allSatisfy { $0 < 0x80 } ? cell.utf8.count : cell.count
     }
 
     /// The cell with line breaks and tabs turned into spaces (unchanged, and not copied, if it has none).

@@ -35,9 +35,9 @@ struct ShowCommand: ParsableCommand {
     }
 
     func run() throws {
-        let vault = try vaultOptions.open(mode: .readOnly)
-        defer { vault.close() }
-        let found = try vault.get(ItemPicker.pick(item, in: vault).id)
+        let reader = try VaultReader(vaultOptions)
+        defer { reader.close() }
+        let found = try reader.get(reader.pick(item).id)
         if history {
             guard !found.passwordHistory.isEmpty else {
                 Terminal.note("\(found.title) has no earlier passwords")

@@ -23,9 +23,9 @@ struct TOTPCommand: ParsableCommand {
 
     func run() throws {
         let tool = clip ? try ClipboardTool.require(orShow: "`coffer totp ITEM`") : nil
-        let vault = try vaultOptions.open(mode: .readOnly)
-        let found = try vault.get(ItemPicker.pick(item, in: vault).id)
-        vault.close()
+        let reader = try VaultReader(vaultOptions)
+        let found = try reader.get(reader.pick(item).id)
+        reader.close()
         guard let totp = try found.totp() else {
             throw CofferError(.itemNotFound, "\(found.title) has no TOTP; add one with `coffer edit ITEM --ask-totp`")
         }

@@ -15,7 +15,12 @@ enum ItemPicker {
     static let shownCandidates = 20
 
     static func pick(_ query: String, in vault: Vault) throws -> ItemSummary {
-        switch ItemLookup.find(query, in: try vault.list()) {
+        try pick(query, from: ItemLookup.find(query, in: try vault.list()))
+    }
+
+    /// `ItemLookup`'s answer for `query` turned into one item.
+    static func pick(_ query: String, from answer: ItemLookup.Answer) throws -> ItemSummary {
+        switch answer {
         case .one(let match): return match
         case .none(let suggestions):
             throw ItemLookup.notFound(query, suggestions: suggestions)

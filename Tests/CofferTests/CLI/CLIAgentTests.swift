@@ -73,6 +73,45 @@ struct CLIAgentTests {
         #expect(try bare(ws, env, "lock").status == 0)
     }
 
+    /// spec/agent.md §3.1: reading commands are answered by the agent, which holds the vault open
+    /// (read-only) and reads it again whenever the file changes: an append by another process,
+    /// a compaction's atomic replacement.
+    @Test func readsAreServedByTheAgentAndFollowTheFile() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        try ws.add("GitHub", secret: "gh-secret", "--username", "octocat")
+        try ws.add("GitLab", secret: "gl-secret")
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        let pid = try #require(agentPID(ws))
+        func agentHasTheVaultOpen() -> Bool {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+            return fds.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) == ws.vault }
+        }
+        #expect(!agentHasTheVaultOpen())
+        let listed = try bare(ws, env, "ls")
+        #expect(listed.status == 0 && listed.stdout.contains("GitHub") && listed.stdout.contains("octocat"), "\(listed)")
+        #expect(agentHasTheVaultOpen(), "ls was not answered by the agent")
+        #expect(try bare(ws, env, "show", "hub", "--field", "password", "--reveal").stdout == "gh-secret\n")
+        // Several matches without a terminal: the list, exit 1, as without the agent.
+        let several = try bare(ws, env, "show", "git")
+        #expect(several.status == 1 && several.stderr.contains("matches 2 items"), "\(several)")
+        let none = try bare(ws, env, "show", "githbu")
+        #expect(none.status != 0 && none.stderr.contains("did you mean 'GitHub'"), "\(none)")
+        // Another process appends (with the password, not through the agent): the next read sees it.
+        try ws.add("Mail", secret: "mail-secret", "--tag", "home")
+        #expect(try bare(ws, env, "show", "mail", "--field", "password", "--reveal").stdout == "mail-secret\n")
+        #expect(try bare(ws, env, "ls", "--tag", "home").stdout.contains("Mail"))
+        // A removal and a compaction (the file is replaced by a rename): the agent follows.
+        #expect(try ws.coffer("rm", "GitLab", "--yes").status == 0)
+        #expect(try ws.coffer("compact").status == 0)
+        let after = try bare(ws, env, "ls")
+        #expect(after.status == 0 && !after.stdout.contains("GitLab") && after.stdout.contains("Mail"), "\(after)")
+        #expect(try bare(ws, env, "show", "gitlab").status != 0)
+        #expect(agentHasTheVaultOpen())
+        #expect(try bare(ws, env, "lock").status == 0)
+    }
+
     @Test func locksAfterTheIdleTimeout() throws {
         let ws = try CLIWorkspace()
         let env = try ws.makeRuntimeDirectory()
@@ -139,7 +178,7 @@ struct CLIAgentTests {
             import socket, sys
             s = socket.socket(socket.AF_UNIX); s.settimeout(3); s.connect(sys.argv[1])
             try:
-                s.sendall(b'CAQ1\\x01\\x00\\x00')
+                s.sendall(b'CAQ2\\x01\\x00\\x00\\x00\\x00')
                 data = s.recv(64)
             except OSError:
                 data = b''  # the agent closed the connection at once (EPIPE or reset): no reply
@@ -150,7 +189,7 @@ struct CLIAgentTests {
             #expect(status == 0)
             return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        #expect(try ask([]) == "27")  // this user: a status reply (7 + 20 bytes)
+        #expect(try ask([]) == "29")  // this user: a status reply (9 + 20 bytes)
         #expect(try ask(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]) == "0")  // nobody: closed, no reply
     }
 }
