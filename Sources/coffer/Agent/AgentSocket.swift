@@ -23,7 +23,7 @@ enum AgentSocket {
     static func path(forVault vaultPath: String) -> String? {
         guard let directory = directory() else { return nil }
         let canonical = canonicalPath(vaultPath)
-        let digest = BLAKE2b.hash(Array(canonical.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+        let digest = Array(BLAKE2b.hash(Array(canonical.utf8)).prefix(8)).lowercaseHex
         return directory + "/agent-\(digest).sock"
     }
 

@@ -141,6 +141,23 @@ struct CLIEverydayTests {
         #expect(services == ["alpha", "Site1", "site2", "site10"])
     }
 
+    /// Columns line up by characters, not bytes (accented and combined characters, an emoji),
+    /// and a note imported with a line break in its title stays on one line.
+    @Test func lsAlignsColumnsByCharacters() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.add("Café Crème", secret: "pw", "--username", "u1")
+        try ws.add("plain", secret: "pw", "--username", "u2")
+        try ws.add("e\u{301}moji 🙂", secret: "pw", "--username", "u3")
+        try ws.write("import.csv", "name,url,username,password\n\"two\nlines\",,u4,pw\n")
+        #expect(try ws.run(["import", ws.file("import.csv"), "--from", "csv"] + ws.unlock).status == 0)
+        let lines = try ws.coffer("ls").stdout.split(separator: "\n").dropFirst()
+        #expect(lines.count == 4, "\(lines)")
+        let columns = lines.map { line in line.distance(from: line.startIndex, to: line.firstRange(of: " u")!.upperBound) }
+        #expect(Set(columns).count == 1, "usernames start at different characters: \(lines)")
+        #expect(lines.contains { $0.contains("two lines") })
+    }
+
     @Test func aLongListGoesThroughThePagerOnATerminal() throws {
         let ws = try CLIWorkspace()
         try ws.initVault()
