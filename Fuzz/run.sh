@@ -32,7 +32,7 @@ FuzzImport1Password 16384  2048    10         onepassword.dict
 FuzzImportKeePassXML 16384 2048  10         keepassxml.dict
 FuzzThrottleState 1024     2048    5          throttle.dict
 FuzzTOTPURI       4200     2048    5          totp.dict
-FuzzAgentMessage  128      2048    5          agent.dict
+FuzzAgentMessage  1024     2048    5          agent.dict
 FuzzVaultMerge    128      2048    10         merge.dict
 "
 

@@ -324,16 +324,19 @@ public struct ItemSummary: Sendable, Equatable, Identifiable {
     public var modified: Timestamp
     public var hasPassword: Bool
 
-    /// Case-insensitive substring match on title, username, URLs and tags.
+    /// Case- and accent-insensitive substring match on title, username, URLs and tags
+    /// (`SearchText`, spec/cli.md §4.0).
     public func matches(_ query: String) -> Bool {
-        if query.isEmpty { return true }
-        let fields = [title, username ?? ""] + urls + tags
-        return fields.contains { $0.range(of: query, options: [.caseInsensitive, .diacriticInsensitive]) != nil }
+        query.isEmpty || matches(folded: SearchText.folded(query))
     }
 
-    /// `matches(query)` and, with a `tag`, carries that tag (case-insensitively): what
-    /// `Vault.search` keeps, and what the agent keeps for `coffer ls` (spec/agent.md §3).
-    package func matches(_ query: String, tag: String?) -> Bool {
-        matches(query) && (tag.map { t in tags.contains { $0.caseInsensitiveCompare(t) == .orderedSame } } ?? true)
+    /// `matches` with the query already folded (fold it once for many items).
+    package func matches(folded needle: [UInt8]) -> Bool {
+        needle.isEmpty || ([title, username ?? ""] + urls + tags).contains { SearchText.folded($0).contains(needle) }
+    }
+
+    /// Whether the item carries `tag`, case-insensitively (`nil`: any item).
+    package func hasTag(_ tag: String?) -> Bool {
+        tag.map { t in tags.contains { $0.caseInsensitiveCompare(t) == .orderedSame } } ?? true
     }
 }

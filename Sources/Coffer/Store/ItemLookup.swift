@@ -20,7 +20,11 @@ public enum ItemLookup {
         return CofferError(.itemNotFound, "no item matches '\(query)'\(hint)")
     }
 
-    public static func find(_ query: String, in items: [ItemSummary]) -> Answer {
+    public static func find(_ query: String, in items: [ItemSummary]) -> Answer { find(query, in: items, index: nil) }
+
+    /// `find`, with the items' search text folded ahead in the `index` (built from `items`),
+    /// asked for only when no exact reference matches.
+    package static func find(_ query: String, in items: [ItemSummary], index: (() -> SearchIndex)?) -> Answer {
         if let id = ItemID(hex: query.lowercased()), let match = items.first(where: { $0.id == id }) { return .one(match) }
         // A title and an id prefix are looked up together: an item titled like another's id
         // prefix makes the reference ambiguous instead of shadowing that item.
@@ -29,7 +33,10 @@ public enum ItemLookup {
         let byTitle = items.filter { $0.title.utf8.count == query.utf8.count && $0.title.lowercased() == lowered }
         let exact = byPrefix + byTitle.filter { titled in !byPrefix.contains { $0.id == titled.id } }
         if let answer = answer(exact) { return answer }
-        if let answer = answer(items.filter { $0.matches(query) }) { return answer }
+        let needle = SearchText.folded(query)
+        let matching = index.map { $0() }.map { index in items.indices.filter { index.matches($0, folded: needle) }.map { items[$0] } }
+            ?? items.filter { $0.matches(folded: needle) }
+        if let answer = answer(matching) { return answer }
         return .none(suggestions: suggestions(for: query, in: items))
     }
 
@@ -84,15 +91,19 @@ package enum NaturalOrder {
     package static func key(_ text: String) -> [UInt8] { Array(text.lowercased().utf8) }
 
     /// Sorts by a text of each element, computing each key once; equal keys keep their order.
-    /// Positions are sorted, not the elements: moving 10k summaries (each with several
-    /// reference-counted fields) through a merge sort cost more than comparing them.
     package static func sorted<T>(_ elements: [T], by text: (T) -> String) -> [T] {
+        order(elements, by: text).map { elements[$0] }
+    }
+
+    /// The positions of `elements` in sorted order. Positions are sorted, not the elements:
+    /// moving 10k summaries (each with several reference-counted fields) through a merge sort
+    /// cost more than comparing them.
+    package static func order<T>(_ elements: [T], by text: (T) -> String) -> [Int] {
         let keys = elements.map { key(text($0)) }
-        let order = keys.indices.sorted { a, b in
+        return keys.indices.sorted { a, b in
             let order = compare(keys[a], keys[b])
             return order != 0 ? order < 0 : a < b
         }
-        return order.map { elements[$0] }
     }
 
     /// Byte order, except that runs of ASCII digits compare by their value (leading zeros

@@ -19,7 +19,8 @@ extension Vault {
     /// Items whose title, username, URLs or tags contain `query` (case-insensitive), optionally
     /// restricted to a tag.
     public func search(_ query: String, tag: String? = nil) throws -> [ItemSummary] {
-        try list().filter { $0.matches(query, tag: tag) }
+        let needle = SearchText.folded(query)
+        return try list().filter { $0.matches(folded: needle) && $0.hasTag(tag) }
     }
 
     /// Live items; `store.locked` once the vault is closed (never a silent 0).

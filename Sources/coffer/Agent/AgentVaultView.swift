@@ -17,8 +17,10 @@ final class AgentVaultView {
     private var openedFile: FileIdentity?
     /// `Vault.list()` order: what `ItemLookup.find` is given everywhere else too.
     private var listed: [ItemSummary] = []
-    /// Natural order by service, as `coffer ls` prints.
-    private var natural: [ItemSummary] = []
+    /// Positions in `listed`, in natural order by service, as `coffer ls` prints.
+    private var natural: [Int] = []
+    /// The items' search text folded once per version of the file, when a search first needs it.
+    private var searchIndex: SearchIndex?
     /// The reply to a plain `coffer ls` (every item), encoded once per version of the file.
     private var everything: [UInt8]?
 
@@ -62,11 +64,15 @@ final class AgentVaultView {
     func answer(_ request: AgentMessage.Request) -> [UInt8] {
         guard let vault = current() else { return AgentMessage.encode(.refused) }
         switch request {
-        case .find(_, let query): return AgentMessage.encode(.found(ItemLookup.find(query, in: listed)))
+        case .find(_, let query): return AgentMessage.encode(.found(ItemLookup.find(query, in: listed, index: index)))
         case .list(_, "", nil):
-            if everything == nil { everything = AgentMessage.encode(.summaries(natural)) }
+            if everything == nil { everything = AgentMessage.encode(.summaries(natural.map { listed[$0] })) }
             return everything!
-        case .list(_, let query, let tag): return AgentMessage.encode(.summaries(natural.filter { $0.matches(query, tag: tag) }))
+        case .list(_, let query, let tag):
+            let needle = SearchText.folded(query)
+            let index = index()
+            let matching = natural.filter { index.matches($0, folded: needle) && listed[$0].hasTag(tag) }
+            return AgentMessage.encode(.summaries(matching.map { listed[$0] }))
         case .item(_, let id):
             guard let item = try? vault.get(id), var encoded = try? ItemCodec.encode(item) else { return AgentMessage.encode(.refused) }
             defer { secureZero(&encoded) }
@@ -93,8 +99,15 @@ final class AgentVaultView {
         vault = opened
         openedFile = identity
         listed = summaries
-        natural = NaturalOrder.sorted(summaries, by: \.title)
+        natural = NaturalOrder.order(summaries, by: \.title)
         return opened
+    }
+
+    private func index() -> SearchIndex {
+        if let searchIndex { return searchIndex }
+        let built = SearchIndex(listed)
+        searchIndex = built
+        return built
     }
 
     func close() {
@@ -103,6 +116,7 @@ final class AgentVaultView {
         openedFile = nil
         listed = []
         natural = []
+        searchIndex = nil
         everything = nil
     }
 }
