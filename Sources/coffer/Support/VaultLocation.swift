@@ -10,11 +10,13 @@ import Foundation
 /// `$XDG_DATA_HOME/coffer/default.coffer`, else `~/.local/share/coffer/default.coffer`.
 enum VaultLocation {
     static func resolve(_ option: String?) throws -> String {
-        let env = ProcessInfo.processInfo.environment
         if let option, !option.isEmpty { return option }
-        if let path = env["COFFER_VAULT"], !path.isEmpty { return path }
-        if let data = env["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/coffer/default.coffer" }
-        guard let home = env["HOME"], !home.isEmpty else {
+        // getenv, not ProcessInfo: copying the whole environment into a dictionary was a visible
+        // share of a command answered by the agent in under 10 ms.
+        func env(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+        if let path = env("COFFER_VAULT"), !path.isEmpty { return path }
+        if let data = env("XDG_DATA_HOME"), data.hasPrefix("/") { return data + "/coffer/default.coffer" }
+        guard let home = env("HOME"), !home.isEmpty else {
             throw CLIError.usage("cannot tell where the vault is: HOME is not set; pass --vault PATH or set COFFER_VAULT")
         }
         return home + "/.local/share/coffer/default.coffer"
