@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import ArgumentParser
 @_spi(CofferInternals) import Coffer
 import CofferDesktop
@@ -127,11 +132,32 @@ extension VaultOpening {
         defer { secureZero(&bytes) }
         let key = try bytes.withUnsafeBytes { try SecureBytes(copying: $0, protection: .locked) }
         do {
-            return try Vault.open(at: path, vaultKey: key, mode: mode)
+            return try waitingForAnotherWriter { try Vault.open(at: path, vaultKey: key, mode: mode) }
         } catch let error as CofferError where error.code == .tampered || error.code == .headerCorrupted {
             _ = AgentSocket.ask(.lock, socketPath: socketPath)
             Terminal.warn("the agent's key no longer opens \(path) (rekeyed or replaced?); it was locked")
             return nil
+        }
+    }
+}
+
+extension VaultOpening {
+    /// The longest a writer using the agent's key waits for another process's write.
+    static let writerWaitSeconds = 5.0
+
+    /// Opens, waiting while another process is writing (spec/agent.md §5): with the agent's key,
+    /// opening costs no key derivation and no attempt, so a busy vault is simply tried again
+    /// every 20 ms — a writer then waits for the other's one write instead of failing with 75.
+    /// Still busy after `writerWaitSeconds`: 75 as before.
+    static func waitingForAnotherWriter(_ open: () throws -> Vault) throws -> Vault {
+        var waited = 0.0
+        while true {
+            do {
+                return try open()
+            } catch let error as CofferError where error.code == .vaultBusy && waited < writerWaitSeconds {
+                usleep(20_000)
+                waited += 0.02
+            }
         }
     }
 }

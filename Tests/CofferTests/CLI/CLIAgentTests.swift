@@ -112,6 +112,39 @@ struct CLIAgentTests {
         #expect(try bare(ws, env, "lock").status == 0)
     }
 
+    /// spec/agent.md §5: a writer using the agent waits for another process's write (here a lock
+    /// held for 0.6 s) instead of failing with 75; one held longer than the wait still gets 75.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
+    func aWriterWaitsForAnotherWritersWrite() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        defer { _ = try? bare(ws, env, "lock") }
+        func holdLock(seconds: Double) throws -> ChildProcess.Running {
+            try ws.write("ready", "")
+            let child = ChildProcess(["/usr/bin/python3", "-c", """
+                import fcntl, sys, time
+                f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX)
+                open(sys.argv[2], 'w').write('held'); time.sleep(float(sys.argv[3]))
+                """, ws.vault + ".lock", ws.file("ready"), String(seconds)])
+            let running = try child.start(input: [])
+            for _ in 0..<300 where (try? String(contentsOfFile: ws.file("ready"), encoding: .utf8)) != "held" { usleep(10_000) }
+            return running
+        }
+        try ws.write("s", "pw\n")
+        let brief = try holdLock(seconds: 0.6)
+        let added = try bare(ws, env, "add", "Waited", "--secret-file", ws.file("s"))
+        #expect(added.status == 0, "\(added)")
+        _ = try brief.wait(timeoutSeconds: 10)
+        let long = try holdLock(seconds: 8)
+        let busy = try bare(ws, env, "add", "Busy", "--secret-file", ws.file("s"))
+        #expect(busy.status == 75 && busy.stderr.contains("busy"), "\(busy)")
+        kill(long.pid, SIGKILL)
+        _ = try long.wait()
+        #expect(try bare(ws, env, "ls").stdout.contains("Waited"))
+    }
+
     @Test func locksAfterTheIdleTimeout() throws {
         let ws = try CLIWorkspace()
         let env = try ws.makeRuntimeDirectory()
