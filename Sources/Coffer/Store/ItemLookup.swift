@@ -23,7 +23,8 @@ public enum ItemLookup {
     public static func find(_ query: String, in items: [ItemSummary]) -> Answer { find(query, in: items, index: nil) }
 
     /// `find`, with the items' search text folded ahead in the `index` (built from `items`),
-    /// asked for only when no exact reference matches.
+    /// asked for only when no exact reference matches. The answer does not depend on the
+    /// order of `items` (the agent passes them unsorted).
     package static func find(_ query: String, in items: [ItemSummary], index: (() -> SearchIndex)?) -> Answer {
         if let id = ItemID(hex: query.lowercased()), let match = items.first(where: { $0.id == id }) { return .one(match) }
         // A title and an id prefix are looked up together: an item titled like another's id
@@ -44,7 +45,8 @@ public enum ItemLookup {
         switch matches.count {
         case 0: return nil
         case 1: return .one(matches[0])
-        default: return .several(NaturalOrder.sorted(matches, by: \.title))
+        // Natural order, equal titles by id: the same whatever order the items came in.
+        default: return .several(NaturalOrder.sorted(matches.sorted { $0.id < $1.id }, by: \.title))
         }
     }
 
@@ -54,15 +56,21 @@ public enum ItemLookup {
         let target = Array(query.lowercased())
         guard !target.isEmpty else { return [] }
         let limit = min(3, max(1, target.count / 3))
-        var scored: [(distance: Int, title: String)] = []
-        var seen = Set<String>()
-        for item in items where seen.insert(item.title.lowercased()).inserted {
-            let candidate = Array(item.title.lowercased())
-            guard abs(candidate.count - target.count) <= limit else { continue }
-            let distance = editDistance(target, candidate, limit: limit)
-            if distance <= limit { scored.append((distance, item.title)) }
+        // Per lowercased title: its distance and, of the titles that differ only in case, the
+        // least (so the suggestion does not depend on the items' order).
+        var best: [String: (distance: Int, title: String)] = [:]
+        for item in items {
+            let lowered = item.title.lowercased()
+            if let known = best[lowered] {
+                if item.title < known.title { best[lowered] = (known.distance, item.title) }
+                continue
+            }
+            let candidate = Array(lowered)
+            let distance = abs(candidate.count - target.count) <= limit ? editDistance(target, candidate, limit: limit) : limit + 1
+            best[lowered] = (distance, item.title)
         }
-        return scored.sorted { ($0.distance, $0.title) < ($1.distance, $1.title) }.prefix(3).map(\.title)
+        return best.values.filter { $0.distance <= limit }.sorted { ($0.distance, $0.title) < ($1.distance, $1.title) }
+            .prefix(3).map(\.title)
     }
 
     /// Levenshtein distance, stopping early above `limit` (returns limit + 1 then).

@@ -15,10 +15,11 @@ final class AgentVaultView {
     private let key: SecureBytes
     private var vault: Vault?
     private var openedFile: FileIdentity?
-    /// `Vault.list()` order: what `ItemLookup.find` is given everywhere else too.
+    /// Every item's summary, in the index's order (`ItemLookup.find` does not depend on order).
     private var listed: [ItemSummary] = []
-    /// Positions in `listed`, in natural order by service, as `coffer ls` prints.
-    private var natural: [Int] = []
+    /// Positions in `listed`, in natural order by service, as `coffer ls` prints; computed
+    /// when a listing first needs it.
+    private var naturalOrder: [Int]?
     /// The items' search text folded once per version of the file, when a search first needs it.
     private var searchIndex: SearchIndex?
     /// The reply to a plain `coffer ls` (every item), encoded once per version of the file.
@@ -66,12 +67,12 @@ final class AgentVaultView {
         switch request {
         case .find(_, let query): return AgentMessage.encode(.found(ItemLookup.find(query, in: listed, index: index)))
         case .list(_, "", nil):
-            if everything == nil { everything = AgentMessage.encode(.summaries(natural.map { listed[$0] })) }
+            if everything == nil { everything = AgentMessage.encode(.summaries(natural().map { listed[$0] })) }
             return everything!
         case .list(_, let query, let tag):
             let needle = SearchText.folded(query)
             let index = index()
-            let matching = natural.filter { index.matches($0, folded: needle) && listed[$0].hasTag(tag) }
+            let matching = natural().filter { index.matches($0, folded: needle) && listed[$0].hasTag(tag) }
             return AgentMessage.encode(.summaries(matching.map { listed[$0] }))
         case .item(_, let id):
             guard let item = try? vault.get(id), var encoded = try? ItemCodec.encode(item) else { return AgentMessage.encode(.refused) }
@@ -81,7 +82,8 @@ final class AgentVaultView {
         }
     }
 
-    /// The vault as the file is now, opened again if the file changed since it was read.
+    /// The vault as the file is now, opened again if the file changed since it was read: when
+    /// it only grew (same inode), just the appended frames are read; otherwise all of it.
     private func current() -> Vault? {
         // Taken before reading: a write during the read leaves a newer identity, so the next
         // request reads again.
@@ -90,17 +92,30 @@ final class AgentVaultView {
             return nil
         }
         if let vault, identity == openedFile { return vault }
+        var opened: Vault?
+        if let vault, let previous = openedFile, identity.device == previous.device, identity.inode == previous.inode,
+           identity.size > previous.size {
+            opened = try? vault.reopenedAfterAppends(vaultKey: key)
+        }
         close()
-        guard let opened = try? Vault.open(at: path, vaultKey: key, mode: .readOnly) else { return nil }
-        guard let summaries = try? opened.list() else {
-            opened.close()
+        if opened == nil { opened = try? Vault.open(at: path, vaultKey: key, mode: .readOnly) }
+        guard let opened, let summaries = try? opened.unsortedSummaries() else {
+            opened?.close()
             return nil
         }
         vault = opened
         openedFile = identity
         listed = summaries
-        natural = NaturalOrder.order(summaries, by: \.title)
         return opened
+    }
+
+    private func natural() -> [Int] {
+        if let naturalOrder { return naturalOrder }
+        // Equal titles by id, as `Vault.list()` orders them.
+        let byID = listed.indices.sorted { listed[$0].id < listed[$1].id }
+        let order = NaturalOrder.order(byID.map { listed[$0] }, by: \.title).map { byID[$0] }
+        naturalOrder = order
+        return order
     }
 
     private func index() -> SearchIndex {
@@ -115,7 +130,7 @@ final class AgentVaultView {
         vault = nil
         openedFile = nil
         listed = []
-        natural = []
+        naturalOrder = nil
         searchIndex = nil
         everything = nil
     }

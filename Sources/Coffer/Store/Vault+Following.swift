@@ -1,0 +1,28 @@
+// Following a file that other processes append to (the CLI's agent, spec/agent.md §3.1).
+
+extension Vault {
+    /// Summaries of every item in no particular order: `list()` without its sort, for callers
+    /// whose answers do not depend on order (`ItemLookup.find`).
+    package func unsortedSummaries() throws -> [ItemSummary] {
+        try withOpenState { state in state.index.entries.map { state.index.summary($0) } }
+    }
+
+    /// The same file opened again after other processes appended to it: only the frames after
+    /// the ones this vault read are replayed. Those continue the record chain from this vault's
+    /// last tag, so a file whose earlier bytes changed fails to authenticate here (`tampered`)
+    /// rather than being misread; a changed header length is refused too. The caller then opens
+    /// the file afresh. This vault is left open.
+    package func reopenedAfterAppends(vaultKey: SecureBytes) throws -> Vault {
+        let (resume, headerLength) = try withOpenState { state in
+            (LogReplay.Outcome(index: state.index, chain: state.chain, records: state.records, end: state.end), state.headerLength)
+        }
+        let reopened = try Vault.open(at: path, mode: .readOnly, fileSystem: fileSystem, random: random, resume: resume) { _ in
+            try SecretKey(try vaultKey.withUnsafeBytes { try SecureBytes(copying: $0) })
+        }
+        guard (try? reopened.withOpenState { $0.headerLength }) == headerLength else {
+            reopened.close()
+            throw CofferError(.headerCorrupted, "the vault's header changed in place; open it afresh")
+        }
+        return reopened
+    }
+}
