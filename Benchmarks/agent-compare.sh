@@ -43,13 +43,19 @@ hyperfine -N --warmup 3 --runs "$runs" --style basic --export-json "$work/coffer
   -n "coffer ls (agent)" "$COFFER ls --vault $work/c.coffer" \
   -n "coffer show, a substring (agent)" "$COFFER show e-$((n / 2)).ex --field password --reveal --vault $work/c.coffer" \
   -n "coffer --version (process start)" "$COFFER --version" >&2
+# Right after another process appended (an add with the password file, not through the agent):
+# the agent reads only the new frames before answering.
+printf 'appended-secret\n' > "$work/s"
+hyperfine -N --warmup 2 --runs "$runs" --style basic --export-json "$work/appended.json" \
+  --prepare "$COFFER add appended --secret-file $work/s --vault $work/c.coffer --password-file $work/pw" \
+  -n "coffer show after an append (agent)" "$COFFER show $item --field password --reveal --vault $work/c.coffer" >&2
 hyperfine --warmup 1 --runs 5 --style basic --export-json "$work/keepass.json" \
   -n "keepassxc-cli show" "keepassxc-cli show -q -s -a Password $work/k.kdbx $item < $work/pw" \
   -n "keepassxc-cli ls" "keepassxc-cli ls -q -R -f $work/k.kdbx < $work/pw" >&2
 mkdir -p "$root/Benchmarks/Results"
-python3 - "$work/coffer.json" "$work/keepass.json" "$n" > "$root/Benchmarks/Results/agent-compare.json" <<'PY'
+python3 - "$n" "$work/coffer.json" "$work/appended.json" "$work/keepass.json" > "$root/Benchmarks/Results/agent-compare.json" <<'PY'
 import json, sys
-results = [r for f in sys.argv[1:3] for r in json.load(open(f))["results"]]
-print(json.dumps({"items": int(sys.argv[3]), "medianMilliseconds": {r["command"]: round(r["median"] * 1000, 1) for r in results}}, indent=2))
+results = [r for f in sys.argv[2:] for r in json.load(open(f))["results"]]
+print(json.dumps({"items": int(sys.argv[1]), "medianMilliseconds": {r["command"]: round(r["median"] * 1000, 1) for r in results}}, indent=2))
 PY
 cat "$root/Benchmarks/Results/agent-compare.json"
