@@ -332,8 +332,11 @@ public struct ItemSummary: Sendable, Equatable, Identifiable {
 
     /// `matches` with the query already folded (fold it once for many items).
     package func matches(folded needle: [UInt8]) -> Bool {
-        needle.isEmpty || ([title, username ?? ""] + urls + tags).contains { SearchText.folded($0).contains(needle) }
+        needle.isEmpty || searchFields.contains { SearchText.folded($0).contains(needle) }
     }
+
+    /// The fields a search looks in: title, username, URLs and tags.
+    package var searchFields: [String] { [title, username ?? ""] + urls + tags }
 
     /// Whether the item carries `tag`, case-insensitively (`nil`: any item).
     package func hasTag(_ tag: String?) -> Bool {

@@ -53,7 +53,7 @@ package struct SearchIndex: Sendable {
         self.items = items
         ends.reserveCapacity(items.count)
         for item in items {
-            for field in [item.title, item.username ?? ""] + item.urls + item.tags {
+            for field in item.searchFields {
                 text += SearchText.folded(field)
                 text.append(0)
             }

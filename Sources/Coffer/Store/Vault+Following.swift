@@ -1,12 +1,6 @@
 // Following a file that other processes append to (the CLI's agent, spec/agent.md §3.1).
 
 extension Vault {
-    /// Summaries of every item in no particular order: `list()` without its sort, for callers
-    /// whose answers do not depend on order (`ItemLookup.find`).
-    package func unsortedSummaries() throws -> [ItemSummary] {
-        try withOpenState { state in state.index.entries.map { state.index.summary($0) } }
-    }
-
     /// The same file opened again after other processes appended to it: only the frames after
     /// the ones this vault read are replayed. Those continue the record chain from this vault's
     /// last tag, so a file whose earlier bytes changed fails to authenticate here (`tampered`)

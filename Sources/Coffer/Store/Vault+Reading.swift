@@ -7,13 +7,17 @@ extension Vault {
     /// computed once per item: a locale-aware comparison per pair made listing 10k items cost
     /// hundreds of milliseconds on Linux.
     public func list() throws -> [ItemSummary] {
-        try withOpenState { state in
-            let summaries = state.index.entries.map { state.index.summary($0) }
-            let keys = summaries.map { $0.title.lowercased() }
-            // Positions are sorted rather than the summaries themselves, which are costly to move.
-            let order = summaries.indices.sorted { a, b in keys[a] == keys[b] ? summaries[a].id < summaries[b].id : keys[a] < keys[b] }
-            return order.map { summaries[$0] }
-        }
+        let summaries = try unsortedSummaries()
+        let keys = summaries.map { $0.title.lowercased() }
+        // Positions are sorted rather than the summaries themselves, which are costly to move.
+        let order = summaries.indices.sorted { a, b in keys[a] == keys[b] ? summaries[a].id < summaries[b].id : keys[a] < keys[b] }
+        return order.map { summaries[$0] }
+    }
+
+    /// Summaries of every item in no particular order: `list()` without its sort, for callers
+    /// whose answers do not depend on order (`ItemLookup.find` in the agent).
+    package func unsortedSummaries() throws -> [ItemSummary] {
+        try withOpenState { state in state.index.entries.map { state.index.summary($0) } }
     }
 
     /// Items whose title, username, URLs or tags contain `query` (case-insensitive), optionally

@@ -47,7 +47,7 @@ struct ListCommand: ParsableCommand {
 
 enum Table {
     /// Aligned columns (at most 40 characters of padding per column); cells are made single-line.
-    /// Built as one string and written once: with 10k rows, per-cell Foundation calls and a
+    /// Built as one byte buffer and written once: with 10k rows, per-cell Foundation calls and a
     /// write per line made printing cost more than unlocking.
     /// With `width` (a terminal's), the widest columns are narrowed, their cells cut with `…`,
     /// until a line fits.
