@@ -64,6 +64,9 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The vault path is not a regular file (FIFO, device, directory), or a file to write has
         /// more than one hard link (format.md §10).
         public static let unsupportedFile = Code(rawValue: "store.unsupported-file")
+        /// No private per-user directory for the writer lock and the agent (format.md §10.1):
+        /// `$XDG_RUNTIME_DIR` is unusable, or the fallback is missing or not private.
+        public static let noPrivateDirectory = Code(rawValue: "store.no-private-directory")
 
         // Unlock (spec/unlock.md)
         /// The PIN was wrong; `detail` is `.attemptsLeft(n)` (unlock.md §5).
@@ -109,7 +112,7 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
             .wrongPassword, .notAVault, .headerCorrupted, .tampered, .recordCorrupted, .truncated, .unsupportedVersion,
             .limitExceeded, .malformedItem,
             .vaultMissing, .vaultExists, .vaultBusy, .io, .itemNotFound, .ambiguousItem, .locked, .readOnly, .duplicateItem,
-            .unsupportedFile,
+            .unsupportedFile, .noPrivateDirectory,
             .wrongPIN, .throttled, .pinDisabled, .pinUnavailable, .throttleStateTampered, .cancelled,
             .invalidRules, .unsatisfiablePolicy, .policyViolation, .invalidOption,
             .invalidImport,

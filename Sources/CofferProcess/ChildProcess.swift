@@ -43,6 +43,9 @@ public struct ChildProcess {
     }
 
     public var arguments: [String]
+    /// The file to run when it is not `arguments[0]` (which is then only the name the child
+    /// sees): `SelfExecutable.spawnPath` runs this very program whatever `argv[0]` says.
+    public var program: String?
     /// The child's whole environment; nil keeps the parent's.
     public var environment: [String: String]?
     public var directory: String?
@@ -150,10 +153,10 @@ public struct ChildProcess {
         let result: Int32 = argv.withUnsafeBufferPointer { argvPointer in
             if let environmentList {
                 return environmentList.withUnsafeBufferPointer {
-                    posix_spawn(&pid, arguments[0], &actions, &attributes, argvPointer.baseAddress!, $0.baseAddress!)
+                    posix_spawn(&pid, program ?? arguments[0], &actions, &attributes, argvPointer.baseAddress!, $0.baseAddress!)
                 }
             }
-            return posix_spawn(&pid, arguments[0], &actions, &attributes, argvPointer.baseAddress!, environ)
+            return posix_spawn(&pid, program ?? arguments[0], &actions, &attributes, argvPointer.baseAddress!, environ)
         }
         guard result == 0 else {
             if let inputPipe { close(inputPipe.write) }

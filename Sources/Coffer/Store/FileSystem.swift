@@ -37,6 +37,8 @@ package protocol VaultFileSystem: Sendable {
     /// Takes an exclusive lock on an existing file itself, without waiting (`.vaultBusy` if held,
     /// `.vaultMissing` if there is no file); never creates it.
     func lockExistingFile(_ path: String) throws -> any VaultLockHandle
+    /// Where writers of the vault at `canonicalPath` take their lock (spec/format.md §10.1).
+    func writerLockPath(forVault canonicalPath: String) throws -> String
     /// The path with every symbolic link resolved (spec/format.md §10): locks, side files and
     /// rewrites then act on the file that is really written, whichever path named it.
     func canonicalPath(_ path: String) -> String
@@ -51,6 +53,9 @@ extension VaultFileSystem {
         guard fileExists(path) else { throw CofferError(.vaultMissing, "no vault at \(path)") }
         return try lockExclusively(path + ".attempt-lock")
     }
+
+    /// File systems that no sync tool sees (the tests' in-memory ones) lock a name beside the vault.
+    package func writerLockPath(forVault canonicalPath: String) throws -> String { canonicalPath + ".lock" }
 
     /// File systems without links (the tests' in-memory ones) keep the path as given.
     package func canonicalPath(_ path: String) -> String { path }
@@ -137,8 +142,19 @@ package struct POSIXFileSystem: VaultFileSystem {
         guard fsync(fd) == 0 else { throw POSIXFileSystem.error("cannot sync directory \(directory)") }
     }
 
+    /// In the per-user private directory, named from the vault's canonical path (spec/format.md
+    /// §10.1). On iOS and its kin an app and its extensions share only the vault's own container
+    /// (their temporary directories differ), and no file-sync tool runs there: the lock stays beside the vault.
+    package func writerLockPath(forVault canonicalPath: String) throws -> String {
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        return canonicalPath + ".lock"
+        #else
+        return try PrivateDirectory.lockPath(forVault: canonicalPath)
+        #endif
+    }
+
     package func lockExclusively(_ path: String) throws -> any VaultLockHandle {
-        let fd = systemOpen(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = systemOpen(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw POSIXFileSystem.error("cannot open lock file \(path)") }
         return try Self.flockExclusively(fd, path: path)
     }

@@ -15,7 +15,7 @@ extension Vault {
     ) throws -> Vault {
         try kdf.validate()
         let path = fileSystem.canonicalPath(path)
-        let lock = try fileSystem.lockExclusively(lockPath(for: path))
+        let lock = try fileSystem.lockExclusively(fileSystem.writerLockPath(forVault: path))
         guard !fileSystem.fileExists(path) else {
             lock.unlock()
             throw CofferError(.vaultExists, "a vault already exists at \(path); refusing to overwrite it")
@@ -84,7 +84,7 @@ extension Vault {
         resume: LogReplay.Outcome? = nil, unlock: (VaultHeader) throws -> SecretKey
     ) throws -> Vault {
         let path = fileSystem.canonicalPath(path)
-        let lock = mode == .readWrite ? try fileSystem.lockExclusively(lockPath(for: path)) : nil
+        let lock = mode == .readWrite ? try fileSystem.lockExclusively(fileSystem.writerLockPath(forVault: path)) : nil
         if lock != nil { AtomicFileWriter.removeStaleTemporaries(of: path, fileSystem: fileSystem) }
         do {
             let handle = try fileSystem.open(path, writable: mode == .readWrite)

@@ -94,9 +94,6 @@ public final class Vault: Sendable {
 
     deinit { close() }
 
-    /// The writer-lock file beside a vault (format.md §10).
-    package static func lockPath(for path: String) -> String { path + ".lock" }
-
     /// Wipes the keys, closes the file and releases the writer lock. Further calls throw `.locked`.
     public func close() {
         guarded.withLock { state in

@@ -7,24 +7,11 @@ import Darwin
 
 /// Where a vault's agent listens and how a command talks to it (spec/agent.md §2–3).
 enum AgentSocket {
-    /// `$XDG_RUNTIME_DIR/coffer` (0700, ours), or nil when there is no private runtime directory.
-    static func directory() -> String? {
-        guard let runtime = getenv("XDG_RUNTIME_DIR").map({ String(cString: $0) }), runtime.hasPrefix("/"),
-              access(runtime, W_OK) == 0 else { return nil }
-        let directory = runtime + "/coffer"
-        if mkdir(directory, 0o700) != 0 && errno != EEXIST { return nil }
-        var info = stat()
-        guard lstat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(),
-              info.st_mode & 0o077 == 0 else { return nil }
-        return directory
-    }
-
-    /// One socket per vault file: `agent-<first 16 hex digits of BLAKE2b(canonical path)>.sock`.
-    static func path(forVault vaultPath: String) -> String? {
-        guard let directory = directory() else { return nil }
-        let canonical = canonicalPath(vaultPath)
-        let digest = Array(BLAKE2b.hash(Array(canonical.utf8)).prefix(8)).lowercaseHex
-        return directory + "/agent-\(digest).sock"
+    /// One socket per vault file, in the private directory (spec/agent.md §2):
+    /// `agent-<first 16 hex digits of BLAKE2b(canonical path)>.sock`. Throws
+    /// `store.no-private-directory` when there is none.
+    static func path(forVault vaultPath: String) throws -> String {
+        try PrivateDirectory.path() + "/agent-" + PrivateDirectory.digest(of: canonicalPath(vaultPath)) + ".sock"
     }
 
     /// The path with symbolic links and `.`/`..` resolved (`realpath`); as given if that fails.

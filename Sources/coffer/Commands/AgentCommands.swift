@@ -10,7 +10,7 @@ struct UnlockCommand: ParsableCommand {
         abstract: "Unlock the vault once; commands then need no password until it locks.",
         discussion: """
             Starts a background agent that holds the vault key in locked memory and gives it only to \
-            your own processes (a private socket in $XDG_RUNTIME_DIR). It locks after --timeout without use \
+            your own processes (a private socket in $XDG_RUNTIME_DIR/coffer, else /run/user/UID/coffer or /tmp/coffer-UID). It locks after --timeout without use \
             (default 15m), on `coffer lock`, at logout and on SIGTERM/SIGHUP. `coffer status` tells.
             """)
 
@@ -22,9 +22,7 @@ struct UnlockCommand: ParsableCommand {
     func run() throws {
         let seconds = try Self.parseDuration(timeout)
         let path = try vaultOptions.path()
-        guard let socketPath = AgentSocket.path(forVault: path) else {
-            throw CofferError(.pinUnavailable, "the agent needs a private runtime directory ($XDG_RUNTIME_DIR); none is available")
-        }
+        let socketPath = try AgentSocket.path(forVault: path)
         if case .status? = AgentSocket.ask(.status, socketPath: socketPath) {
             Terminal.note("already unlocked (coffer lock ends it)")
             return
@@ -35,8 +33,10 @@ struct UnlockCommand: ParsableCommand {
         vault.close()
         var secret = vaultID + key.withUnsafeBytes { Array($0) }
         defer { secureZero(&secret) }
-        var child = ChildProcess([CommandLine.arguments[0], "agent", "--socket", socketPath, "--vault", AgentSocket.canonicalPath(path),
+        // This very program, never argv[0] or a PATH search (spec/agent.md §2).
+        var child = ChildProcess([try SelfExecutable.path(), "agent", "--socket", socketPath, "--vault", AgentSocket.canonicalPath(path),
                                   "--idle-seconds", String(seconds)])
+        child.program = try SelfExecutable.spawnPath()
         child.newSession = true
         let running = try child.start(input: secret)
         // Ready once it answers; if it exits first, it could not listen.
@@ -73,7 +73,7 @@ struct LockCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultPathOptions
 
     func run() throws {
-        guard let socketPath = AgentSocket.path(forVault: try vaultOptions.path()),
+        guard let socketPath = try? AgentSocket.path(forVault: try vaultOptions.path()),
               AgentSocket.ask(.lock, socketPath: socketPath) == .done else {
             Terminal.note("already locked")
             return
@@ -89,7 +89,7 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         let path = try vaultOptions.path()
-        if let socketPath = AgentSocket.path(forVault: path),
+        if let socketPath = try? AgentSocket.path(forVault: path),
            case .status(_, let left)? = AgentSocket.ask(.status, socketPath: socketPath) {
             Terminal.out("unlocked; locks in \(left / 60) min \(left % 60) s without use")
         } else {

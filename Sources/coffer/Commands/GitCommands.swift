@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import CofferProcess
 @_spi(CofferInternals) import Coffer
 
 /// `coffer git-merge %O %A %B %P`: git's merge driver for vault files (spec/merge.md §7). Git
@@ -31,9 +32,6 @@ struct GitMergeCommand: ParsableCommand {
     var otherPasswordFile: String?
 
     func run() throws {
-        let lockFile = Vault.lockPath(for: ours)
-        let hadLockFile = FileManager.default.fileExists(atPath: lockFile)
-        defer { if !hadLockFile { unlink(lockFile) } }  // git's temporary file gets no lasting neighbour
         let label = pathname ?? ours
         let vault: Vault
         if passwordFile == nil, let pathname,
@@ -97,20 +95,21 @@ struct GitSetupCommand: ParsableCommand {
             Terminal.out("added to \(ignorePath): \(ignoreLines.joined(separator: " "))")
         }
         _ = try Git.run(["config", "merge.coffer.name", "Coffer vault merge"])
-        let driver = "\(Self.selfCommand()) git-merge %O %A %B %P"
+        let driver = "\(try Self.selfCommand()) git-merge %O %A %B %P"
         _ = try Git.run(["config", "merge.coffer.driver", driver])
         Terminal.out("git config merge.coffer.driver '\(driver)'")
         Terminal.out("commit .gitattributes and .gitignore; run `coffer git-setup` once in every other clone")
     }
 
-    /// `coffer` when that name on $PATH is this executable, else this executable's full path.
-    static func selfCommand() -> String {
-        let me = URL(fileURLWithPath: Bundle.main.executablePath ?? CommandLine.arguments[0]).resolvingSymlinksInPath().path
-        let onPath = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/coffer" }
+    /// `coffer` when that name on $PATH (its absolute entries: a relative one depends on where
+    /// git runs) is this executable, else this executable's full path (spec/agent.md §2).
+    static func selfCommand() throws -> String {
+        let me = try SelfExecutable.path()
+        let onPath = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+            .filter { $0.hasPrefix("/") }.map { "\($0)/coffer" }
             .first { FileManager.default.isExecutableFile(atPath: $0) }
         if let onPath, URL(fileURLWithPath: onPath).resolvingSymlinksInPath().path == me { return "coffer" }
-        let absolute = me.hasPrefix("/") ? me : FileManager.default.currentDirectoryPath + "/" + me
-        return "'" + absolute.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return "'" + me.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
 

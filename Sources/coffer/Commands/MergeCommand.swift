@@ -79,7 +79,7 @@ struct MergeCommand: ParsableCommand {
             if conflicts && !dryRun {
                 // The merge returned: its result is durable, so the copy is no longer needed.
                 try Files.removeDurably(copy)
-                unlink(Vault.lockPath(for: copy))  // the copy's own lock file, if a command ever opened it
+                unlink(copy + ".lock")  // a lock file that versions before spec/format.md §10.1 left beside a copy
                 if !json { Terminal.out("removed \(copy)") }
             }
         }

@@ -16,7 +16,7 @@ struct PinCommand: ParsableCommand {
 }
 
 struct PinSetCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "set", abstract: "Set or replace the PIN (needs the master password).")
+    static let configuration = CommandConfiguration(commandName: "set", abstract: "Set or replace the PIN (needs the master password, or the agent of `coffer unlock`).")
 
     @Option(name: .customLong("new-pin-file"), help: ArgumentHelp("Read the new PIN from this file's first line.", valueName: "file"))
     var newPinFile: String?
@@ -32,7 +32,9 @@ struct PinSetCommand: ParsableCommand {
                                           option: "--new-pin-file FILE", live: Checklists.pin) { pin in
             try PINPolicy.validate(pin.unsafeString())
         }
-        let vault = try vaultOptions.open(mode: .readWrite)
+        // Unlocked by `coffer unlock`: the agent vouches for the master password (spec/cli.md §4.11).
+        let unlocked = vaultOptions.passwordFile == nil ? try VaultOpening.openWithAgent(path: path, mode: .readWrite) : nil
+        let vault = try unlocked ?? vaultOptions.open(mode: .readWrite)
         defer { vault.close() }
         let pins = PINUnlock(vaultPath: vault.path, deviceSecrets: store)
         try Progress.during("Deriving the PIN key") { try pins.setPIN(pin, on: vault) }

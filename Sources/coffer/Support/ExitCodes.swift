@@ -15,7 +15,8 @@ enum Exit {
     static let unavailable: Int32 = 69
     /// Anything unexpected (never a core error: each has its code below).
     static let software: Int32 = 70
-    /// The system could not do it: not enough memory for the key derivation, libsodium unusable.
+    /// The system could not do it: not enough memory for the key derivation, libsodium unusable,
+    /// no private runtime directory.
     static let osError: Int32 = 71
     /// Reading or writing a file failed.
     static let ioError: Int32 = 74
@@ -49,7 +50,7 @@ enum Exit {
             return noPermission
         case .io, .readOnly:
             return ioError
-        case .kdfFailed, .cryptoUnavailable:
+        case .kdfFailed, .cryptoUnavailable, .noPrivateDirectory:
             return osError
         case .cancelled:
             return interrupted

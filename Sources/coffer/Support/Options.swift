@@ -127,7 +127,7 @@ extension VaultOpening {
     /// `agentOf` names the vault whose agent to ask when `path` is a copy of it elsewhere (git's
     /// temporary files in a merge: the agent runs for the working-tree file).
     static func openWithAgent(path: String, agentOf agentPath: String? = nil, mode: Vault.AccessMode) throws -> Vault? {
-        guard let socketPath = AgentSocket.path(forVault: agentPath ?? path), let vaultID = Vault.vaultID(at: path),
+        guard let socketPath = try? AgentSocket.path(forVault: agentPath ?? path), let vaultID = Vault.vaultID(at: path),
               case .key(var bytes)? = AgentSocket.ask(.key(vaultID: vaultID), socketPath: socketPath) else { return nil }
         defer { secureZero(&bytes) }
         let key = try bytes.withUnsafeBytes { try SecureBytes(copying: $0, protection: .locked) }

@@ -15,7 +15,7 @@ final class VaultReader {
         path = try options.path()
         // Only when the command would use the agent's key anyway (no password file, no PIN).
         if options.passwordFile == nil && !options.usePIN && options.pinFile == nil,
-           let socketPath = AgentSocket.path(forVault: path), let vaultID = Vault.vaultID(at: path) {
+           let socketPath = try? AgentSocket.path(forVault: path), let vaultID = Vault.vaultID(at: path) {
             agent = (socketPath, vaultID)
         }
     }

@@ -127,7 +127,7 @@ struct CLIAgentTests {
                 import fcntl, sys, time
                 f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX)
                 open(sys.argv[2], 'w').write('held'); time.sleep(float(sys.argv[3]))
-                """, ws.vault + ".lock", ws.file("ready"), String(seconds)])
+                """, ws.lockFile(), ws.file("ready"), String(seconds)])
             let running = try child.start(input: [])
             for _ in 0..<300 where (try? String(contentsOfFile: ws.file("ready"), encoding: .utf8)) != "held" { usleep(10_000) }
             return running

@@ -77,7 +77,7 @@ struct CLIFailureTests {
 
     @Test func busyVaultIs75() throws {
         let ws = try vaultWithItems()
-        let fd = open(ws.vault + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = open(ws.lockFile(), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         #expect(fd >= 0)
         defer { close(fd) }
         #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)

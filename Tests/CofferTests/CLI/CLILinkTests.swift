@@ -32,8 +32,10 @@ struct CLILinkTests {
             let items = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]]
             #expect(items?.count == acknowledged, "\(path): \(list)")
         }
-        #expect(!FileManager.default.fileExists(atPath: link + ".lock"))
-        #expect(FileManager.default.fileExists(atPath: real + ".lock"))
+        // One lock for both paths, named from the real path, in the private directory (§10.1).
+        #expect(ws.lockFile(for: link) == ws.lockFile(for: real))
+        #expect(FileManager.default.fileExists(atPath: ws.lockFile(for: real)))
+        #expect(!FileManager.default.fileExists(atPath: link + ".lock") && !FileManager.default.fileExists(atPath: real + ".lock"))
 
         try ws.write("new-pw", "quarry-ribbon-saucepan-marble\n")
         let passwd = try ws.run(["passwd", "--vault", link, "--password-file", ws.file("pw"), "--new-password-file", ws.file("new-pw")])

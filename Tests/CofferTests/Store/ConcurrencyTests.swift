@@ -38,7 +38,7 @@ struct ConcurrencyTests {
     func busyAcrossProcesses() throws {
         let path = directory.file("v.coffer")
         try Fixtures.createVault(in: directory, items: [.login("A")]).close()
-        let holder = try holdLockInAnotherProcess(path + ".lock")
+        let holder = try holdLockInAnotherProcess(try POSIXFileSystem().writerLockPath(forVault: POSIXFileSystem().canonicalPath(path)))
         defer { stop(holder) }
         let error = #expect(throws: CofferError.self) { try Vault.open(at: path, password: Fixtures.password) }
         #expect(error?.code == .vaultBusy)

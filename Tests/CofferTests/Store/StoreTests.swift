@@ -239,7 +239,10 @@ struct StoreTests {
         try Fixtures.createVault(in: directory).close()
         let attributes = try FileManager.default.attributesOfItem(atPath: directory.file("v.coffer"))
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
-        let lockAttributes = try FileManager.default.attributesOfItem(atPath: directory.file("v.coffer.lock"))
+        // The writer lock is in the private directory, not beside the vault (format.md §10.1).
+        #expect(!FileManager.default.fileExists(atPath: directory.file("v.coffer.lock")))
+        let lockPath = try POSIXFileSystem().writerLockPath(forVault: POSIXFileSystem().canonicalPath(directory.file("v.coffer")))
+        let lockAttributes = try FileManager.default.attributesOfItem(atPath: lockPath)
         #expect((lockAttributes[.posixPermissions] as? Int) == 0o600)
     }
 
