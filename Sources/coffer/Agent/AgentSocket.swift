@@ -11,7 +11,12 @@ enum AgentSocket {
     /// `agent-<first 16 hex digits of BLAKE2b(canonical path)>.sock`. Throws
     /// `store.no-private-directory` when there is none.
     static func path(forVault vaultPath: String) throws -> String {
-        try PrivateDirectory.path() + "/agent-" + PrivateDirectory.digest(of: canonicalPath(vaultPath)) + ".sock"
+        let path = try PrivateDirectory.path() + "/agent-" + PrivateDirectory.digest(of: canonicalPath(vaultPath)) + ".sock"
+        guard address(path) != nil else {
+            throw CofferError(.noPrivateDirectory,
+                "the agent's socket \(path) is longer than a socket path may be (\(MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1) bytes); set XDG_RUNTIME_DIR to a shorter private directory")
+        }
+        return path
     }
 
     /// The path with symbolic links and `.`/`..` resolved (`realpath`); as given if that fails.

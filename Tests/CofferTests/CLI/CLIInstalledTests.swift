@@ -94,6 +94,16 @@ struct CLIInstalledTests {
         }
     }
 
+    /// A private runtime directory too deep for a socket's 107-byte path: said so, exit 71.
+    @Test func aRuntimeDirectoryTooDeepForASocketIsNamed() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let deep = ws.file(String(repeating: "d", count: 90))
+        try FileManager.default.createDirectory(atPath: deep, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let unlock = try ws.run(["unlock"] + ws.unlock, environment: ["XDG_RUNTIME_DIR": deep])
+        #expect(unlock.status == 71 && unlock.stderr.contains("shorter") && unlock.stderr.contains("[store.no-private-directory]"), "\(unlock)")
+    }
+
     /// spec/format.md §10.1: the vault's folder (what sync tools carry) holds the vault alone.
     @Test func nothingButTheVaultInItsFolder() throws {
         let ws = try CLIWorkspace()
