@@ -173,10 +173,19 @@ package enum ItemMerge {
         return out
     }
 
-    /// Every entry of either history once, oldest first; equal times ordered by the password bytes.
+    /// Every password of either history once, at the earliest time either gives it (§3.6: both
+    /// sides replacing the base's password each record it, at their own times), oldest first;
+    /// equal times ordered by the password bytes. Symmetric and idempotent: the earliest time of
+    /// a set does not depend on the order it is read in.
     static func unionHistory(_ a: [PasswordHistoryEntry], _ b: [PasswordHistoryEntry]) -> [PasswordHistoryEntry] {
         var out: [PasswordHistoryEntry] = []
-        for entry in a + b where !out.contains(entry) { out.append(entry) }
+        for entry in a + b {
+            if let k = out.firstIndex(where: { $0.password == entry.password }) {
+                if entry.changed < out[k].changed { out[k] = entry }
+            } else {
+                out.append(entry)
+            }
+        }
         return out.sorted { lhs, rhs in
             if lhs.changed != rhs.changed { return lhs.changed < rhs.changed }
             let l = lhs.password.bytes.withUnsafeBytes { Array($0) }, r = rhs.password.bytes.withUnsafeBytes { Array($0) }

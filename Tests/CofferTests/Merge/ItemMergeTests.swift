@@ -35,6 +35,33 @@ import CofferTestSupport
         #expect(out.conflicts == [.init(item: id, field: "password", winner: .theirs, loserKeptIn: "password history")])
     }
 
+    /// spec/merge.md §3.6: both sides replaced the base's password (`changePassword`, each at its
+    /// own time): the merged history lists the old password once, at the earlier time, whether
+    /// the new passwords differ or agree, with or without a base; merging again changes nothing.
+    @Test func aPasswordBothSidesReplacedIsInTheHistoryOnce() throws {
+        let id = ItemID.random()
+        let base = try item("bank", id: id, password: "p0", modified: 10)
+        for (newOurs, newTheirs) in [("ours", "theirs"), ("same", "same")] {
+            var ours = base, theirs = base
+            ours.changePassword(to: try Secret(newOurs), at: Timestamp(millisecondsSince1970: 20))
+            ours.modified = Timestamp(millisecondsSince1970: 20)
+            theirs.changePassword(to: try Secret(newTheirs), at: Timestamp(millisecondsSince1970: 30))
+            theirs.modified = Timestamp(millisecondsSince1970: 30)
+            for ancestor in [[id: base], nil] as [[ItemID: Item]?] {
+                for (a, b) in [(ours, theirs), (theirs, ours)] {
+                    let merged = try #require(ItemMerge.merge(base: ancestor, ours: [id: a], theirs: [id: b]).items[id])
+                    let old = merged.passwordHistory.filter { $0.password.reveal() == "p0" }
+                    #expect(old.map(\.changed.millisecondsSince1970) == [20],
+                            "\(newOurs)/\(newTheirs) base \(ancestor != nil): \(merged.passwordHistory.map { "\($0.password.reveal())@\($0.changed.millisecondsSince1970)" })")
+                    #expect(Set(merged.passwordHistory.map { $0.password.reveal() }).count == merged.passwordHistory.count)
+                    for input in [a, b, merged] {
+                        #expect(ItemMerge.merge(base: ancestor, ours: [id: merged], theirs: [id: input]).items[id] == merged)
+                    }
+                }
+            }
+        }
+    }
+
     @Test func anEditBeatsADelete() throws {
         let id = ItemID.random()
         let base = try item("old", id: id, modified: 1)
