@@ -16,28 +16,98 @@ package enum CommonPrefix {
         package var theirsEnd: Int
     }
 
+    /// Bytes of each file read at a time (a window grows to hold one whole frame, at most
+    /// `RecordFrame.bodyLengthBounds` plus its framing): the memory a comparison takes, whatever
+    /// the files' sizes (spec/merge.md §6.1b).
+    package static let windowSize = 1 << 20
+
     /// Walks both logs frame by frame from their header ends (the headers may differ: a password
-    /// change rewrites only the header, format.md §8). Stops at the first frame that differs, is
-    /// cut short, or whose length field is out of bounds; never reads past either buffer. A batch
-    /// cut by the end of the common part is discarded by the base's replay like a torn tail.
-    package static func find(ours: UnsafeRawBufferPointer, oursHeader: Int,
-                             theirs: UnsafeRawBufferPointer, theirsHeader: Int) -> Result {
-        var a = oursHeader, b = theirsHeader, frames = 0
-        while let length = frameLength(ours, at: a), frameLength(theirs, at: b) == length,
-              memcmp(ours.baseAddress! + a, theirs.baseAddress! + b, length) == 0 {
-            a += length
-            b += length
+    /// change rewrites only the header, format.md §8), reading each file in windows, never whole:
+    /// at most one window of each is in memory. Stops at the first frame that differs, is cut
+    /// short (by the file's end or by `oursEnd` / `theirsEnd`), or whose length field is out of
+    /// bounds; never reads past either end. A batch cut by the end of the common part is
+    /// discarded by the base's replay like a torn tail.
+    package static func find(ours: any VaultFileHandle, oursHeader: Int, oursEnd: Int,
+                             theirs: any VaultFileHandle, theirsHeader: Int, theirsEnd: Int,
+                             windowSize: Int = CommonPrefix.windowSize) throws -> Result {
+        var a = Window(handle: ours, end: oursEnd, size: windowSize)
+        var b = Window(handle: theirs, end: theirsEnd, size: windowSize)
+        var x = oursHeader, y = theirsHeader, frames = 0
+        while let length = try a.frameLength(at: x), try b.frameLength(at: y) == length,
+              a.sameBytes(at: x, as: b, at: y, count: length) {
+            x += length
+            y += length
             frames += 1
         }
-        return Result(frames: frames, oursEnd: a, theirsEnd: b)
+        return Result(frames: frames, oursEnd: x, theirsEnd: y)
     }
 
-    /// The whole frame's length at `offset` if its length field is in bounds and the frame fits.
-    static func frameLength(_ log: UnsafeRawBufferPointer, at offset: Int) -> Int? {
-        guard offset >= 0, offset + 4 <= log.count else { return nil }
-        let body = Int(log.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
-        guard RecordFrame.bodyLengthBounds.contains(body) else { return nil }
-        let total = RecordFrame.frameHeaderCount + body + RecordFrame.bodyCheckCount
-        return offset + total <= log.count ? total : nil
+    /// The same walk over two logs in memory (tests; `windowSize` shows the answer does not
+    /// depend on the windows).
+    package static func find(ours: UnsafeRawBufferPointer, oursHeader: Int,
+                             theirs: UnsafeRawBufferPointer, theirsHeader: Int,
+                             windowSize: Int = CommonPrefix.windowSize) -> Result {
+        let fallback = Result(frames: 0, oursEnd: oursHeader, theirsEnd: theirsHeader)
+        // Reads from memory cannot fail.
+        return (try? find(ours: MemoryHandle(ours), oursHeader: oursHeader, oursEnd: ours.count,
+                          theirs: MemoryHandle(theirs), theirsHeader: theirsHeader, theirsEnd: theirs.count,
+                          windowSize: windowSize)) ?? fallback
     }
+
+    /// The bytes of one file the walk is looking at: `bytes` are the file's from `start`.
+    struct Window {
+        let handle: any VaultFileHandle
+        /// Bytes of the file that count: nothing at or past it is read.
+        let end: Int
+        let size: Int
+        var start = 0
+        var bytes: [UInt8] = []
+
+        /// Makes the file's bytes `offset ..< offset + count` available in `bytes`, reading a
+        /// new window when they are not; false when they reach past `end` (or the file ended).
+        mutating func load(_ offset: Int, _ count: Int) throws -> Bool {
+            guard offset >= 0, count >= 0, offset <= end, count <= end - offset else { return false }
+            if offset >= start, offset - start <= bytes.count, count <= bytes.count - (offset - start) { return true }
+            let wanted = Swift.min(Swift.max(size, count), end - offset)
+            bytes = try handle.read(at: offset, count: wanted)
+            start = offset
+            return bytes.count >= count
+        }
+
+        /// The whole frame's length at `offset` if its length field is in bounds and the frame
+        /// fits before `end`; the frame is then in `bytes`.
+        mutating func frameLength(at offset: Int) throws -> Int? {
+            guard try load(offset, 4) else { return nil }
+            let at = offset - start
+            let field = UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
+            let body = Int(field)
+            guard RecordFrame.bodyLengthBounds.contains(body) else { return nil }
+            let total = RecordFrame.frameHeaderCount + body + RecordFrame.bodyCheckCount
+            return try load(offset, total) ? total : nil
+        }
+
+        /// Whether `count` bytes at `offset` here equal those at `otherOffset` in `other` (both loaded).
+        func sameBytes(at offset: Int, as other: Window, at otherOffset: Int, count: Int) -> Bool {
+            bytes.withUnsafeBytes { mine in
+                other.bytes.withUnsafeBytes { theirs in
+                    memcmp(mine.baseAddress! + (offset - start), theirs.baseAddress! + (otherOffset - other.start), count) == 0
+                }
+            }
+        }
+    }
+}
+
+/// A read-only handle on bytes in memory, for the duration of one call.
+private final class MemoryHandle: VaultFileHandle {
+    let memory: UnsafeRawBufferPointer
+    init(_ memory: UnsafeRawBufferPointer) { self.memory = memory }
+    func size() throws -> Int { memory.count }
+    func read(at offset: Int, count: Int) throws -> [UInt8] {
+        guard offset >= 0, offset < memory.count, count > 0 else { return [] }
+        return Array(memory[offset..<(offset + Swift.min(count, memory.count - offset))])
+    }
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws { throw CofferError(.readOnly, "read-only") }
+    func truncate(to size: Int) throws { throw CofferError(.readOnly, "read-only") }
+    func sync() throws {}
+    func close() {}
 }

@@ -69,8 +69,13 @@ extension Vault {
         try asWriter {
             let (oursHeader, oursHeaderLength) = try withOpenState { ($0.header, $0.headerLength) }
             try checkSameVault(otherPath, as: oursHeader.vaultID)
-            let theirsBytes = try readWholeFile(otherPath)
-            let (theirsKeylessHeader, theirsHeaderLength) = try theirsBytes.withUnsafeBytes { try VaultHeader.parse($0) }
+            // The other copy is never read whole (§6.1b): its header here, its frames in windows
+            // below (the common prefix, then the replay, which skips a sparse zero tail).
+            let theirsHandle = try fileSystem.open(otherPath, writable: false)
+            defer { theirsHandle.close() }
+            let theirsSize = try theirsHandle.size()
+            let (theirsKeylessHeader, theirsHeaderBytes) = try Vault.readHeader(theirsHandle, fileSize: theirsSize)
+            let theirsHeaderLength = theirsHeaderBytes.count
             let baseCopy = try baseFile.flatMap { try openBaseCopy($0, vaultID: oursHeader.vaultID, otherPassword: otherPassword) }
             defer { baseCopy?.close() }
 
@@ -81,13 +86,11 @@ extension Vault {
             var theirsOnly: [ItemID: (theirs: Item?, ours: Item?)] = [:]
             let other: Vault, otherKeyDiffers: Bool
             if theirsKeylessHeader.logID == oursHeader.logID {
-                let oursBytes = try withOpenState { state in
+                let common = try withOpenState { state in
                     guard let handle = state.handle else { throw closedError }
-                    return try handle.read(at: 0, count: state.end)
+                    return try CommonPrefix.find(ours: handle, oursHeader: oursHeaderLength, oursEnd: state.end,
+                                                 theirs: theirsHandle, theirsHeader: theirsHeaderLength, theirsEnd: theirsSize)
                 }
-                let common = oursBytes.withUnsafeBytes { o in theirsBytes.withUnsafeBytes { t in
-                    CommonPrefix.find(ours: o, oursHeader: oursHeaderLength, theirs: t, theirsHeader: theirsHeaderLength)
-                } }
                 // The base is ours cut after the shared frames. Theirs holds those same frames, so
                 // it is opened from the base's replay on: only its own frames are replayed (§6).
                 let snapshot = try baseSnapshot(asOfFileOffset: common.oursEnd)
@@ -239,13 +242,5 @@ extension Vault {
             try Self.passwordSlot(for: otherPassword, kdf: theirsSlot.kdf, vaultKey: key, vaultID: ours.vaultID, random: random)
         }
         return (slot, .tookTheirs)
-    }
-
-    /// A whole file, read through this vault's file system (copies are read whole to find the
-    /// frames they share; format.md §9 bounds a vault's size).
-    func readWholeFile(_ path: String) throws -> [UInt8] {
-        let handle = try fileSystem.open(path, writable: false)
-        defer { handle.close() }
-        return try handle.read(at: 0, count: try handle.size())
     }
 }

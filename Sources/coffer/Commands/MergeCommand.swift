@@ -67,10 +67,12 @@ struct MergeCommand: ParsableCommand {
             let report: Vault.MergeReport
             do {
                 report = try MergeRun.merge(vault, from: copy, base: nil, keepPassword: keepPassword == .theirs ? .theirs : .ours,
-                                            otherPasswordFile: otherPasswordFile, dryRun: dryRun)
-            } catch let error as CofferError where conflicts && [.differentVault, .notAVault].contains(error.code) {
-                // Named like a conflict copy but not a copy of this vault: not ours to merge or remove.
-                Terminal.warn("\(copy) is not a copy of this vault; left as it is")
+                                            otherPasswordFile: otherPasswordFile, dryRun: dryRun, namingTheCopy: !conflicts)
+            } catch let error as CofferError where conflicts && MergeRun.isAboutTheCopy(error.code) {
+                // Named like a conflict copy but not a copy of this vault (another vault, not a
+                // vault, empty, cut short, damaged): not ours to merge or remove, and no reason
+                // to leave the copies after it unmerged (spec/merge.md §7.2). Nothing was written.
+                Terminal.warn("\(copy) is not a copy of this vault that can be merged: \(error.reason) [\(error.code)]; left as it is")
                 leftAlone.append(copy)
                 continue
             }
@@ -88,7 +90,7 @@ struct MergeCommand: ParsableCommand {
             Terminal.out((conflicts ? JSON.array(objects) : objects[0]).render())
         }
         if !leftAlone.isEmpty {
-            throw CLIError(Exit.failed, "not merged: \(leftAlone.joined(separator: ", ")) (not copies of this vault)")
+            throw CLIError(Exit.failed, "not merged, left where they are: \(leftAlone.joined(separator: ", ")) (not copies of this vault that can be merged)")
         }
     }
 }
@@ -96,14 +98,25 @@ struct MergeCommand: ParsableCommand {
 /// The merge as the CLI runs it: asking for the other copy's password when it is needed, and
 /// the report's text and JSON forms (spec/cli.md §4.19).
 enum MergeRun {
+    /// Errors that say a copy cannot be read as a copy of this vault: missing, not a vault,
+    /// another vault, cut short, damaged. This vault was opened (every frame authenticated) before
+    /// the merge reads the copy, so they are the copy's; a merge that throws one wrote nothing.
+    static func isAboutTheCopy(_ code: CofferError.Code) -> Bool {
+        [.vaultMissing, .unsupportedFile, .notAVault, .differentVault, .unsupportedVersion, .headerCorrupted, .truncated,
+         .recordCorrupted, .limitExceeded, .tampered, .malformedItem].contains(code)
+    }
+
+    /// `namingTheCopy`: report an error about the copy as the copy's (its exit code, "nothing
+    /// was merged", none of the vault's hints); false leaves it a `CofferError` for the caller.
     static func merge(_ vault: Vault, from copy: String, base: String?, keepPassword: Vault.PasswordSlotChoice,
-                      otherPasswordFile: String?, dryRun: Bool) throws -> Vault.MergeReport {
+                      otherPasswordFile: String?, dryRun: Bool, namingTheCopy: Bool = true) throws -> Vault.MergeReport {
         let given = try otherPasswordFile.map { try SecretInput.firstLine(ofFile: $0, what: "other copy's master password") }
         do {
             return try vault.merge(from: copy, otherPassword: given, baseFile: base, passwordSlot: keepPassword, dryRun: dryRun)
-        } catch let error as CofferError where [.vaultMissing, .notAVault].contains(error.code) {
+        } catch let error as CofferError where namingTheCopy && isAboutTheCopy(error.code) && error.code != .differentVault {
             // About the copy, not the vault: the vault's hints (create one, restore it) do not apply.
-            throw CLIError(Exit.code(for: error.code), "\(error.reason); nothing was merged [\(error.code)]")
+            let reason = error.reason.contains(copy) ? error.reason : "merging \(copy): \(error.reason)"
+            throw CLIError(Exit.code(for: error.code), "\(reason); nothing was merged [\(error.code)]")
         } catch let error as CofferError where error.code == .otherPasswordNeeded && given == nil && Terminal.canPrompt {
             let password = try SecretInput.prompt("Master password for the other copy \(copy): ", what: "master password")
             return try Progress.during("Unlocking the other copy") {

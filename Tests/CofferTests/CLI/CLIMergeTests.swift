@@ -126,6 +126,84 @@ struct CLISyncAndGitTests {
         #expect(FileManager.default.fileExists(atPath: ws.file("v.sync-conflict-1-2-X.coffer")))
     }
 
+    /// spec/merge.md §7.2: files named like conflict copies that are no copy of this vault (an
+    /// empty file, a text file) sort before a real copy (`ConflictCopies.find`: name order, and
+    /// " (" sorts before ".sync-conflict"). Each is named on stderr and left in place; the real
+    /// copy after them is still merged and removed; the exit is 1 at the end.
+    @Test func aStrayCopyIsLeftAndTheCopiesAfterItAreMerged() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.add("shared.example", secret: "s0")
+        let real = "v.sync-conflict-20261123-101500-ABCDEFG.coffer"
+        try FileManager.default.copyItem(atPath: ws.vault, toPath: ws.file(real))
+        try ws.write("secret", "p1\n")
+        let added = try ws.run(["add", "phone.example", "--secret-file", ws.file("secret"), "--vault", ws.file(real),
+                                "--password-file", ws.file("pw")])
+        try #require(added.status == 0, "\(added)")
+        let strays = ["v (Ann's conflicted copy 2026-11-20).coffer", "v (conflicted copy 2026-11-22 000000).coffer"]
+        try ws.write(strays[0], [UInt8]())              // empty: a sync tool's placeholder
+        try ws.write(strays[1], "not a vault at all\n")  // a stray file
+        let names = try FileManager.default.contentsOfDirectory(atPath: ws.path)
+            .filter { ConflictCopyNames.matches($0, "v.coffer") }.sorted()
+        try #require(names == strays + [real], "\(names)")
+
+        let merged = try ws.coffer("merge", "--conflicts")
+        #expect(merged.status == 1, "\(merged)")
+        for stray in strays {
+            #expect(merged.stderr.contains(stray), "\(merged)")
+            #expect(FileManager.default.fileExists(atPath: ws.file(stray)), "\(stray)")
+        }
+        #expect(merged.stdout.contains("1 added, 0 changed, 0 deleted were merged") && merged.stdout.contains("removed "), "\(merged)")
+        #expect(!FileManager.default.fileExists(atPath: ws.file(real)), "\(merged)")
+        let list = try ws.coffer("ls").stdout
+        #expect(list.contains("shared.example") && list.contains("phone.example"), "\(list)")
+        #expect(try ws.coffer("verify").status == 0)
+        // Only the strays are left: the next run merges nothing, names them again, exits 1.
+        let again = try ws.coffer("merge", "--conflicts", "--json")
+        #expect(again.status == 1 && again.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(again)")
+    }
+
+    /// spec/merge.md §6.1b: a copy is read in bounded memory. Two conflict copies of 3 GiB each,
+    /// sparse, under a 1.5 GB address-space limit: one a copy with a new item and a sparse zero
+    /// tail (a half-synced file: merged, the tail left out as an incomplete write), one with
+    /// garbage after its frames and then a sparse tail (damaged: named, left, exit 1). Neither is
+    /// read whole; nothing crashes; the vault stays small and verifies.
+    @Test func hugeSparseCopiesAreMergedInBoundedMemory() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.add("shared.example", secret: "s0")
+        let binary = try #require(CLI.binary)
+        let tailed = "v.sync-conflict-20261123-101500-AAAAAAA.coffer", damaged = "v.sync-conflict-20261123-101500-BBBBBBB.coffer"
+        for name in [tailed, damaged] {
+            try FileManager.default.copyItem(atPath: ws.vault, toPath: ws.file(name))
+        }
+        try ws.write("secret", "p1\n")
+        let added = try ws.run(["add", "phone.example", "--secret-file", ws.file("secret"), "--vault", ws.file(tailed),
+                                "--password-file", ws.file("pw")])
+        try #require(added.status == 0, "\(added)")
+        let garbage = FileHandle(forWritingAtPath: ws.file(damaged))!
+        garbage.seekToEndOfFile()
+        garbage.write(Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }))
+        garbage.closeFile()
+        for name in [tailed, damaged] { #expect(truncate(ws.file(name), 3 << 30) == 0) }
+
+        func limited(_ arguments: String...) throws -> CLI.Result {
+            try ws.run(["/bin/sh", "-c", "ulimit -v 1500000; exec \"$0\" \"$@\"", binary] + arguments
+                       + ["--vault", ws.vault, "--password-file", ws.file("pw")], timeoutSeconds: 120, viaPath: true)
+        }
+        let one = try limited("merge", ws.file(tailed), "--dry-run")
+        #expect(one.status == 0 && one.stdout.contains("1 added") && one.stderr.contains("incomplete write"), "\(one)")
+        let merged = try limited("merge", "--conflicts")
+        #expect(merged.status == 1, "\(merged)")
+        #expect(merged.stderr.contains(damaged) && merged.stderr.contains("record-corrupted"), "\(merged)")
+        #expect(!FileManager.default.fileExists(atPath: ws.file(tailed)), "\(merged)")
+        #expect(FileManager.default.fileExists(atPath: ws.file(damaged)))
+        let list = try ws.coffer("ls").stdout
+        #expect(list.contains("shared.example") && list.contains("phone.example"), "\(list)")
+        #expect(try ws.coffer("verify").status == 0)
+        #expect(try FileManager.default.attributesOfItem(atPath: ws.vault)[.size] as? Int ?? 0 < 1 << 20)
+    }
+
     /// Real git, two clones: both change the vault apart, `git pull` merges it with no conflict
     /// (the driver takes the key from the agent unlocked for the working-tree file), and after
     /// the other clone pulls, both hold the same items.

@@ -28,6 +28,23 @@ import Testing
             CommonPrefix.find(ours: o, oursHeader: headerLength, theirs: t, theirsHeader: headerLength)
         } }
         #expect(found == .init(frames: 3, oursEnd: sharedEnd, theirsEnd: sharedEnd))
+        // Read in windows (spec/merge.md §6.1b): any window size gives the same answer, and so
+        // does reading the files through their handles, each cut at its end.
+        for window in [1, 5, 97, 4096] {
+            let small = x.withUnsafeBytes { o in y.withUnsafeBytes { t in
+                CommonPrefix.find(ours: o, oursHeader: headerLength, theirs: t, theirsHeader: headerLength, windowSize: window)
+            } }
+            #expect(small == found, "window \(window)")
+        }
+        let fs = POSIXFileSystem()
+        let (ha, hb) = (try fs.open(directory.file("a.coffer"), writable: false), try fs.open(directory.file("b.coffer"), writable: false))
+        defer { ha.close(); hb.close() }
+        #expect(try CommonPrefix.find(ours: ha, oursHeader: headerLength, oursEnd: x.count,
+                                      theirs: hb, theirsHeader: headerLength, theirsEnd: y.count, windowSize: 300) == found)
+        // An end inside the last shared frame: that frame is not common.
+        let cutShort = try CommonPrefix.find(ours: ha, oursHeader: headerLength, oursEnd: sharedEnd - 1,
+                                             theirs: hb, theirsHeader: headerLength, theirsEnd: y.count)
+        #expect(cutShort.frames == 2 && cutShort.oursEnd < sharedEnd)
         // A copy against itself: everything is common; against a cut copy, only whole frames.
         let same = x.withUnsafeBytes { o in CommonPrefix.find(ours: o, oursHeader: headerLength, theirs: o, theirsHeader: headerLength) }
         #expect(same.frames == 4 && same.oursEnd == x.count)
