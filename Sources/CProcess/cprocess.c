@@ -99,3 +99,13 @@ int cprocess_peer_uid(int fd, unsigned int *uid) {
     return 0;
 }
 #endif
+
+void cprocess_wipe(void *buffer, unsigned long size) {
+    if (buffer == NULL || size == 0) return;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 25))
+    explicit_bzero(buffer, size);
+#else
+    volatile unsigned char *p = (volatile unsigned char *)buffer;
+    while (size--) *p++ = 0;
+#endif
+}

@@ -32,9 +32,12 @@ public struct ChildProcess {
         case spawn(program: String, errno: Int32)
         case open(path: String, errno: Int32)
         case timedOut(program: String, seconds: Double)
+        /// `runCapturingOutput`: the child printed more than it allows (the child was killed).
+        case outputTooLarge(program: String, limit: Int)
 
         public var description: String {
             switch self {
+            case .outputTooLarge(let program, let limit): return "\(program) printed more than \(limit) bytes"
             case .spawn(let program, let error): return "cannot start \(program): \(String(cString: strerror(error)))"
             case .open(let path, let error): return "cannot open \(path): \(String(cString: strerror(error)))"
             case .timedOut(let program, let seconds): return "\(program) did not finish within \(seconds) s"
@@ -54,6 +57,8 @@ public struct ChildProcess {
     public var stderr: Stream = .null
     /// Start the child in a session of its own, without a controlling terminal.
     public var newSession = false
+    /// The write end of a pipe that becomes the child's stdout (`runCapturingOutput`), instead of `stdout`.
+    var stdoutPipe: Int32?
 
     public init(_ arguments: [String]) {
         precondition(!arguments.isEmpty, "ChildProcess needs a program")
@@ -125,7 +130,11 @@ public struct ChildProcess {
         } else {
             try redirect(stdin, to: 0, writing: false, actions: &actions, opened: &opened)
         }
-        try redirect(stdout, to: 1, writing: true, actions: &actions, opened: &opened)
+        if let stdoutPipe {
+            posix_spawn_file_actions_adddup2(&actions, stdoutPipe, 1)
+        } else {
+            try redirect(stdout, to: 1, writing: true, actions: &actions, opened: &opened)
+        }
         try redirect(stderr, to: 2, writing: true, actions: &actions, opened: &opened)
         if let directory { cspawn_addchdir(&actions, directory) }
         // Nothing of the parent's beyond 0–2 reaches the child (nor a grandchild it forks).
@@ -183,27 +192,92 @@ public struct ChildProcess {
         try start(input: input).wait(timeoutSeconds: timeoutSeconds)
     }
 
-    /// Runs the child with its stdout captured (through a private file, so a forked grandchild
-    /// holding the descriptor cannot make the parent wait); returns the status and the bytes.
-    public func runCapturingOutput(input: [UInt8]? = nil, timeoutSeconds: Double? = nil) throws -> (status: Int32, output: [UInt8]) {
-        var template = Array("/tmp/coffer-child-XXXXXX".utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw Failure.open(path: "/tmp", errno: errno) }
-        let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        defer { close(fd); unlink(path) }
+    /// Largest output `runCapturingOutput` reads unless told otherwise.
+    public static let defaultOutputLimit = 64 << 20
+
+    /// Runs the child with its stdout read through a pipe into memory; returns the status and the
+    /// bytes. No file is involved: what a clipboard tool prints is a secret, and a file (even
+    /// unlinked) would put it on the file system (spec/cli.md §4.7). Reading ends at end of file,
+    /// or once the child has exited and nothing more arrives for a moment (a grandchild it forked
+    /// may hold the pipe open: the parent never waits for it). Every buffer the output passed
+    /// through on the way is wiped; the caller wipes the bytes returned. More than `maximumBytes`:
+    /// the child is killed, what was read wiped, and `Failure.outputTooLarge` thrown. With
+    /// `input`, the child's stdin gets those bytes first (keep them under one pipe buffer).
+    public func runCapturingOutput(input: [UInt8]? = nil, timeoutSeconds: Double? = nil,
+                                   maximumBytes: Int = defaultOutputLimit) throws -> (status: Int32, output: [UInt8]) {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw Failure.spawn(program: arguments[0], errno: errno) }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        let readEnd = fds[0]
+        defer { close(readEnd) }
         var child = self
-        child.stdout = .file(path)
-        let status = try child.run(input: input, timeoutSeconds: timeoutSeconds)
-        var output: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        lseek(fd, 0, SEEK_SET)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            output += chunk[0..<n]
+        child.stdoutPipe = fds[1]
+        let running: Running
+        do {
+            running = try child.start(input: input)
+        } catch {
+            close(fds[1])
+            throw error
         }
-        return (status, output)
+        close(fds[1])  // the child's copy is the only writer left
+
+        let deadline = timeoutSeconds.map { monotonicSeconds() + $0 }
+        let capacity = maximumBytes < Int.max ? max(maximumBytes, 0) + 1 : Int.max  // one byte more tells "too large"
+        var buffer = [UInt8](repeating: 0, count: min(4096, capacity))
+        var count = 0
+        var status: Int32?
+        func fail(_ failure: Failure) -> Failure {
+            if status == nil {
+                kill(running.pid, SIGKILL)
+                _ = try? running.wait()
+            }
+            Self.wipe(&buffer)
+            return failure
+        }
+        while true {
+            if count == buffer.count {
+                guard buffer.count < capacity else { throw fail(.outputTooLarge(program: arguments[0], limit: maximumBytes)) }
+                // Grow by copying into a larger array and wiping the old one, so no copy of the
+                // output is left behind in freed memory.
+                var larger = [UInt8](repeating: 0, count: buffer.count > capacity / 2 ? capacity : buffer.count * 2)
+                larger.withUnsafeMutableBytes { target in
+                    buffer.withUnsafeBytes { source in target.copyMemory(from: source) }
+                }
+                Self.wipe(&buffer)
+                buffer = larger
+            }
+            var poller = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, 20)
+            if ready < 0 && errno == EINTR { continue }
+            if ready > 0 {
+                let n = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress! + count, $0.count - count) }
+                if n > 0 { count += n; continue }
+                if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
+                break  // end of file: no writer is left
+            }
+            if ready < 0 { break }
+            // Nothing arrived for 20 ms.
+            if status != nil { break }  // the child had already ended: what it wrote has been read
+            if let done = running.exitStatusIfDone() { status = done; continue }  // one more round drains the pipe
+            if let deadline, monotonicSeconds() >= deadline {
+                throw fail(.timedOut(program: arguments[0], seconds: timeoutSeconds!))
+            }
+        }
+        if status == nil {
+            do {
+                status = try running.wait(timeoutSeconds: deadline.map { max(0.001, $0 - monotonicSeconds()) })
+            } catch {
+                Self.wipe(&buffer)
+                throw error
+            }
+        }
+        buffer.removeSubrange(count...)  // in place: the storage is not copied
+        return (status!, buffer)
+    }
+
+    /// Zeroes the array's bytes in place (it held a child's output).
+    static func wipe(_ buffer: inout [UInt8]) {
+        buffer.withUnsafeMutableBytes { cprocess_wipe($0.baseAddress, UInt($0.count)) }
     }
 
     private func redirect(_ stream: Stream, to target: Int32, writing: Bool,

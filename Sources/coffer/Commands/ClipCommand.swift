@@ -51,9 +51,19 @@ struct ClipboardTool {
         try ChildProcess(copyCommand).run(input: value, timeoutSeconds: Self.timeoutSeconds)
     }
 
-    /// What the clipboard holds now, and the tool's status (non-zero when it is empty).
-    func paste() throws -> (status: Int32, output: [UInt8]) {
-        try ChildProcess(pasteCommand).runCapturingOutput(timeoutSeconds: Self.timeoutSeconds)
+    /// Most a paste reads: more than any value a vault can hold (an item is at most 1 MiB), so a
+    /// larger clipboard is not ours.
+    static let pasteLimit = 1 << 20
+
+    /// What the clipboard holds now, and the tool's status (non-zero when it is empty), read
+    /// through a pipe into memory the caller wipes — never through a file (spec/cli.md §4.7).
+    /// nil when the clipboard holds more than `pasteLimit` bytes.
+    func paste() throws -> (status: Int32, output: [UInt8])? {
+        do {
+            return try ChildProcess(pasteCommand).runCapturingOutput(timeoutSeconds: Self.timeoutSeconds, maximumBytes: Self.pasteLimit)
+        } catch ChildProcess.Failure.outputTooLarge {
+            return nil
+        }
     }
 }
 
@@ -147,10 +157,11 @@ struct ClipClearCommand: ParsableCommand {
         let expected = readLine(strippingNewline: true) ?? ""
         sleep(UInt32(max(0, after)))
         guard let tool = ClipboardTool.named(tool) else { return }
-        var (status, current) = try tool.paste()
-        defer { secureZero(&current) }
-        guard status == 0 else { return }
-        guard constantTimeEquals(Array(BLAKE2b.hash(current).lowercaseHex.utf8), Array(expected.utf8)) else { return }
+        // One array, wiped in place (a second binding of it would make the wipe copy it first).
+        guard var pasted = try tool.paste() else { return }
+        defer { secureZero(&pasted.output) }
+        guard pasted.status == 0 else { return }
+        guard constantTimeEquals(Array(BLAKE2b.hash(pasted.output).lowercaseHex.utf8), Array(expected.utf8)) else { return }
         _ = try tool.copy([])
     }
 }
