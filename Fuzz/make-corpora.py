@@ -127,7 +127,8 @@ for file in ("rules.txt", "passwords.txt"):
             seen.add(text)
             write("FuzzPasswordRules", "%s-%03d" % (file[:-4], len(seen)), text.encode("utf-8"))
 
-# --- imports (spec/cli.md §8): byte 0 picks the CSV dialect (0 keepassxc, 1 bitwarden, 2 1password, 3 csv)
+# --- imports (spec/cli.md §8): byte 0 picks the CSV dialect (0 keepassxc, 1 bitwarden, 2 1password, 3 csv,
+# 4 lastpass, 5 chrome, 6 firefox, 7 buttercup)
 CSV = {
     "keepassxc": (0, b'"Group","Title","Username","Password","URL","Notes","TOTP","Icon","Last Modified","Created"\n'
                      b'"Root","GitHub","me@example.com","hunter2","https://github.com","line one\nline ""two"", with comma","","0",'
@@ -146,6 +147,16 @@ CSV = {
                    b"short,row\r\n"
                    b"bare\"quote,u,p,,,\r\n"
                    b"\"unclosed,u,p\n"),
+    "buttercup": (7, b"!type,!group_id,!group_name,!group_parent,title,username,password,url,id,note,PIN\n"
+                     b"group,g1,Work,0,,,,,,,\n"
+                     b"group,g2,\"Servers, \"\"EU\"\"\",g1,,,,,,,\n"
+                     b"group,g3,Loop,g3,,,,,,,\n"
+                     b"entry,g2,,,db,root,\"pw,\"\"1\",ssh://db,e1,\"line one\nline two\",1234\n"
+                     b"entry,g1,,,Door codes,,,,e2,front: 4711,\n"
+                     b"entry,missing,,,Z\xc3\xbcrich,u,p,,e3,,\n"
+                     b"folder,g1,,,odd,u,p,,e4,,\n"
+                     b"group,g4,Stray,0,title,,,,,,\n"),
+    "buttercup-older": (7, b"!group_id,!group_name,title,username,password,URL,Secret\ng1,Mail,Hotmail,me,pw,https://x,v\n"),
     "header-only": (3, b"title\n"),
     "missing-column": (0, b"Title,Username\nx,y\n"),
     "empty": (1, b""),

@@ -31,12 +31,12 @@ enum ImportedItems {
     }
 }
 
-/// FuzzImportCSV: byte 0 picks the dialect (keepassxc-csv, bitwarden-csv, 1password-csv, csv),
-/// the rest is the file. Invariants: whole-file errors are `import.invalid-file`; every row after
+/// FuzzImportCSV: byte 0 picks the dialect (keepassxc-csv, bitwarden-csv, 1password-csv, csv,
+/// lastpass-csv, chrome-csv, firefox-csv, buttercup-csv; modulo 8), the rest is the file. Invariants: whole-file errors are `import.invalid-file`; every row after
 /// the header becomes exactly one item or one skipped entry (with a line inside the file); every
 /// item can be stored; and the CSV reader's records survive `CSVReader.encode` and a re-read.
 package enum ImportCSVHarness {
-    static let dialects: [ImportFormat] = [.keepassxcCSV, .bitwardenCSV, .onePasswordCSV, .csv, .lastPassCSV, .chromeCSV, .firefoxCSV]
+    static let dialects: [ImportFormat] = [.keepassxcCSV, .bitwardenCSV, .onePasswordCSV, .csv, .lastPassCSV, .chromeCSV, .firefoxCSV, .buttercupCSV]
 
     package static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.importCSV

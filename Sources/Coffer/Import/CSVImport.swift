@@ -5,6 +5,8 @@ import Foundation
 struct CSVDialect: Sendable {
     enum Column: CaseIterable, Sendable {
         case title, username, password, url, notes, tags, group, totp, created, modified, type, fields, archived
+        /// Buttercup: the id of a row's group, and (on a group's own row) of its parent group.
+        case groupID, groupParent
     }
 
     let format: ImportFormat
@@ -32,7 +34,7 @@ struct CSVDialect: Sendable {
 
     static let favourite = "a favourite flag"
 
-    static let all: [CSVDialect] = [keepassxc, bitwarden, onePassword, lastPass, chrome, firefox, generic]
+    static let all: [CSVDialect] = [keepassxc, bitwarden, onePassword, lastPass, chrome, firefox, buttercup, generic]
 
     static func dialect(for format: ImportFormat) -> CSVDialect? { all.first { $0.format == format } }
 
@@ -74,6 +76,17 @@ struct CSVDialect: Sendable {
        ignored: ["guid": "Firefox's own id for the login", "timelastused": "when the login was last used"],
        signature: ["url", "username", "password", "httprealm", "formactionorigin", "guid"])
 
+    /// Buttercup's export (buttercup-exporter `exportVaultToCSV`): `!type, !group_id, !group_name,
+    /// !group_parent`, then every entry property used in the vault (title, username, password,
+    /// url, note, custom ones) and `id`. A `group` row per group, an `entry` row per entry naming
+    /// its group by id (spec/cli.md §8.15). Older exports have no `!type` and no group rows: each
+    /// row is an entry, `!group_name` its group.
+    static let buttercup = CSVDialect(.buttercupCSV, names: [
+        .type: ["!type"], .groupID: ["!group_id"], .group: ["!group_name"], .groupParent: ["!group_parent"],
+        .title: ["title"], .username: ["username"], .password: ["password"], .url: ["url"], .notes: ["note", "notes"],
+    ], required: [.groupID, .title], ignored: ["id": "Buttercup's own id for the entry"],
+       signature: ["!group_id", "!group_name", "title"])
+
     /// The generic `csv`: the header aliases of spec/cli.md §8.9 (KeePass 1.x, NordPass,
     /// RoboForm, Dashlane-style and hand-made files).
     static let generic = CSVDialect(.csv, names: [
@@ -102,6 +115,10 @@ enum CSVImport {
         var result = ImportResult()
         for name in header.ignoredNames { result.ignored[name] = dialect.ignored[name.lowercased()] }
         let folders = folderNames(rows, header: header)
+        let groups = dialect.format == .buttercupCSV ? ButtercupGroups(rows, header: header) : nil
+        if groups != nil, header.index[.type] == nil, let position = header.index[.groupID] {
+            result.ignored[header.names[position]] = "Buttercup's own id for the group (its name, !group_name, is the tag)"
+        }
         for i in 1..<rows.count {
             switch rows[i] {
             case .invalid(let line, let reason):
@@ -110,7 +127,7 @@ enum CSVImport {
                 rows[i] = .invalid(line: line, reason: "")  // drop the shared copy so the wipe below is in place
                 defer { for j in fields.indices { secureZero(&fields[j]) } }
                 do {
-                    try importRow(fields, header: header, dialect: dialect, folders: folders, now: now, into: &result)
+                    try importRow(fields, header: header, dialect: dialect, folders: folders, groups: groups, now: now, into: &result)
                 } catch let error as RowError {
                     result.skipped.append(SkippedEntry(.line(line), error.reason))
                 } catch {
@@ -178,8 +195,8 @@ enum CSVImport {
     }
 
     /// One record: an item added to `result`, a structural row counted, or a `RowError`.
-    static func importRow(_ fields: [[UInt8]], header: Header, dialect: CSVDialect, folders: Set<String>, now: Timestamp,
-                          into result: inout ImportResult) throws {
+    static func importRow(_ fields: [[UInt8]], header: Header, dialect: CSVDialect, folders: Set<String>,
+                          groups: ButtercupGroups? = nil, now: Timestamp, into result: inout ImportResult) throws {
         // A short row reads as if its missing cells were empty; cells beyond the header become
         // custom fields `column N` (spec/cli.md §8.1): a row is never dropped for its width.
         func cell(_ position: Int, _ name: String) throws -> String? {
@@ -210,6 +227,35 @@ enum CSVImport {
             return
         }
 
+        // Buttercup: a group's own row is structure (its name lives on in its entries' group
+        // path); an entry row's group id becomes that path.
+        var buttercupGroupPath: String?
+        if let groups {
+            if header.index[.type] != nil {
+                switch type {
+                case "group":
+                    let structure: Set<CSVDialect.Column> = [.type, .groupID, .group, .groupParent]
+                    guard extras.isEmpty, values.allSatisfy({ structure.contains($0.key) || $0.value.isEmpty }) else {
+                        throw RowError(reason: "a group row that also holds entry values")
+                    }
+                    result.structural["group", default: 0] += 1
+                    return
+                case "entry": break
+                default: throw RowError(reason: "!type is neither group nor entry")
+                }
+            }
+            if let id = Importer.nonEmpty(values[.groupID]), header.index[.type] != nil {
+                if let path = groups.paths[id] {
+                    buttercupGroupPath = path
+                } else if groups.ids.contains(id) {
+                    // A group row without a name (nor a named parent): no path to give.
+                } else {
+                    // A group the file has no row for: its id is all there is, kept like any value.
+                    extras.insert((header.names[header.index[.groupID]!], id), at: 0)
+                }
+            }
+        }
+
         var urls: [String] = []
         if let url = Importer.nonEmpty(values[.url]) {
             urls = dialect.format == .bitwardenCSV
@@ -222,7 +268,9 @@ enum CSVImport {
             throw RowError(reason: "no title, URL or username")
         }
         var tags: [String] = []
-        if var group = Importer.nonEmpty(values[.group]) {
+        if let path = buttercupGroupPath {
+            tags.append(path)
+        } else if var group = Importer.nonEmpty(values[.group]) {
             if dialect.format == .lastPassCSV { group = group.replacingOccurrences(of: "\\", with: "/") }  // LastPass nests with `\`
             tags.append(group)
         }
@@ -271,6 +319,8 @@ enum CSVImport {
                 custom.append(CustomField(name: header.names[position], value: try Secret(values[.type]!)))
                 result.keptAsField(header.names[position])
             }
+        case .buttercupCSV where username == nil && password == nil && urls.isEmpty && notes != nil:
+            (kind, isNote) = ("note", true)  // Buttercup's Note entries: a title and a note
         default: break
         }
         let item: Item
@@ -291,5 +341,41 @@ enum CSVImport {
         let line = text.dropFirst("NoteType:".count).prefix { !$0.isNewline }
         let name = line.trimmingCharacters(in: .whitespaces).lowercased()
         return name.isEmpty ? nil : name
+    }
+}
+
+/// A Buttercup export's groups (spec/cli.md §8.15): each group row's id, name and parent id, and
+/// every group's path, names joined by `/` from its top group as keepass-xml and keepassxc-csv
+/// write a group path. A parent the file has no row for, `0`, empty, or one that would close a
+/// loop ends the path (the group is then a top group); an empty name is left out of the path.
+struct ButtercupGroups {
+    private(set) var paths: [String: String] = [:]
+    /// The ids of every group row.
+    private(set) var ids: Set<String> = []
+
+    init(_ rows: [CSVReader.Row], header: CSVImport.Header) {
+        guard let typeAt = header.index[.type], let idAt = header.index[.groupID] else { return }
+        var groups: [String: (name: String, parent: String)] = [:]
+        for row in rows.dropFirst() {
+            guard case .record(_, let fields) = row, typeAt < fields.count, idAt < fields.count,
+                  Importer.decode(fields[typeAt])?.trimmingCharacters(in: .whitespaces).lowercased() == "group",
+                  let id = Importer.decode(fields[idAt]), !id.isEmpty, groups[id] == nil else { continue }
+            func cell(_ column: CSVDialect.Column) -> String {
+                guard let at = header.index[column], at < fields.count else { return "" }
+                return Importer.decode(fields[at]) ?? ""
+            }
+            groups[id] = (cell(.group), cell(.groupParent))
+        }
+        ids = Set(groups.keys)
+        for id in groups.keys {
+            var names: [String] = []
+            var seen: Set<String> = []
+            var current: String? = id
+            while let at = current, seen.insert(at).inserted, let group = groups[at] {
+                if !group.name.isEmpty { names.append(group.name) }
+                current = group.parent
+            }
+            if !names.isEmpty { paths[id] = names.reversed().joined(separator: "/") }
+        }
     }
 }

@@ -10,6 +10,7 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     case lastPassCSV = "lastpass-csv"
     case chromeCSV = "chrome-csv"
     case firefoxCSV = "firefox-csv"
+    case buttercupCSV = "buttercup-csv"
     case cofferJSON = "coffer-json"
     case onePassword1PUX = "1password-1pux"
     case onePassword1PIF = "1password-1pif"
@@ -114,7 +115,7 @@ public enum Importer {
         case .cofferJSON: return try CofferJSON.parse(bytes)
         case .onePassword1PUX: return try OnePassword1PUX.parse(bytes, now: now)
         case .onePassword1PIF: return try OnePassword1PIF.parse(bytes, now: now)
-        case .keepassxcCSV, .bitwardenCSV, .onePasswordCSV, .lastPassCSV, .chromeCSV, .firefoxCSV, .csv:
+        case .keepassxcCSV, .bitwardenCSV, .onePasswordCSV, .lastPassCSV, .chromeCSV, .firefoxCSV, .buttercupCSV, .csv:
             return try CSVImport.parse(bytes, dialect: CSVDialect.dialect(for: format)!, limits: limits, now: now)
         }
     }
@@ -203,6 +204,9 @@ extension Importer {
             return names.isSubset(of: known)
         }
         if candidates.count == 1 { return candidates[0].format }
+        // Buttercup's `!group_id` and `!group_name` are names no other export writes: a custom
+        // property that happens to be named like another dialect's column does not make it ambiguous.
+        if let buttercup = candidates.first(where: { $0.format == .buttercupCSV }) { return buttercup.format }
         if candidates.count > 1 {
             throw CofferError(.invalidImport, "the header fits \(candidates.map(\.format.rawValue).joined(separator: " and ")); name the format with --from")
         }

@@ -107,6 +107,29 @@ struct CLIImportExportTests {
         #expect(try other.coffer("import", pif, "--from", "1password-1pux").status == 65)
     }
 
+    /// spec/cli.md §8.15 through the binary: a Buttercup export (group rows, nested groups, a
+    /// Note entry) is detected, imports with exit 0, and every entry carries its group path.
+    @Test func buttercupExportThroughTheBinary() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let fixture = Repository.url("Tests/CofferTests/Import/Fixtures/csv/buttercup.csv").path
+        let result = try ws.coffer("import", fixture)
+        #expect(result.status == 0 && result.stdout == "imported 5 items\n", "\(result)")
+        for line in ["read as buttercup-csv", "items: 5 (4 login, 1 note)", "rows that are not items: 'group' (5)",
+                     "kept as custom fields: 'Recovery codes' (1), 'SSH port' (1)", "id (Buttercup's own id for the entry)"] {
+            #expect(result.stderr.contains(line), "\(line): \(result.stderr)")
+        }
+        #expect(!result.stderr.contains("skipped"), "\(result.stderr)")
+        #expect(try ws.coffer("show", "Deploy, \"blue\"", "--field", "tags").stdout == "Work/Servers/Prod \"EU\", west\n")
+        #expect(try ws.coffer("show", "db-primary", "--field", "tags").stdout == "Work/Servers\n")
+        #expect(try ws.coffer("show", "db-primary", "--field", "password", "--reveal").stdout == "s3rv,er\"pw\n")
+        #expect(try ws.coffer("show", "db-primary", "--field", "SSH port", "--reveal").stdout == "2222\n")
+        #expect(try ws.coffer("show", "Zürich Café ☕", "--field", "tags").stdout == "General\n")
+        #expect(try ws.coffer("show", "Zürich Café ☕", "--field", "password", "--reveal").stdout == "Grüße,\"🔑\"-2024\n")
+        #expect(try ws.coffer("show", "Door codes", "--field", "value", "--reveal").stdout == "front: 4711\nback: 0815\n")
+        #expect(try ws.coffer("show", "Door codes", "--field", "tags").stdout == "Work\n")
+    }
+
     /// spec/cli.md §8.14 through the binary: the real keepassxc-cli 2.7.4 KDBX 3.1 export (one entry,
     /// a text attachment kept as a field and a binary one listed), and a DTD refused with 65.
     @Test func keepassXMLThroughTheBinary() throws {

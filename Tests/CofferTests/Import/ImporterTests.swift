@@ -163,6 +163,47 @@ struct ImportDialectTests {
         }
     }
 
+    /// spec/cli.md §8.15: what a Buttercup export can hold beyond the fixture. A group the file has
+    /// no row for keeps its id as a field; parents that loop end the path; a row of another type
+    /// and a group row holding entry values are skipped; an older export (no `!type`, no group
+    /// rows) takes the tag from `!group_name`; detection prefers Buttercup's `!` columns.
+    @Test func buttercupGroupsIdsAndOlderExports() throws {
+        let result = try parse("""
+            !type,!group_id,!group_name,!group_parent,title,username,password,url,id
+            group,a,Alpha,b,,,,,
+            group,b,Beta,a,,,,,
+            group,n,,0,,,,,
+            entry,a,,,Looped,u,p,,e1
+            entry,zz,,,Orphan,u,p,,e2
+            entry,n,,,Unnamed group,u,p,,e3
+            folder,a,,,Odd,u,p,,e4
+            group,c,Gamma,0,Stray title,,,,
+            entry,a,,,,,,,e5
+
+            """, .buttercupCSV)
+        #expect(result.items.map(\.title) == ["Looped", "Orphan", "Unnamed group"])
+        #expect(result.items[0].tags == ["Beta/Alpha"])
+        #expect(result.items[1].tags.isEmpty && result.items[1].customFields.map { "\($0.name)=\($0.value.reveal())" } == ["!group_id=zz"])
+        #expect(result.items[2].tags.isEmpty && result.items[2].customFields.isEmpty)
+        #expect(result.keptAsFields == ["!group_id": 1])
+        #expect(result.structural == ["group": 3])
+        #expect(result.skipped.map(\.description) == ["line 8: !type is neither group nor entry",
+                                                       "line 9: a group row that also holds entry values",
+                                                       "line 10: no title, URL or username"])
+
+        let older = try parse("!group_id,!group_name,title,username,password,URL,Secret\ng1,Mail,Hotmail,me,pw,https://login.live.com,value\n",
+                              .buttercupCSV)
+        #expect(older.skipped.isEmpty && older.items.count == 1)
+        #expect(older.items[0].tags == ["Mail"] && older.items[0].urls == ["https://login.live.com"])
+        #expect(older.items[0].customFields.map(\.name) == ["Secret"])
+        #expect(older.ignored.keys.sorted() == ["!group_id"])
+
+        #expect(try Importer.detect(Array("!type,!group_id,!group_name,!group_parent,title,username,password,url,id\n".utf8)) == .buttercupCSV)
+        #expect(try Importer.detect(Array("!group_id,!group_name,title,username,password\n".utf8)) == .buttercupCSV)
+        // A custom property named otpauth makes 1password-csv's signature fit too.
+        #expect(try Importer.detect(Array("!type,!group_id,!group_name,!group_parent,title,username,password,otpauth,id\n".utf8)) == .buttercupCSV)
+    }
+
     @Test func invalidUTF8SkipsOnlyThatRow() throws {
         var bytes = Array("title,password\nGood,pw\nBad,".utf8)
         bytes += [0xC3, 0x28]

@@ -139,6 +139,26 @@ struct RealLayoutTests {
         #expect(result.keptAsFields == ["Rf_fields": 1, "column 8": 1])
     }
 
+    /// spec/cli.md §8.15: Buttercup's export (buttercup-exporter `exportVaultToCSV`): group rows
+    /// first, entries naming their group by id; nested groups become one path, a group name with a
+    /// comma and quotes stays whole, a Note entry is a secure note, custom properties are fields.
+    @Test func buttercupNestedGroups() throws {
+        let result = try Self.check("buttercup.csv", .buttercupCSV, [
+            Expected(title: "Zürich Café ☕", username: "jürgen", password: "Grüße,\"🔑\"-2024",
+                     urls: ["https://cafe.example/login"], tags: ["General"]),
+            Expected(title: "Library card", username: "card-0042", tags: ["General"]),
+            Expected(title: "Door codes", kind: .secureNote, value: "front: 4711\nback: 0815", tags: ["Work"]),
+            Expected(title: "db-primary", username: "root", password: "s3rv,er\"pw", urls: ["ssh://db.example"],
+                     notes: "line one\nline two, with comma", tags: ["Work/Servers"], fields: ["SSH port=2222"]),
+            Expected(title: "Deploy, \"blue\"", username: "deploy", password: "  spaced pw  ", urls: ["https://deploy.example"],
+                     tags: ["Work/Servers/Prod \"EU\", west"], fields: ["Recovery codes=1111-2222\n3333-4444"]),
+        ])
+        #expect(result.structural == ["group": 5])
+        #expect(result.kinds == ["login": 4, "note": 1])
+        #expect(result.ignored.keys.sorted() == ["id"])
+        #expect(result.keptAsFields == ["SSH port": 1, "Recovery codes": 1])
+    }
+
     @Test func keePass1() throws {
         try Self.check("keepass1.csv", .csv, [
             Expected(title: "Router", username: "admin", password: "k33p-pass", urls: ["http://192.168.0.1"], notes: "in the hall\ncupboard"),
