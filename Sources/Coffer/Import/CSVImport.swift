@@ -245,13 +245,14 @@ enum CSVImport {
                 }
             }
             if let id = Importer.nonEmpty(values[.groupID]), header.index[.type] != nil {
-                if let path = groups.paths[id] {
-                    buttercupGroupPath = path
-                } else if groups.ids.contains(id) {
-                    // A group row without a name (nor a named parent): no path to give.
-                } else {
+                switch groups.path(of: id) {
+                case .path(let path): buttercupGroupPath = path
+                case .unnamed: break  // a group row without a name (nor a named parent): no path to give
+                case .unknown:
                     // A group the file has no row for: its id is all there is, kept like any value.
                     extras.insert((header.names[header.index[.groupID]!], id), at: 0)
+                case .tooLong:
+                    throw RowError(reason: "its group path is deeper than \(ButtercupGroups.maximumDepth) groups or longer than \(ButtercupGroups.maximumPathBytes) bytes")
                 }
             }
         }
@@ -345,17 +346,31 @@ enum CSVImport {
 }
 
 /// A Buttercup export's groups (spec/cli.md §8.15): each group row's id, name and parent id, and
-/// every group's path, names joined by `/` from its top group as keepass-xml and keepassxc-csv
+/// the path of a group, names joined by `/` from its top group as keepass-xml and keepassxc-csv
 /// write a group path. A parent the file has no row for, `0`, empty, or one that would close a
 /// loop ends the path (the group is then a top group); an empty name is left out of the path.
-struct ButtercupGroups {
-    private(set) var paths: [String: String] = [:]
-    /// The ids of every group row.
-    private(set) var ids: Set<String> = []
+/// Paths are made only for the groups entries name, once each, and walk at most
+/// `maximumDepth` groups: a file of chained groups costs time and memory in proportion to its
+/// size, not its square.
+final class ButtercupGroups {
+    enum Path: Equatable {
+        case path(String)
+        /// A group with a row, but no name on its way up: no tag.
+        case unnamed
+        /// No group row has this id.
+        case unknown
+        /// Deeper than `maximumDepth` groups, or longer than `maximumPathBytes`.
+        case tooLong
+    }
+
+    static let maximumDepth = 64
+    static let maximumPathBytes = 4096
+
+    private var groups: [String: (name: String, parent: String)] = [:]
+    private var resolved: [String: Path] = [:]
 
     init(_ rows: [CSVReader.Row], header: CSVImport.Header) {
         guard let typeAt = header.index[.type], let idAt = header.index[.groupID] else { return }
-        var groups: [String: (name: String, parent: String)] = [:]
         for row in rows.dropFirst() {
             guard case .record(_, let fields) = row, typeAt < fields.count, idAt < fields.count,
                   Importer.decode(fields[typeAt])?.trimmingCharacters(in: .whitespaces).lowercased() == "group",
@@ -366,16 +381,27 @@ struct ButtercupGroups {
             }
             groups[id] = (cell(.group), cell(.groupParent))
         }
-        ids = Set(groups.keys)
-        for id in groups.keys {
-            var names: [String] = []
-            var seen: Set<String> = []
-            var current: String? = id
-            while let at = current, seen.insert(at).inserted, let group = groups[at] {
-                if !group.name.isEmpty { names.append(group.name) }
-                current = group.parent
+    }
+
+    func path(of id: String) -> Path {
+        if let known = resolved[id] { return known }
+        guard groups[id] != nil else { return .unknown }
+        var names: [String] = []
+        var bytes = 0
+        var seen: Set<String> = []
+        var current = id
+        var answer: Path?
+        while let group = groups[current], seen.insert(current).inserted {
+            guard seen.count <= Self.maximumDepth else { answer = .tooLong; break }
+            if !group.name.isEmpty {
+                names.append(group.name)
+                bytes += group.name.utf8.count + 1
+                guard bytes <= Self.maximumPathBytes + 1 else { answer = .tooLong; break }
             }
-            if !names.isEmpty { paths[id] = names.reversed().joined(separator: "/") }
+            current = group.parent
         }
+        let path = answer ?? (names.isEmpty ? .unnamed : .path(names.reversed().joined(separator: "/")))
+        resolved[id] = path
+        return path
     }
 }

@@ -204,6 +204,30 @@ struct ImportDialectTests {
         #expect(try Importer.detect(Array("!type,!group_id,!group_name,!group_parent,title,username,password,otpauth,id\n".utf8)) == .buttercupCSV)
     }
 
+    /// spec/cli.md §8.15: a group path walks at most 64 groups and 4096 bytes (deeper or longer:
+    /// the entry is skipped, saying so), and a long chain of groups with an entry in each costs
+    /// time in proportion to the file.
+    @Test func buttercupDeepChainsAreBounded() throws {
+        var text = "!type,!group_id,!group_name,!group_parent,title\n"
+        for level in 1...70 { text += "group,g\(level),L\(level),\(level == 1 ? "0" : "g\(level - 1)"),\n" }
+        text += "entry,g64,,,At 64\nentry,g65,,,At 65\n"
+        text += "group,wide,\(String(repeating: "w", count: 4091)),g2,\nentry,wide,,,Long name\n"
+        let result = try parse(text, .buttercupCSV)
+        #expect(result.items.map(\.title) == ["At 64"])
+        #expect(result.items.first?.tags == [(1...64).map { "L\($0)" }.joined(separator: "/")])
+        #expect(result.skipped.map(\.description) == [
+            "line 73: its group path is deeper than 64 groups or longer than 4096 bytes",
+            "line 75: its group path is deeper than 64 groups or longer than 4096 bytes",
+        ])
+
+        var chain = "!type,!group_id,!group_name,!group_parent,title\n"
+        for level in 1...20_000 { chain += "group,g\(level),n,g\(level - 1),\n" }
+        for level in 1...20_000 { chain += "entry,g\(level),,,e\(level)\n" }
+        let clock = ContinuousClock()
+        let elapsed = try clock.measure { _ = try parse(chain, .buttercupCSV) }
+        #expect(elapsed < .seconds(30), "\(elapsed)")
+    }
+
     @Test func invalidUTF8SkipsOnlyThatRow() throws {
         var bytes = Array("title,password\nGood,pw\nBad,".utf8)
         bytes += [0xC3, 0x28]
