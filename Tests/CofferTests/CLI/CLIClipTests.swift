@@ -242,3 +242,41 @@ struct ClipboardTestError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
+
+/// spec/cli.md §4.7: how the clearer reads the paste tool's output (`ChildProcess.runCapturingOutput`):
+/// through a pipe, ending when the child has exited even if a process it forked keeps the pipe
+/// open, growing its buffer past the first 4 KiB, bounded, and with a timeout.
+@Suite("ChildProcess: output through a pipe")
+struct ChildProcessCaptureTests {
+    @Test func endsWhenTheChildExitsThoughAGrandchildHoldsThePipe() throws {
+        let clock = ContinuousClock()
+        var result: (status: Int32, output: [UInt8]) = (0, [])
+        let elapsed = try clock.measure {
+            result = try ChildProcess(["/bin/sh", "-c", "printf 'hi there'; sleep 5 &"]).runCapturingOutput(timeoutSeconds: 20)
+        }
+        #expect(result.status == 0 && result.output == Array("hi there".utf8))
+        #expect(elapsed < .seconds(4), "\(elapsed)")
+    }
+
+    @Test func largeOutputWholeAndTooLargeRefused() throws {
+        let whole = try ChildProcess(["/bin/sh", "-c", "head -c 3000000 /dev/zero"]).runCapturingOutput(timeoutSeconds: 60)
+        #expect(whole.status == 0 && whole.output.count == 3_000_000)
+        let exact = try ChildProcess(["/bin/sh", "-c", "head -c 5000 /dev/zero"]).runCapturingOutput(timeoutSeconds: 60, maximumBytes: 5000)
+        #expect(exact.output.count == 5000)
+        #expect {
+            _ = try ChildProcess(["/bin/sh", "-c", "head -c 2000000 /dev/zero"]).runCapturingOutput(timeoutSeconds: 60, maximumBytes: 1 << 20)
+        } throws: { error in
+            if case ChildProcess.Failure.outputTooLarge(_, let limit) = error { return limit == 1 << 20 }
+            return false
+        }
+    }
+
+    @Test func aChildThatRunsTooLongIsKilled() throws {
+        #expect {
+            _ = try ChildProcess(["/bin/sh", "-c", "printf partial; exec sleep 30"]).runCapturingOutput(timeoutSeconds: 0.5)
+        } throws: { error in
+            if case ChildProcess.Failure.timedOut = error { return true }
+            return false
+        }
+    }
+}
