@@ -52,6 +52,16 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// The first 8 hex digits: how `ls` and pick lists show an id.
     package var shortHex: String { (0..<4).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * UInt64($0))) }.lowercaseHex }
     public var description: String { hex }
+
+    /// Appends the first `digits` lowercase hex digits (32: all of `hex`; 8: `shortHex`).
+    package func appendHex(to out: inout [UInt8], digits: Int = 32) {
+        for index in 0..<Swift.min(digits, 32) {
+            let half = index < 16 ? high : low
+            let nibble = UInt8(truncatingIfNeeded: half >> UInt64(60 - 4 * (index % 16))) & 0x0F
+            out.append(nibble < 10 ? 48 + nibble : 87 + nibble)
+        }
+    }
+
     public static func < (lhs: ItemID, rhs: ItemID) -> Bool { (lhs.high, lhs.low) < (rhs.high, rhs.low) }
 }
 
@@ -92,15 +102,43 @@ public struct Timestamp: Hashable, Sendable, Comparable, CustomStringConvertible
     /// ISO 8601 in UTC with milliseconds (`2026-01-01T09:30:00.250Z`), for JSON and display.
     /// Computed arithmetically: no formatter object, so listing 100k items stays cheap.
     public var description: String {
+        var out: [UInt8] = []
+        out.reserveCapacity(24)
+        appendISO8601(to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `description`'s bytes (`ls --json` writes 20k of them straight into its output).
+    package func appendISO8601(to out: inout [UInt8]) {
         let (days, msOfDay) = millisecondsSince1970.quotientAndRemainder(dividingBy: 86_400_000)
         let (day, ms) = msOfDay < 0 ? (days - 1, msOfDay + 86_400_000) : (days, msOfDay)
         let (year, month, dayOfMonth) = Self.civil(fromDays: day)
-        func pad(_ value: Int64, _ width: Int) -> String {
-            let digits = String(value.magnitude)
-            return (value < 0 ? "-" : "") + String(repeating: "0", count: Swift.max(0, width - digits.count)) + digits
+        // A sign if negative, then the magnitude's digits, zero-padded to `width`.
+        func pad(_ value: Int64, _ width: Int, then separator: UInt8?) {
+            if value < 0 { out.append(UInt8(ascii: "-")) }
+            var magnitude = value.magnitude
+            var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                         UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            var count = 0
+            withUnsafeMutableBytes(of: &digits) { buffer in
+                repeat {
+                    buffer[count] = 48 + UInt8(magnitude % 10)
+                    magnitude /= 10
+                    count += 1
+                } while magnitude > 0
+                for _ in count..<Swift.max(count, width) { out.append(48) }
+                for i in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[i]) }
+            }
+            if let separator { out.append(separator) }
         }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(dayOfMonth, 2))T\(pad(ms / 3_600_000, 2)):\(pad(ms / 60_000 % 60, 2)):"
-            + "\(pad(ms / 1000 % 60, 2)).\(pad(ms % 1000, 3))Z"
+        pad(year, 4, then: UInt8(ascii: "-"))
+        pad(month, 2, then: UInt8(ascii: "-"))
+        pad(dayOfMonth, 2, then: UInt8(ascii: "T"))
+        pad(ms / 3_600_000, 2, then: UInt8(ascii: ":"))
+        pad(ms / 60_000 % 60, 2, then: UInt8(ascii: ":"))
+        pad(ms / 1000 % 60, 2, then: UInt8(ascii: "."))
+        pad(ms % 1000, 3, then: UInt8(ascii: "Z"))
     }
 
     /// Parses ISO 8601 / RFC 3339 date-times as exported by other password managers:

@@ -137,6 +137,11 @@ struct ItemIndex {
         }
     }
 
+    /// The entry's encoded text fields (`ItemCodec.decodeForIndex`), borrowed for the call.
+    func withText<R>(_ entry: Entry, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try text.withBytes(entry.text, body)
+    }
+
     /// Repacks the text blocks once more than half of them is dead (after many edits).
     mutating func compactTextIfWasteful() {
         guard undo == nil, deadTextBytes > TextStore.blockSize, deadTextBytes > text.totalBytes / 2 else { return }

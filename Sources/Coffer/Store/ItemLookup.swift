@@ -117,6 +117,11 @@ package enum NaturalOrder {
     /// Byte order, except that runs of ASCII digits compare by their value (leading zeros
     /// ignored; equal values then the shorter run first, so `1` < `01`: a total order).
     static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in compare(a, b) } }
+    }
+
+    /// `compare` on borrowed bytes (keys packed in one buffer).
+    package static func compare(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
         var i = 0, j = 0
         while i < a.count && j < b.count {
             let x = a[i], y = b[j]

@@ -27,88 +27,174 @@ struct ListCommand: ParsableCommand {
     func run() throws {
         let reader = try VaultReader(vaultOptions)
         defer { reader.close() }
-        let items = try reader.search(query ?? "", tag: tag)
+        let items = try reader.listing(query ?? "", tag: tag)
         if json {
-            Terminal.out(JSON.array(items.map(ItemPresentation.summaryJSON)).render())
+            var out = ListingJSON.render(items)
+            Terminal.outBytes(&out)
             return
         }
         if items.isEmpty {
             Terminal.note(query == nil && tag == nil ? "The vault is empty; `coffer add SERVICE` adds a login." : "No item matches.")
             return
         }
-        let rows = items.map { s in
-            [s.id.shortHex, s.title, s.username ?? "", s.urls.first ?? "", s.tags.joined(separator: ",")]
+        var table = Table(header: ["ID", "SERVICE", "USERNAME", "URL", "TAGS"], rows: items.count)
+        items.forEach { item in
+            table.cell(id: item.id)
+            var username = false, url = false, tags = 0
+            item.forEachField { field, value in
+                switch field {
+                case .title: table.cell(value)
+                case .username:
+                    table.cell(value)
+                    username = true
+                case .url:
+                    if !url {
+                        if !username { table.cell(UnsafeRawBufferPointer(start: nil, count: 0)) }
+                        table.cell(value)
+                        username = true
+                        url = true
+                    }
+                case .tag:
+                    if tags == 0 {
+                        if !username { table.cell(UnsafeRawBufferPointer(start: nil, count: 0)) }
+                        if !url { table.cell(UnsafeRawBufferPointer(start: nil, count: 0)) }
+                        username = true
+                        url = true
+                        table.beginCell()
+                    } else {
+                        table.appendComma()
+                    }
+                    table.appendToCell(value)
+                    tags += 1
+                }
+            }
+            if !username { table.cell(UnsafeRawBufferPointer(start: nil, count: 0)) }
+            if !url { table.cell(UnsafeRawBufferPointer(start: nil, count: 0)) }
+            if tags == 0 { table.cell(UnsafeRawBufferPointer(start: nil, count: 0)) } else { table.endCell() }
         }
-        Table.print(header: ["ID", "SERVICE", "USERNAME", "URL", "TAGS"], rows: rows,
-                    width: Terminal.stdoutIsTTY ? Terminal.columns : nil)
+        table.print(width: Terminal.stdoutIsTTY ? Terminal.columns : nil)
         if Terminal.stdoutIsTTY { Terminal.note("\(items.count) item\(items.count == 1 ? "" : "s")") }
     }
 }
 
-enum Table {
-    /// Aligned columns (at most 40 characters of padding per column); cells are made single-line.
-    /// Built as one byte buffer and written once: with 10k rows, per-cell Foundation calls and a
-    /// write per line made printing cost more than unlocking.
-    /// With `width` (a terminal's), the widest columns are narrowed, their cells cut with `…`,
-    /// until a line fits.
-    static func print(header: [String], rows: [[String]], width: Int? = nil) {
-        var clean = rows
-        var counts = rows.map { row in row.map { _ in 0 } }
-        for r in clean.indices {
-            for i in clean[r].indices {
-                let (multiline, ascii) = scan(clean[r][i])
-                if multiline { clean[r][i] = singleLine(clean[r][i]) }
-                // An ASCII cell's characters are its bytes: counting grapheme clusters for every
-                // cell was a fifth of `ls` with 10k items.
-                counts[r][i] = ascii ? clean[r][i].utf8.count : clean[r][i].count
-            }
+/// Aligned columns (at most 40 characters of padding per column); cells are made single-line.
+/// Cells are kept as bytes in one buffer and the table is written as one byte buffer, once:
+/// with 10k rows, a string per cell (and earlier, per-cell Foundation calls and a write per
+/// line) made printing cost more than unlocking. An ASCII cell without line breaks (the
+/// common case) is counted and copied as bytes; only other cells become strings.
+/// With `width` (a terminal's), the widest columns are narrowed, their cells cut with `…`,
+/// until a line fits.
+struct Table {
+    private let header: [String]
+    /// Every cell's bytes, row after row.
+    private var bytes: [UInt8] = []
+    /// Per cell: where its bytes are in `bytes`, and how many characters it shows.
+    private var cells: [(start: Int, count: Int, characters: Int)] = []
+    private var cellStart = 0
+
+    init(header: [String], rows: Int) {
+        self.header = header
+        bytes.reserveCapacity(rows * 64)
+        cells.reserveCapacity(rows * header.count)
+    }
+
+    /// Appends one whole cell.
+    mutating func cell(_ value: UnsafeRawBufferPointer) {
+        beginCell()
+        appendToCell(value)
+        endCell()
+    }
+
+    /// Appends an id's cell: its first 8 hex digits (`ItemID.shortHex`).
+    mutating func cell(id: ItemID) {
+        cellStart = bytes.count
+        id.appendHex(to: &bytes, digits: 8)
+        cells.append((cellStart, 8, 8))
+    }
+
+    mutating func beginCell() { cellStart = bytes.count }
+    mutating func appendToCell(_ value: UnsafeRawBufferPointer) { bytes.append(contentsOf: value) }
+    mutating func appendComma() { bytes.append(UInt8(ascii: ",")) }
+
+    /// Ends the cell begun last: made single-line, its characters counted.
+    mutating func endCell() {
+        let (multiline, ascii) = bytes.withUnsafeBufferPointer { Self.scan(UnsafeBufferPointer(rebasing: $0[cellStart...])) }
+        if ascii && !multiline {
+            // An ASCII cell's characters are its bytes: counting grapheme clusters for every
+            // cell was a fifth of `ls` with 10k items.
+            cells.append((cellStart, bytes.count - cellStart, bytes.count - cellStart))
+            return
         }
+        var text = String(decoding: bytes[cellStart...], as: UTF8.self)
+        if multiline {
+            text = Self.singleLine(text)
+            bytes.removeSubrange(cellStart...)
+            bytes.append(contentsOf: text.utf8)
+        }
+        cells.append((cellStart, bytes.count - cellStart, ascii ? text.utf8.count : text.count))
+    }
+
+    func print(width: Int? = nil) {
+        var table = self
+        let columns = header.count
+        let rows = cells.count / columns
         var widths = header.map(\.count)
-        for row in counts { for (i, count) in row.enumerated() { widths[i] = max(widths[i], min(count, 40)) } }
+        for (index, cell) in table.cells.enumerated() { widths[index % columns] = max(widths[index % columns], min(cell.characters, 40)) }
         if let width {
             let floor = header.map { max($0.count, 6) }
             while widths.reduce(0, +) + 2 * (widths.count - 1) > width,
                   let widest = widths.indices.filter({ widths[$0] > floor[$0] }).max(by: { widths[$0] < widths[$1] }) {
                 widths[widest] -= 1
             }
-            for r in clean.indices {
-                for (i, cell) in clean[r].enumerated() where counts[r][i] > widths[i] {
-                    clean[r][i] = String(cell.prefix(max(1, widths[i] - 1))) + "…"
-                    counts[r][i] = widths[i]
-                }
+            for index in table.cells.indices where table.cells[index].characters > widths[index % columns] {
+                let cell = table.cells[index]
+                let text = String(decoding: table.bytes[cell.start..<(cell.start + cell.count)], as: UTF8.self)
+                let cut = String(text.prefix(max(1, widths[index % columns] - 1))) + "…"
+                table.cells[index] = (table.bytes.count, cut.utf8.count, widths[index % columns])
+                table.bytes.append(contentsOf: cut.utf8)
             }
         }
         // Bytes, not a String: appending 50k cells and pads to a String was a third of `ls`.
         var out: [UInt8] = []
-        out.reserveCapacity((rows.count + 1) * (widths.reduce(0, +) + 2 * widths.count + 1))
-        func append(_ cells: [String], _ cellCounts: [Int]) {
-            let start = out.count
-            for (i, cell) in cells.enumerated() {
-                out.append(contentsOf: cell.utf8)
-                if i < cells.count - 1 {
-                    out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: max(0, widths[i] - cellCounts[i]) + 2))
-                }
+        out.reserveCapacity((rows + 1) * (widths.reduce(0, +) + 2 * widths.count + 1))
+        func pad(after column: Int, characters: Int) {
+            if column < columns - 1 {
+                out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: max(0, widths[column] - characters) + 2))
             }
+        }
+        func endLine(_ start: Int) {
             // No trailing blanks when the last cells are empty.
             while out.count > start, out.last == UInt8(ascii: " ") { out.removeLast() }
             out.append(UInt8(ascii: "\n"))
         }
-        append(header, header.map(\.count))
-        for (row, rowCounts) in zip(clean, counts) { append(row, rowCounts) }
-        if width != nil, rows.count + 1 >= Terminal.lines, Pager.show(Terminal.safe(String(decoding: out, as: UTF8.self))) { return }
+        var start = out.count
+        for (column, name) in header.enumerated() {
+            out.append(contentsOf: name.utf8)
+            pad(after: column, characters: name.count)
+        }
+        endLine(start)
+        table.bytes.withUnsafeBufferPointer { bytes in
+            for row in 0..<rows {
+                start = out.count
+                for column in 0..<columns {
+                    let cell = table.cells[row * columns + column]
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[cell.start..<(cell.start + cell.count)]))
+                    pad(after: column, characters: cell.characters)
+                }
+                endLine(start)
+            }
+        }
+        if width != nil, rows + 1 >= Terminal.lines, Pager.show(Terminal.safe(String(decoding: out, as: UTF8.self))) { return }
         Terminal.outBytes(&out)
     }
 
     /// One pass over a cell's bytes: whether it has a line break or tab, and whether it is ASCII.
-    static func scan(_ cell: String) -> (multiline: Bool, ascii: Bool) {
-        func scan(_ bytes: some Sequence<UInt8>) -> (multiline: Bool, ascii: Bool) {
-            var multiline = false, ascii = true
-            for byte in bytes {
-                if byte >= 0x80 { ascii = false } else if byte == 0x0A || byte == 0x0D || byte == 0x09 { multiline = true }
-            }
-            return (multiline, ascii)
+    static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> (multiline: Bool, ascii: Bool) {
+        var multiline = false, ascii = true
+        for byte in bytes {
+            if byte >= 0x80 { ascii = false } else if byte == 0x0A || byte == 0x0D || byte == 0x09 { multiline = true }
         }
-        return cell.utf8.withContiguousStorageIfAvailable { scan($0) } ?? scan(cell.utf8)
+        return (multiline, ascii)
     }
 
     /// The cell with line breaks and tabs turned into spaces (unchanged, and not copied, if it has none).

@@ -5,21 +5,6 @@ import Foundation
 enum ItemPresentation {
     static let mask = "••••••"
 
-    static func summaryJSON(_ s: ItemSummary) -> JSON {
-        .object([
-            ("id", .string(s.id.hex)),
-            ("kind", .string(s.kind.name)),
-            ("service", .string(s.title)),
-            ("username", .optional(s.username)),
-            ("url", .optional(s.urls.first)),
-            ("urls", .strings(s.urls)),
-            ("tags", .strings(s.tags)),
-            ("hasPassword", .bool(s.hasPassword)),
-            ("created", .string(s.created.description)),
-            ("modified", .string(s.modified.description)),
-        ])
-    }
-
     static func itemJSON(_ item: Item, reveal: Bool) -> JSON {
         func secret(_ s: Secret?) -> JSON {
             guard let s else { return .null }

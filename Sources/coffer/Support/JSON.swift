@@ -53,29 +53,71 @@ enum JSON {
     }
 
     static func escape(_ s: String, into out: inout String) {
-        out += "\""
-        // Fast path: nothing to escape (no control character, quote, backslash, DEL, or the
-        // E2 80 A8/A9 line separators), so the string is appended whole.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0x7F || $0 == 0xC2 || $0 == 0xD8 || $0 == 0xE2 }) {
-            out += s
-            out += "\""
-            return
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(s.utf8.count + 2)
+        appendEscaped(s, to: &bytes)
+        out += String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `s` as a JSON string literal, quotes included, appended as UTF-8.
+    static func appendEscaped(_ s: String, to out: inout [UInt8]) {
+        var s = s
+        s.withUTF8 { appendEscaped(UnsafeRawBufferPointer($0), to: &out) }
+    }
+
+    /// Valid UTF-8 as a JSON string literal, quotes included (RFC 8259): `"` `\\` and the usual
+    /// short escapes; every other C0 control, DEL, C1 control, the line separators U+2028/2029
+    /// and the bidi controls as `\u00XX`, so JSON shown on a terminal cannot drive it either
+    /// (spec/cli.md §6). Everything else is copied as is, in runs.
+    static func appendEscaped(_ s: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        out.append(0x22)
+        var i = 0, run = 0
+        let n = s.count
+        func flush(_ end: Int) {
+            if end > run { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: s[run..<end])) }
         }
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            // C0, DEL, C1, the line separators and bidi controls: escaped, so JSON shown on a
-            // terminal cannot drive it either (spec/cli.md §6).
-            case _ where scalar.value == 0x2028 || scalar.value == 0x2029 || Terminal.isUnsafe(scalar):
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
+        func unicodeEscape(_ value: UInt32) {
+            out.append(0x5C)
+            out.append(0x75)  // \u, then four lowercase hex digits
+            for shift in stride(from: 12, through: 0, by: -4) {
+                let digit = UInt8(truncatingIfNeeded: value >> UInt32(shift) & 0xF)
+                out.append(digit < 10 ? 48 + digit : 87 + digit)
             }
         }
-        out += "\""
+        while i < n {
+            let byte = s[i]
+            if byte >= 0x20 && byte < 0x7F && byte != 0x22 && byte != 0x5C {
+                i += 1
+                continue
+            }
+            if byte >= 0x80 {
+                // Only C2 (U+0080–U+00BF), D8 (U+0600–U+063F) and E2 (U+2000–U+2FFF) sequences
+                // can hold a character that is escaped.
+                let length = byte >= 0xF0 ? 4 : (byte >= 0xE0 ? 3 : 2)
+                if byte == 0xC2 || byte == 0xD8 || byte == 0xE2 {
+                    let value = length == 2 ? UInt32(byte & 0x1F) << 6 | UInt32(s[i + 1] & 0x3F)
+                        : UInt32(byte & 0x0F) << 12 | UInt32(s[i + 1] & 0x3F) << 6 | UInt32(s[i + 2] & 0x3F)
+                    if value == 0x2028 || value == 0x2029 || Terminal.isUnsafe(Unicode.Scalar(value)!) {
+                        flush(i)
+                        unicodeEscape(value)
+                        run = i + length
+                    }
+                }
+                i += length
+                continue
+            }
+            flush(i)
+            switch byte {
+            case 0x22, 0x5C: out.append(0x5C); out.append(byte)
+            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
+            default: unicodeEscape(UInt32(byte))  // the other C0 controls and DEL
+            }
+            i += 1
+            run = i
+        }
+        flush(n)
+        out.append(0x22)
     }
 }

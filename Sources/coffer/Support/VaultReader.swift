@@ -29,13 +29,24 @@ final class VaultReader {
         return ItemLookup.find(query, in: try opened().list())
     }
 
-    /// The items `coffer ls` lists, in natural order by service.
-    func search(_ query: String, tag: String?) throws -> [ItemSummary] {
+    /// The items `coffer ls` lists, in natural order by service (equal services by id), as
+    /// `NaturalOrder.sorted(vault.search(query, tag: tag), by: \.title)` gives them. Without the
+    /// agent, rows of the vault's index: no summary is made unless a query or tag must be matched.
+    func listing(_ query: String, tag: String?) throws -> ListedItems {
         if query.utf8.count <= AgentMessage.maximumQueryBytes, (tag?.utf8.count ?? 0) <= AgentMessage.maximumQueryBytes,
            case .summaries(let summaries)? = ask({ .list(vaultID: $0, query: query, tag: tag) }) {
-            return summaries
+            return .summaries(summaries)
         }
-        return NaturalOrder.sorted(try opened().search(query, tag: tag), by: \.title)
+        let rows = try opened().summaryRows()
+        var order = rows.naturalOrder()
+        if !query.isEmpty || tag != nil {
+            let needle = SearchText.folded(query)
+            order = order.filter { position in
+                let summary = rows.summary(position)
+                return summary.matches(folded: needle) && summary.hasTag(tag)
+            }
+        }
+        return .rows(rows, order: order)
     }
 
     /// One whole item, secrets included.
