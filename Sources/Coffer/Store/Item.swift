@@ -55,10 +55,16 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     /// Appends the first `digits` lowercase hex digits (32: all of `hex`; 8: `shortHex`).
     package func appendHex(to out: inout [UInt8], digits: Int = 32) {
-        for index in 0..<Swift.min(digits, 32) {
-            let half = index < 16 ? high : low
-            let nibble = UInt8(truncatingIfNeeded: half >> UInt64(60 - 4 * (index % 16))) & 0x0F
-            out.append(nibble < 10 ? 48 + nibble : 87 + nibble)
+        // Into a stack buffer first, then one append (an append per digit checked the array's
+        // uniqueness and capacity 32 times).
+        var buffer: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &buffer) { text in
+            for index in 0..<32 {
+                let half = index < 16 ? high : low
+                let nibble = UInt8(truncatingIfNeeded: half >> UInt64(60 - 4 * (index % 16))) & 0x0F
+                text[index] = nibble < 10 ? 48 + nibble : 87 + nibble
+            }
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: text[0..<Swift.min(Swift.max(digits, 0), 32)]))
         }
     }
 
@@ -113,32 +119,35 @@ public struct Timestamp: Hashable, Sendable, Comparable, CustomStringConvertible
         let (days, msOfDay) = millisecondsSince1970.quotientAndRemainder(dividingBy: 86_400_000)
         let (day, ms) = msOfDay < 0 ? (days - 1, msOfDay + 86_400_000) : (days, msOfDay)
         let (year, month, dayOfMonth) = Self.civil(fromDays: day)
-        // A sign if negative, then the magnitude's digits, zero-padded to `width`.
-        func pad(_ value: Int64, _ width: Int, then separator: UInt8?) {
-            if value < 0 { out.append(UInt8(ascii: "-")) }
-            var magnitude = value.magnitude
-            var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                         UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            var count = 0
-            withUnsafeMutableBytes(of: &digits) { buffer in
-                repeat {
-                    buffer[count] = 48 + UInt8(magnitude % 10)
+        // Written into a stack buffer, then appended once. `pad`: a sign if negative, then the
+        // magnitude's digits, zero-padded to `width`.
+        var buffer: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &buffer) { text in
+            var at = 0
+            func pad(_ value: Int64, _ width: Int, then separator: UInt8) {
+                if value < 0 { text[at] = UInt8(ascii: "-"); at += 1 }
+                var magnitude = value.magnitude
+                var count = 1
+                var rest = magnitude / 10
+                while rest > 0 { count += 1; rest /= 10 }
+                let digits = Swift.max(count, width)
+                for i in stride(from: at + digits - 1, through: at, by: -1) {
+                    text[i] = 48 + UInt8(magnitude % 10)
                     magnitude /= 10
-                    count += 1
-                } while magnitude > 0
-                for _ in count..<Swift.max(count, width) { out.append(48) }
-                for i in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[i]) }
+                }
+                at += digits
+                text[at] = separator
+                at += 1
             }
-            if let separator { out.append(separator) }
+            pad(year, 4, then: UInt8(ascii: "-"))
+            pad(month, 2, then: UInt8(ascii: "-"))
+            pad(dayOfMonth, 2, then: UInt8(ascii: "T"))
+            pad(ms / 3_600_000, 2, then: UInt8(ascii: ":"))
+            pad(ms / 60_000 % 60, 2, then: UInt8(ascii: ":"))
+            pad(ms / 1000 % 60, 2, then: UInt8(ascii: "."))
+            pad(ms % 1000, 3, then: UInt8(ascii: "Z"))
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: text[0..<at]))
         }
-        pad(year, 4, then: UInt8(ascii: "-"))
-        pad(month, 2, then: UInt8(ascii: "-"))
-        pad(dayOfMonth, 2, then: UInt8(ascii: "T"))
-        pad(ms / 3_600_000, 2, then: UInt8(ascii: ":"))
-        pad(ms / 60_000 % 60, 2, then: UInt8(ascii: ":"))
-        pad(ms / 1000 % 60, 2, then: UInt8(ascii: "."))
-        pad(ms % 1000, 3, then: UInt8(ascii: "Z"))
     }
 
     /// Parses ISO 8601 / RFC 3339 date-times as exported by other password managers:

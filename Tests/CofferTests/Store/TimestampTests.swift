@@ -41,4 +41,38 @@ struct TimestampTests {
             #expect(formatter.date(from: timestamp.description).map { Timestamp($0) } == timestamp)
         }
     }
+
+    /// `description` (written as bytes since issue 24 item 9) against the string formatting it
+    /// replaced, over the whole Int64 range: negative years, years past 9999, both extremes.
+    @Test("description matches the string formatting it replaced")
+    func descriptionMatchesReference() async {
+        func reference(_ t: Timestamp) -> String {
+            let (days, msOfDay) = t.millisecondsSince1970.quotientAndRemainder(dividingBy: 86_400_000)
+            let (day, ms) = msOfDay < 0 ? (days - 1, msOfDay + 86_400_000) : (days, msOfDay)
+            let (year, month, dayOfMonth) = Timestamp.civil(fromDays: day)
+            func pad(_ value: Int64, _ width: Int) -> String {
+                let digits = String(value.magnitude)
+                return (value < 0 ? "-" : "") + String(repeating: "0", count: Swift.max(0, width - digits.count)) + digits
+            }
+            return "\(pad(year, 4))-\(pad(month, 2))-\(pad(dayOfMonth, 2))T\(pad(ms / 3_600_000, 2)):"
+                + "\(pad(ms / 60_000 % 60, 2)):\(pad(ms / 1000 % 60, 2)).\(pad(ms % 1000, 3))Z"
+        }
+        for ms: Int64 in [.min, .min + 1, -62_135_596_800_001, -62_135_596_800_000, -1, 0, 1, 253_402_300_799_999,
+                          253_402_300_800_000, .max - 1, .max] {
+            #expect(Timestamp(millisecondsSince1970: ms).description == reference(Timestamp(millisecondsSince1970: ms)), "\(ms)")
+        }
+        await propertyCheck(count: 500, input: Gen.int64(in: Int64.min...Int64.max)) { ms in
+            #expect(Timestamp(millisecondsSince1970: ms).description == reference(Timestamp(millisecondsSince1970: ms)))
+        }
+    }
+
+    @Test("ItemID.appendHex writes hex and shortHex")
+    func itemIDHex() {
+        for id in [ItemID(hex: "0123456789abcdeffedcba9876543210")!, ItemID(hex: "ffffffffffffffffffffffffffffffff")!, .random()] {
+            var full: [UInt8] = [], short: [UInt8] = []
+            id.appendHex(to: &full)
+            id.appendHex(to: &short, digits: 8)
+            #expect(String(decoding: full, as: UTF8.self) == id.hex && String(decoding: short, as: UTF8.self) == id.shortHex)
+        }
+    }
 }
