@@ -57,18 +57,28 @@ extension ItemSummary {
     /// through the same writers as the vault's own rows).
     package func withFields<R>(_ body: (SummaryFields) throws -> R) rethrows -> R {
         var text: [UInt8] = []
-        func add(_ tag: ItemCodec.Tag, _ value: String) {
-            text.append(tag.rawValue)
-            withUnsafeBytes(of: UInt32(value.utf8.count).littleEndian) { text.append(contentsOf: $0) }
-            text.append(contentsOf: value.utf8)
-        }
-        add(.title, title)
-        if let username { add(.username, username) }
-        for url in urls { add(.url, url) }
-        for tag in tags { add(.tag, tag) }
+        return try withFields(scratch: &text, body)
+    }
+
+    /// `withFields`, encoding into `scratch` (emptied first; reused across many summaries).
+    package func withFields<R>(scratch text: inout [UInt8], _ body: (SummaryFields) throws -> R) rethrows -> R {
+        text.removeAll(keepingCapacity: true)
+        Self.add(.title, title, to: &text)
+        if let username { Self.add(.username, username, to: &text) }
+        for url in urls { Self.add(.url, url, to: &text) }
+        for tag in tags { Self.add(.tag, tag, to: &text) }
         return try text.withUnsafeBytes { bytes in
             try body(SummaryFields(id: id, kind: kind, created: created, modified: modified, hasPassword: hasPassword, text: bytes))
         }
+    }
+}
+
+extension ItemSummary {
+    private static func add(_ tag: ItemCodec.Tag, _ value: String, to text: inout [UInt8]) {
+        text.append(tag.rawValue)
+        let count = UInt32(value.utf8.count).littleEndian
+        for shift in stride(from: 0, to: 32, by: 8) { text.append(UInt8(truncatingIfNeeded: count >> UInt32(shift))) }
+        text.append(contentsOf: value.utf8)
     }
 }
 

@@ -155,37 +155,41 @@ struct Table {
             }
         }
         // Bytes, not a String: appending 50k cells and pads to a String was a third of `ls`.
+        // (Static helpers with `inout`, not nested functions capturing `out`: those made every
+        // call a dynamic exclusivity check.)
         var out: [UInt8] = []
         out.reserveCapacity((rows + 1) * (widths.reduce(0, +) + 2 * widths.count + 1))
-        func pad(after column: Int, characters: Int) {
-            if column < columns - 1 {
-                out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: max(0, widths[column] - characters) + 2))
-            }
-        }
-        func endLine(_ start: Int) {
-            // No trailing blanks when the last cells are empty.
-            while out.count > start, out.last == UInt8(ascii: " ") { out.removeLast() }
-            out.append(UInt8(ascii: "\n"))
-        }
         var start = out.count
         for (column, name) in header.enumerated() {
             out.append(contentsOf: name.utf8)
-            pad(after: column, characters: name.count)
+            Self.pad(&out, column: column, of: columns, width: widths[column], characters: name.count)
         }
-        endLine(start)
-        table.bytes.withUnsafeBufferPointer { bytes in
-            for row in 0..<rows {
-                start = out.count
-                for column in 0..<columns {
-                    let cell = table.cells[row * columns + column]
+        Self.endLine(&out, start: start)
+        for row in 0..<rows {
+            start = out.count
+            for column in 0..<columns {
+                let cell = table.cells[row * columns + column]
+                table.bytes.withUnsafeBufferPointer { bytes in
                     out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[cell.start..<(cell.start + cell.count)]))
-                    pad(after: column, characters: cell.characters)
                 }
-                endLine(start)
+                Self.pad(&out, column: column, of: columns, width: widths[column], characters: cell.characters)
             }
+            Self.endLine(&out, start: start)
         }
         if width != nil, rows + 1 >= Terminal.lines, Pager.show(Terminal.safe(String(decoding: out, as: UTF8.self))) { return }
         Terminal.outBytes(&out)
+    }
+
+    /// The blanks after a cell (none after the last column): up to the column's width, then two.
+    private static func pad(_ out: inout [UInt8], column: Int, of columns: Int, width: Int, characters: Int) {
+        guard column < columns - 1 else { return }
+        for _ in 0..<(max(0, width - characters) + 2) { out.append(UInt8(ascii: " ")) }
+    }
+
+    /// Ends a line begun at `start`, with no trailing blanks when the last cells are empty.
+    private static func endLine(_ out: inout [UInt8], start: Int) {
+        while out.count > start, out.last == UInt8(ascii: " ") { out.removeLast() }
+        out.append(UInt8(ascii: "\n"))
     }
 
     /// One pass over a cell's bytes: whether it has a line break or tab, and whether it is ASCII.

@@ -19,7 +19,9 @@ enum ListedItems {
     func forEach(_ body: (SummaryFields) -> Void) {
         switch self {
         case .rows(let rows, let order): for position in order { rows.withFields(position, body) }
-        case .summaries(let summaries): for summary in summaries { summary.withFields(body) }
+        case .summaries(let summaries):
+            var scratch: [UInt8] = []
+            for summary in summaries { summary.withFields(scratch: &scratch, body) }
         }
     }
 }
