@@ -38,6 +38,9 @@ struct ListCommand: ParsableCommand {
             return
         }
         var table = Table(header: ["ID", "SERVICE", "USERNAME", "URL", "TAGS"], rows: items.count)
+        // Per row: the id's first 8 digits, the service, the username (or nothing), the first URL
+        // (or nothing), the tags joined by commas. Fields come in stored order: title, username,
+        // URLs, tags; a missing one's cell is written empty when a later field (or the row's end) comes.
         items.forEach { item in
             table.cell(id: item.id)
             var username = false, url = false, tags = 0
