@@ -21,11 +21,14 @@ public struct PINStatus: Sendable, Equatable {
 
 /// PIN unlock with persistent, crash-safe attempt throttling, and a rate-limited master-password
 /// unlock, for one vault (spec/unlock.md §2–§7). Stateless between calls: everything that must
-/// survive lives in the device-secret store and in the throttle files beside the vault.
+/// survive lives in the device-secret store and in the throttle files (spec/unlock.md §4.1).
 public struct PINUnlock: Sendable {
     public let vaultPath: String
     public let deviceSecrets: any DeviceSecretStore
     public let clock: any MonotonicClock
+    /// Where the throttle files live: nil beside the vault (an app's container), else this
+    /// directory (the CLI's: the device secret's, which no sync tool carries).
+    public let stateDirectory: String?
     let fileSystem: any VaultFileSystem
     let random: any RandomSource
 
@@ -33,23 +36,35 @@ public struct PINUnlock: Sendable {
     /// the attempt limit, not the KDF, protect a 6-digit PIN.
     public static let defaultKDF = KDFParameters.interactive
 
-    public init(vaultPath: String, deviceSecrets: any DeviceSecretStore, clock: any MonotonicClock = SystemMonotonicClock()) {
-        self.init(vaultPath: vaultPath, deviceSecrets: deviceSecrets, clock: clock, fileSystem: POSIXFileSystem())
+    /// `stateDirectory`: where the throttle files live (§4.1); nil keeps them beside the vault.
+    public init(vaultPath: String, deviceSecrets: any DeviceSecretStore, clock: any MonotonicClock = SystemMonotonicClock(),
+                stateDirectory: String? = nil) {
+        self.init(vaultPath: vaultPath, deviceSecrets: deviceSecrets, clock: clock, stateDirectory: stateDirectory,
+                  fileSystem: POSIXFileSystem())
     }
 
-    /// `init(vaultPath:deviceSecrets:clock:)` on an injected file system and random source.
+    /// `init(vaultPath:deviceSecrets:clock:stateDirectory:)` on an injected file system and random source.
     package init(vaultPath: String, deviceSecrets: any DeviceSecretStore, clock: any MonotonicClock = SystemMonotonicClock(),
-                 fileSystem: any VaultFileSystem, random: any RandomSource = SystemRandom()) {
-        // Side files sit beside the file really written, whichever link named it (format.md §10).
+                 stateDirectory: String? = nil, fileSystem: any VaultFileSystem, random: any RandomSource = SystemRandom()) {
+        // Side files are named from the file really written, whichever link named it (format.md §10).
         self.vaultPath = fileSystem.canonicalPath(vaultPath)
         self.deviceSecrets = deviceSecrets
         self.clock = clock
+        self.stateDirectory = stateDirectory
         self.fileSystem = fileSystem
         self.random = random
     }
 
-    public var pinStatePath: String { vaultPath + ".throttle" }
-    public var passwordStatePath: String { vaultPath + ".pw-throttle" }
+    /// `<vault>.throttle`, or `<stateDirectory>/vault-<h>.throttle` with `h` the digest that
+    /// names the vault's lock (format.md §10.1).
+    public var pinStatePath: String { statePath(suffix: ".throttle") }
+    /// `<vault>.pw-throttle`, or `<stateDirectory>/vault-<h>.pw-throttle`.
+    public var passwordStatePath: String { statePath(suffix: ".pw-throttle") }
+
+    private func statePath(suffix: String) -> String {
+        guard let stateDirectory else { return vaultPath + suffix }
+        return stateDirectory + "/vault-" + PrivateDirectory.digest(of: vaultPath) + suffix
+    }
     /// Attempts serialise on an flock of the vault file itself (§4.1): unlike a lock file, it
     /// cannot be deleted from under a running attempt without deleting the vault.
     private func lockAttempts() throws -> any VaultLockHandle { try fileSystem.lockExistingFile(vaultPath) }

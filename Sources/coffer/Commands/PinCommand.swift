@@ -36,7 +36,7 @@ struct PinSetCommand: ParsableCommand {
         let unlocked = vaultOptions.passwordFile == nil ? try VaultOpening.openWithAgent(path: path, mode: .readWrite) : nil
         let vault = try unlocked ?? vaultOptions.open(mode: .readWrite)
         defer { vault.close() }
-        let pins = PINUnlock(vaultPath: vault.path, deviceSecrets: store)
+        let pins = store.pinUnlock(forVault: vault.path)
         try Progress.during("Deriving the PIN key") { try pins.setPIN(pin, on: vault) }
         Terminal.note("PIN set; unlock with --pin (or --pin-file) until logout or reboot")
     }
@@ -51,7 +51,7 @@ struct PinRemoveCommand: ParsableCommand {
         let store = try RuntimeDirectoryDeviceSecretStore.forCurrentUser()
         let vault = try vaultOptions.open(mode: .readWrite)
         defer { vault.close() }
-        try PINUnlock(vaultPath: vault.path, deviceSecrets: store).removePIN(from: vault)
+        try store.pinUnlock(forVault: vault.path).removePIN(from: vault)
         Terminal.note("PIN removed")
     }
 }
@@ -69,7 +69,7 @@ struct PinStatusCommand: ParsableCommand {
         let path = try vaultOptions.path()
         guard VaultLocation.exists(path) else { throw CofferError(.vaultMissing, "no vault at \(path)") }
         let store = try RuntimeDirectoryDeviceSecretStore.forCurrentUser()
-        let status = try PINUnlock(vaultPath: path, deviceSecrets: store).status()
+        let status = try store.pinUnlock(forVault: path).status()
         let wait = status.waitRemaining.map { Int64(($0.components.seconds) + ($0.components.attoseconds > 0 ? 1 : 0)) }
         if json {
             Terminal.out(JSON.object([

@@ -100,13 +100,13 @@ enum VaultOpening {
             guard allowPIN else {
                 throw CLIError.usage("this command needs the master password (--password-file or the prompt), not the PIN")
             }
-            let pins = PINUnlock(vaultPath: path, deviceSecrets: try RuntimeDirectoryDeviceSecretStore.forCurrentUser())
+            let pins = try RuntimeDirectoryDeviceSecretStore.forCurrentUser().pinUnlock(forVault: path)
             let pin = try SecretInput.read(file: pinFile, label: "PIN for \(path): ", what: "PIN", option: "--pin-file FILE")
             vault = try Progress.during("Unlocking") { try pins.unlock(pin: pin, mode: mode) }
         } else {
             let password = try given ?? OptionHelp.masterPassword(file: passwordFile, path: path)
             if let store = try? RuntimeDirectoryDeviceSecretStore.forCurrentUser() {
-                let pins = PINUnlock(vaultPath: path, deviceSecrets: store)
+                let pins = store.pinUnlock(forVault: path)
                 vault = try Progress.during("Unlocking") { try pins.unlock(password: password, mode: mode) }
             } else {
                 vault = try Progress.during("Unlocking") { try Vault.open(at: path, password: password, mode: mode) }

@@ -118,7 +118,35 @@ struct CLIInstalledTests {
         #expect(try ws.run(["add", "b", "--secret-file", ws.file("s"), "--vault", vault]).status == 0)
         #expect(try ws.run(["compact", "--vault", vault]).status == 0)
         #expect(try ws.run(["ls", "--vault", vault]).stdout.contains("b"))
+        #expect(try ws.run(["lock", "--vault", vault]).status == 0)
+        // A PIN, a wrong PIN and a wrong master password: their throttle files stay out too (unlock.md §4.1).
+        try ws.write("pin", "583920\n")
+        try ws.write("bad-pin", "999999\n")
+        try ws.write("bad-pw", "not the password\n")
+        #expect(try ws.run(["pin", "set", "--new-pin-file", ws.file("pin")] + options).status == 0)
+        #expect(try ws.run(["ls", "--vault", vault, "--pin-file", ws.file("bad-pin")]).status == 77)
+        #expect(try ws.run(["ls", "--vault", vault, "--password-file", ws.file("bad-pw")]).status == 77)
         #expect(try FileManager.default.contentsOfDirectory(atPath: ws.file("synced")) == ["v.coffer"])
         #expect(FileManager.default.fileExists(atPath: ws.lockFile(for: vault)))
+        let state = try FileManager.default.contentsOfDirectory(atPath: ws.runtimeDirectory + "/coffer")
+        #expect(state.contains { $0.hasSuffix(".throttle") } && state.contains { $0.hasSuffix(".pw-throttle") }, "\(state)")
+    }
+
+    /// spec/unlock.md §4.1: throttle files an earlier version kept beside the vault are moved into
+    /// the private directory, count and all; the PIN keeps working.
+    @Test func throttleFilesBesideTheVaultAreAdopted() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.initVaultWithPIN()
+        try ws.write("bad-pin", "999999\n")
+        #expect(try ws.run(["ls", "--vault", ws.vault, "--pin-file", ws.file("bad-pin")], environment: env).status == 77)
+        let directory = ws.runtimeDirectory + "/coffer"
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasSuffix(".throttle") })
+        try FileManager.default.moveItem(atPath: directory + "/" + name, toPath: ws.vault + ".throttle")  // as an earlier version kept it
+        let status = try ws.run(["pin", "status", "--json", "--vault", ws.vault], environment: env)
+        #expect(status.status == 0 && status.stdout.contains("\"failures\":1") && status.stdout.contains("\"usable\":true"), "\(status)")
+        #expect(!FileManager.default.fileExists(atPath: ws.vault + ".throttle"))
+        #expect(FileManager.default.fileExists(atPath: directory + "/" + name))
+        let right = try ws.run(["ls", "--vault", ws.vault, "--pin-file", ws.file("pin")], environment: env)
+        #expect(right.status == 0, "\(right)")
     }
 }
