@@ -48,29 +48,74 @@ package enum PrivateDirectory {
 
     /// Where a writer takes the lock of the vault whose canonical path is `canonicalPath`:
     /// `lock-<h>`, `h` the first 16 hex digits of BLAKE2b-256 of that path (the agent's socket
-    /// is named from the same digest).
+    /// is named from the same digest). Built in one allocation: every writer's open pays it.
     package static func lockPath(forVault canonicalPath: String) throws -> String {
-        try path() + "/lock-" + digest(of: canonicalPath)
+        let directory = try cachedPath()
+        var path = ""
+        path.reserveCapacity(directory.utf8.count + 6 + 16)
+        path += directory
+        path += "/lock-"
+        appendDigest(of: canonicalPath, to: &path)
+        return path
     }
 
     /// The first 16 hex digits of BLAKE2b-256 of `canonicalPath`: one name per vault file.
     package static func digest(of canonicalPath: String) -> String {
-        Array(BLAKE2b.hash(Array(canonicalPath.utf8)).prefix(8)).lowercaseHex
+        var digest = ""
+        digest.reserveCapacity(16)
+        appendDigest(of: canonicalPath, to: &digest)
+        return digest
     }
+
+    /// Appends the digest's 16 hex digits, hashing on the stack.
+    static func appendDigest(of canonicalPath: String, to out: inout String) {
+        var path = canonicalPath
+        withUnsafeTemporaryAllocation(byteCount: 32, alignment: 1) { hash in
+            path.withUTF8 { BLAKE2b.hash(UnsafeRawBufferPointer($0), into: hash) }
+            for byte in hash.prefix(8) {
+                out.unicodeScalars.append(hexDigit(byte >> 4))
+                out.unicodeScalars.append(hexDigit(byte & 0x0f))
+            }
+        }
+    }
+
+    private static func hexDigit(_ value: UInt8) -> Unicode.Scalar {
+        Unicode.Scalar(value < 10 ? 0x30 + value : 0x57 + value)
+    }
+
+    /// `path()` for this process's environment, remembered with the `XDG_RUNTIME_DIR` it came
+    /// from and checked again (`lstat`) at each use, so a writer's open costs no allocation for it.
+    static func cachedPath() throws -> String {
+        let runtime = getenv("XDG_RUNTIME_DIR")
+        let remembered = cache.withLock { cache -> String? in
+            guard let cache else { return nil }
+            switch (cache.runtime, runtime) {
+            case (nil, nil): return cache.directory
+            case (let old?, let new?): return old.withCString { strcmp($0, new) == 0 } ? cache.directory : nil
+            default: return nil
+            }
+        }
+        if let remembered, isPrivateDirectory(remembered) { return remembered }
+        let directory = try path()
+        cache.withLock { $0 = (runtime.map { String(cString: $0) }, directory) }
+        return directory
+    }
+
+    private static let cache = Locked<(runtime: String?, directory: String)?>(nil)
 
     package static func environmentValue(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }
 
     /// Creates `directory` (0700) if missing, then checks it as `isPrivateDirectory` does.
-    static func ensurePrivate(_ directory: String, what: String) throws -> String {
+    static func ensurePrivate(_ directory: String, what: @autoclosure () -> String) throws -> String {
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
             let reason = String(cString: strerror(errno))
-            throw CofferError(.noPrivateDirectory, "cannot create \(what) \(directory): \(reason); set XDG_RUNTIME_DIR to a private directory")
+            throw CofferError(.noPrivateDirectory, "cannot create \(what()) \(directory): \(reason); set XDG_RUNTIME_DIR to a private directory")
         }
         guard isPrivateDirectory(directory) else {
             throw CofferError(.noPrivateDirectory,
-                "\(what) \(directory) is not a private directory of yours (a directory owned by you with mode 0700, not a link), so it is not used; remove it or set XDG_RUNTIME_DIR")
+                "\(what()) \(directory) is not a private directory of yours (a directory owned by you with mode 0700, not a link), so it is not used; remove it or set XDG_RUNTIME_DIR")
         }
         return directory
     }

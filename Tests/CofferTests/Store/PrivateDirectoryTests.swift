@@ -48,6 +48,15 @@ struct PrivateDirectoryTests {
         #expect(try resolve("") == path, "an empty variable counts as unset")
     }
 
+    /// spec/agent.md §2, format.md §10.1: the first 16 hex digits of BLAKE2b-256 of the path's UTF-8.
+    @Test func theDigestIsTheFirst16HexDigitsOfBLAKE2b() {
+        for path in ["/", "/home/ann/vault.coffer", "/tmp/Zürich Café ☕/v.coffer", String(repeating: "/x", count: 300)] {
+            let expected = Array(BLAKE2b.hash(Array(path.utf8)).prefix(8)).lowercaseHex
+            #expect(PrivateDirectory.digest(of: path) == expected, "\(path)")
+        }
+        #expect(PrivateDirectory.digest(of: "/home/ann/vault.coffer").count == 16)
+    }
+
     @Test func oneLockPerFileWhateverPathNamesIt() throws {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let fileSystem = POSIXFileSystem()
