@@ -16,7 +16,11 @@ let package = Package(
     // The oldest releases with Duration, Clock and Task.sleep(for:), which the unlock code needs.
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
+        // Everything an app or an AutoFill extension needs; parses no other manager's files.
         .library(name: "Coffer", targets: ["Coffer"]),
+        // Importers and exporters (CSV, JSON, KeePass XML, 1Password): the only target that links
+        // ZIPFoundation, FoundationXML and zlib.
+        .library(name: "CofferImport", targets: ["CofferImport"]),
         .executable(name: "coffer", targets: ["coffer"]),
         // Test doubles for apps' own tests: a manual clock and idle timer, an in-memory device-secret store.
         .library(name: "CofferTestSupport", targets: ["CofferTestSupport"]),
@@ -36,43 +40,67 @@ let package = Package(
         .systemLibrary(
             name: "CZlibInflate",
             providers: [.apt(["zlib1g-dev"])]),
+        // The core (Sources/Coffer): crypto, vault format, store, unlock, policy, generator, TOTP,
+        // merge, lookup. It imports only libsodium, zxcvbn-c, swift-crypto and the portable calls.
         .target(
             name: "Coffer",
-            dependencies: [
-                "CSodium", "CZxcvbn", "CZlibInflate", .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
-            ]),
+            dependencies: ["CSodium", "CZxcvbn", "CofferSystem", .product(name: "Crypto", package: "swift-crypto")]),
+        // The C library's calls under names of their own, for Linux and Darwin alike: the one place
+        // that picks Glibc or Darwin, so no other file qualifies a call with a platform module.
+        .target(name: "CofferSystem"),
+        // Other managers' files in and out (spec/cli.md §8): builds on the core's public and package API.
+        .target(
+            name: "CofferImport",
+            dependencies: ["Coffer", "CZlibInflate", .product(name: "ZIPFoundation", package: "ZIPFoundation")]),
+        // The agent (spec/agent.md): its wire protocol, the server the CLI runs as `coffer agent`,
+        // and the client side of the socket. Only the CLI uses it.
+        .target(name: "CofferAgent", dependencies: ["Coffer", "CofferSystem", "CProcess"]),
         .target(name: "CofferTestSupport", dependencies: ["Coffer", "CSodium"]),
         // Linux-desktop policy kept out of the core: device secrets in $XDG_RUNTIME_DIR (spec/unlock.md §2).
-        .target(name: "CofferDesktop", dependencies: ["Coffer"]),
+        .target(name: "CofferDesktop", dependencies: ["Coffer", "CofferSystem"]),
         // Starting other programs (clipboard tools, the CLI under test) without Foundation's
         // Process, which waits on pipes a forking child keeps open (spec/cli.md §4.7).
         .target(name: "CProcess"),
-        .target(name: "CofferProcess", dependencies: ["CProcess"]),
+        .target(name: "CofferProcess", dependencies: ["CProcess", "CofferSystem"]),
         .executableTarget(
             name: "coffer",
             dependencies: [
                 "Coffer",
+                "CofferImport",
+                "CofferAgent",
                 "CofferDesktop",
                 "CofferProcess",
+                "CofferSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // Child process for UnlockCrashTests: attempts wrong PINs until killed (spec/unlock.md §5.3).
-        .executableTarget(name: "coffer-pin-probe", dependencies: ["Coffer", "CofferDesktop"], path: "Tests/PINProbe"),
+        .executableTarget(name: "coffer-pin-probe", dependencies: ["Coffer", "CofferDesktop", "CofferSystem"], path: "Tests/PINProbe"),
+        // Tests, one target per module (each builds without the others' dependencies where it can),
+        // over shared fixtures: temporary directories, vector files, a simulated disk (Tests/Helpers).
+        .target(name: "CofferTestHelpers", dependencies: ["Coffer", "CofferTestSupport"], path: "Tests/Helpers"),
         .testTarget(
             name: "CofferTests",
             dependencies: [
-                "Coffer",
-                "CofferTestSupport",
-                "CofferDesktop",
-                "coffer",  // @testable: the exit-code table (spec/cli.md §5) is checked for every core code
-                "CofferFuzzSupport",
-                "CofferProcess",
+                "Coffer", "CofferTestSupport", "CofferTestHelpers", "CofferDesktop", "CofferProcess",
+                "CofferFuzzSupport",  // the spec's reference writer for the format vectors
                 .product(name: "PropertyBased", package: "swift-property-based"),
-            ],
-            exclude: ["Import/Fixtures"]),  // export files read by path (cofferRepositoryRoot), not bundled
+            ]),
+        .testTarget(
+            name: "CofferImportTests",
+            dependencies: ["Coffer", "CofferImport", "CofferTestSupport", "CofferTestHelpers", "CofferFuzzSupport"],
+            exclude: ["Fixtures"]),  // export files read by path (Repository.url), not bundled
+        .testTarget(name: "CofferAgentTests", dependencies: ["Coffer", "CofferAgent", "CofferTestHelpers"]),
+        .testTarget(name: "CofferFuzzTests", dependencies: ["Coffer", "CofferImport", "CofferFuzzSupport", "CofferTestHelpers"]),
+        // The CLI, run as a user runs it: installed, by name, through a pseudo-terminal (spec/cli.md).
+        .testTarget(
+            name: "CofferCLITests",
+            dependencies: [
+                "Coffer", "CofferImport", "CofferTestSupport", "CofferTestHelpers", "CofferDesktop", "CofferProcess",
+                "coffer",  // @testable: the exit-code table (spec/cli.md §5) is checked for every core code
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]),
         // Fuzzing (Fuzz/README.md): harnesses shared by the libFuzzer executables and `swift test`.
-        .target(name: "CofferFuzzSupport", dependencies: ["Coffer", "CofferTestSupport"], path: "Fuzz/Support"),
+        .target(name: "CofferFuzzSupport", dependencies: ["Coffer", "CofferImport", "CofferAgent", "CofferTestSupport"], path: "Fuzz/Support"),
         .executableTarget(name: "FuzzVaultReader", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzVaultReader"),
         .executableTarget(name: "FuzzVaultRecords", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzVaultRecords"),
         .executableTarget(name: "FuzzItemDecoder", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzItemDecoder"),

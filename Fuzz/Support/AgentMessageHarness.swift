@@ -1,4 +1,5 @@
 @_spi(CofferInternals) import Coffer
+import CofferAgent
 
 /// FuzzAgentMessage: the bytes as a request frame and as a reply frame for the agent's socket
 /// (spec/agent.md §3), the decoder that faces other processes. Invariants: decoding never traps;

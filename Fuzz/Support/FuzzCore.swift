@@ -1,3 +1,4 @@
+import CofferImport
 @_spi(CofferInternals) import Coffer
 
 /// A broken invariant: the parser accepted something it should not have, disagreed with itself,

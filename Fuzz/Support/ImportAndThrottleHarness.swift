@@ -1,4 +1,5 @@
 @_spi(CofferInternals) import Coffer
+import CofferImport
 
 /// Checks shared by the import harnesses: every imported item can be stored as it is.
 enum ImportedItems {

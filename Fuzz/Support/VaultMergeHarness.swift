@@ -1,4 +1,5 @@
 @_spi(CofferInternals) import Coffer
+import CofferTestSupport
 
 /// FuzzVaultMerge (spec/merge.md): two authentic copies of one vault, changed apart by a script
 /// the input spells, merged. Invariants: the merge never traps and throws nothing; the result

@@ -5,9 +5,11 @@
 /// contains a secret: no password, PIN, key or decrypted byte ever reaches it.
 public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A stable identifier for a class of failure. Raw values never change once released.
-    public struct Code: Hashable, Sendable, RawRepresentable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The stable text of the code ("store.vault-busy"), as the CLI prints it.
         public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
+        /// Only the library creates codes, so every code a caller meets is one of the constants below.
+        init(rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
         // Crypto (spec/crypto.md §6)

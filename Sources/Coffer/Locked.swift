@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferSystem
 
 /// A tiny pthread mutex, to keep the core free of Foundation-only locking.
 package final class Lock: @unchecked Sendable {

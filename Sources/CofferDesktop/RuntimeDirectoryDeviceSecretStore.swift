@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferSystem
 @_spi(CofferInternals) import Coffer
 
 /// The CLI's store: one 0600 file per vault in a 0700 directory under `$XDG_RUNTIME_DIR`, which

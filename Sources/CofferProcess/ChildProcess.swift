@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferSystem
 import CProcess
 
 /// Starts another program with `posix_spawn` and waits for the program itself, not for its pipes.

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferSystem
 
 /// The file this process runs, for starting itself again (the agent; spec/agent.md §2).
 ///

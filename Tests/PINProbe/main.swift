@@ -4,11 +4,7 @@
 // Every guess starts with 9, so it can never be the test's PIN; guesses never reach the output.
 @_spi(CofferInternals) import Coffer
 import CofferDesktop
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferSystem
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3 else {

@@ -19,10 +19,6 @@ public struct KDFParameters: Hashable, Sendable, CustomStringConvertible {
     public static let moderate = KDFParameters(iterations: 3, memoryKiB: 256 * 1024)
     /// libsodium's SENSITIVE: 4 passes, 1 GiB.
     public static let sensitive = KDFParameters(iterations: 4, memoryKiB: 1024 * 1024)
-    /// The cheapest setting the bounds allow. For tests, fuzzing and benchmarks that measure
-    /// everything but the KDF; never offered to users.
-    public static let minimal = KDFParameters(iterations: 1, memoryKiB: 8)
-
     /// Accepted passes: libsodium's minimum for Argon2id is 1; more than 16 would make an unlock
     /// take tens of seconds even at 1 GiB, so a file asking for more is refused.
     public static let iterationBounds: ClosedRange<UInt32> = 1...16

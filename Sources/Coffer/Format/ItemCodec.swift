@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferSystem
 
 /// The item encoding of spec/format.md §6: a fixed prefix, then tagged fields in ascending tag order.
 package enum ItemCodec {
@@ -380,7 +376,7 @@ package enum ItemCodec {
 
     /// Validates UTF-8 without building a string (so secrets are not copied). ASCII, by far the
     /// common case, is checked eight bytes at a time; the rest goes through the strict decoder.
-    static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var index = 0
         while index + 8 <= bytes.count, bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
             index += 8

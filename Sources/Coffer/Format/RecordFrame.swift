@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferSystem
 
 /// Record frames and their plaintext (spec/format.md §5).
 enum RecordType: UInt8, Sendable {

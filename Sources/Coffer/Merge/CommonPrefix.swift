@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferSystem
 
 /// spec/merge.md §2: how far two copies of one log agree. Two logs with the same `log_id` that
 /// hold the same frame bytes up to some point share that history exactly (each frame is sealed

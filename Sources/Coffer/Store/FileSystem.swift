@@ -1,24 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
-// The C library's open/close/rename under names of their own: inside the types below the plain
-// names mean their methods, and a call qualified with the Linux module name would not build on Darwin.
-private func systemOpen(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 { open(path, flags, mode) }
-@discardableResult private func systemClose(_ fd: Int32) -> Int32 { close(fd) }
-private func systemRename(_ source: String, _ destination: String) -> Int32 { rename(source, destination) }
-
-/// Makes a file's data durable: `fdatasync` on Linux; on Darwin `F_FULLFSYNC`, since there
-/// `fsync` only reaches the drive's cache (spec/format.md §8).
-private func durableSync(_ fd: Int32) -> Bool {
-#if canImport(Darwin)
-    return fcntl(fd, F_FULLFSYNC) == 0
-#else
-    return fdatasync(fd) == 0
-#endif
-}
+import CofferSystem
 
 /// The store's only way to touch files: a small seam so tests can fail or cut any write, sync
 /// or rename (spec/format.md §8) and an app can add platform specifics (file protection classes).
@@ -94,7 +74,7 @@ package struct POSIXFileSystem: VaultFileSystem {
     /// rewrite (compaction, password change) renames a new file over this name, which would leave
     /// the other names on the old copy.
     package func open(_ path: String, writable: Bool) throws -> any VaultFileHandle {
-        let fd = systemOpen(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK)
+        let fd = SystemCall.open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             if errno == ENOENT { throw CofferError(.vaultMissing, "no vault at \(path)") }
             throw POSIXFileSystem.error("cannot open \(path)")
@@ -102,15 +82,15 @@ package struct POSIXFileSystem: VaultFileSystem {
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             let error = POSIXFileSystem.error("cannot stat \(path)")
-            systemClose(fd)
+            SystemCall.close(fd)
             throw error
         }
         if (info.st_mode & S_IFMT) != S_IFREG {
-            systemClose(fd)
+            SystemCall.close(fd)
             throw CofferError(.unsupportedFile, "\(path) is not a regular file (a FIFO, device or directory cannot be a vault)")
         }
         if writable && info.st_nlink > 1 {
-            systemClose(fd)
+            SystemCall.close(fd)
             throw CofferError(.unsupportedFile, "\(path) has \(info.st_nlink) hard links; Coffer replaces the file when it compacts or changes the password, which would split them: keep one name and use a symbolic link for the others")
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
@@ -118,7 +98,7 @@ package struct POSIXFileSystem: VaultFileSystem {
     }
 
     package func create(_ path: String) throws -> any VaultFileHandle {
-        let fd = systemOpen(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        let fd = SystemCall.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             if errno == EEXIST { throw CofferError(.vaultExists, "\(path) already exists") }
             throw POSIXFileSystem.error("cannot create \(path)")
@@ -127,7 +107,7 @@ package struct POSIXFileSystem: VaultFileSystem {
     }
 
     package func rename(_ source: String, to destination: String) throws {
-        guard systemRename(source, destination) == 0 else { throw POSIXFileSystem.error("cannot rename \(source) to \(destination)") }
+        guard SystemCall.rename(source, destination) == 0 else { throw POSIXFileSystem.error("cannot rename \(source) to \(destination)") }
     }
 
     package func remove(_ path: String) { unlink(path) }
@@ -136,9 +116,9 @@ package struct POSIXFileSystem: VaultFileSystem {
 
     package func syncDirectory(containing path: String) throws {
         let directory = POSIXFileSystem.directory(of: path)
-        let fd = systemOpen(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let fd = SystemCall.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw POSIXFileSystem.error("cannot open directory \(directory)") }
-        defer { systemClose(fd) }
+        defer { SystemCall.close(fd) }
         guard fsync(fd) == 0 else { throw POSIXFileSystem.error("cannot sync directory \(directory)") }
     }
 
@@ -154,13 +134,13 @@ package struct POSIXFileSystem: VaultFileSystem {
     }
 
     package func lockExclusively(_ path: String) throws -> any VaultLockHandle {
-        let fd = systemOpen(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let fd = SystemCall.open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw POSIXFileSystem.error("cannot open lock file \(path)") }
         return try Self.flockExclusively(fd, path: path)
     }
 
     package func lockExistingFile(_ path: String) throws -> any VaultLockHandle {
-        let fd = systemOpen(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        let fd = SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             if errno == ENOENT { throw CofferError(.vaultMissing, "no vault at \(path)") }
             throw POSIXFileSystem.error("cannot open \(path)")
@@ -171,7 +151,7 @@ package struct POSIXFileSystem: VaultFileSystem {
     private static func flockExclusively(_ fd: Int32, path: String) throws -> any VaultLockHandle {
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let busy = errno == EWOULDBLOCK
-            systemClose(fd)
+            SystemCall.close(fd)
             if busy { throw CofferError(.vaultBusy, "vault is busy: another process is writing to it; try again when it has finished") }
             throw POSIXFileSystem.error("cannot lock \(path)")
         }
@@ -280,11 +260,11 @@ final class POSIXFileHandle: VaultFileHandle {
     }
 
     func sync() throws {
-        guard durableSync(fd) else { throw POSIXFileSystem.error("cannot sync \(path)") }
+        guard SystemCall.durableSync(fd) else { throw POSIXFileSystem.error("cannot sync \(path)") }
     }
 
     func close() {
-        if fd >= 0 { systemClose(fd); fd = -1 }
+        if fd >= 0 { SystemCall.close(fd); fd = -1 }
     }
 
     func nextDataOffset(from offset: Int) -> Int? {
@@ -305,6 +285,6 @@ final class POSIXLock: VaultLockHandle {
     init(fd: Int32) { self.fd = fd }
     deinit { unlock() }
     func unlock() {
-        if fd >= 0 { flock(fd, LOCK_UN); systemClose(fd); fd = -1 }
+        if fd >= 0 { flock(fd, LOCK_UN); SystemCall.close(fd); fd = -1 }
     }
 }

@@ -16,7 +16,7 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
     }
 
     /// Reads the 16 bytes at the start of `bytes`; nil if there are fewer.
-    init?(bytes: UnsafeRawBufferPointer) {
+    package init?(bytes: UnsafeRawBufferPointer) {
         guard bytes.count >= 16 else { return nil }
         self.init(unchecked: bytes)
     }
@@ -370,6 +370,20 @@ public struct ItemSummary: Sendable, Equatable, Identifiable {
     public var created: Timestamp
     public var modified: Timestamp
     public var hasPassword: Bool
+
+    /// For the agent's replies (spec/agent.md §3), which carry summaries to the CLI.
+    package init(id: ItemID, kind: ItemKind, title: String, username: String? = nil, urls: [String], tags: [String],
+                 created: Timestamp, modified: Timestamp, hasPassword: Bool) {
+        self.id = id
+        self.kind = kind
+        self.title = title
+        self.username = username
+        self.urls = urls
+        self.tags = tags
+        self.created = created
+        self.modified = modified
+        self.hasPassword = hasPassword
+    }
 
     /// Case- and accent-insensitive substring match on title, username, URLs and tags
     /// (`SearchText`, spec/cli.md §4.0).

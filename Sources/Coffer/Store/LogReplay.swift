@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferSystem
 import Dispatch
 
 /// Replays a vault's record log into an `ItemIndex` (spec/format.md §7 step 9).

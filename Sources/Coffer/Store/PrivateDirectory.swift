@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferSystem
 
 /// The per-user private directory for what belongs to this machine and this user, never to the
 /// vault: writer locks and the agent's sockets (spec/format.md §10.1, spec/agent.md §2).

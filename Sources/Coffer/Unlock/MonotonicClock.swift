@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferSystem
 
 /// A point in boot-relative time: which boot, and how long since it (spec/unlock.md §5.5).
 /// Waits are measured on this, never on the wall clock, so setting the date does not shorten them.

@@ -1,3 +1,4 @@
+import CofferAgent
 import Foundation
 import ArgumentParser
 @_spi(CofferInternals) import Coffer

@@ -1,8 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferImport
+import CofferSystem
 import Foundation
 import ArgumentParser
 @_spi(CofferInternals) import Coffer

@@ -1,9 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferSystem
 @_spi(CofferInternals) import Coffer
 
 enum Files {
@@ -33,7 +29,7 @@ enum Files {
                 secureZero(&buffer)
                 buffer = bigger
             }
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
+            let n = buffer.withUnsafeMutableBytes { SystemCall.read(fd, $0.baseAddress! + count, $0.count - count) }
             if n < 0 && errno == EINTR { continue }
             if n < 0 { secureZero(&buffer); throw CLIError(Exit.ioError, "cannot read the \(what) \(path): \(String(cString: strerror(errno)))") }
             if n == 0 { break }

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferSystem
 @_spi(CofferInternals) import Coffer
 import CofferProcess
 import Foundation

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferSystem
 @_spi(CofferInternals) import Coffer
 import CofferProcess
 
@@ -77,7 +73,7 @@ enum LiveSecretEntry {
         try redraw()
         var byte: UInt8 = 0
         while true {
-            let n = Glibc.read(screen.fd, &byte, 1)
+            let n = SystemCall.read(screen.fd, &byte, 1)
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { throw CLIError(Exit.interrupted, "cancelled: the \(what) was not set") }
             warning = nil
@@ -174,7 +170,7 @@ enum LiveSecretEntry {
             var byte: UInt8 = 0
             var drained = 0
             repeat {
-                guard Glibc.read(fd, &byte, 1) == 1 else { break }
+                guard SystemCall.read(fd, &byte, 1) == 1 else { break }
                 drained += 1
                 poller.revents = 0
             } while drained < 8 && !(byte >= 0x40 && byte <= 0x7E && drained > 1) && poll(&poller, 1, 5) == 1

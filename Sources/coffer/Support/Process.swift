@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferSystem
 
 func fflushAll() { fflush(nil) }
 func _exitProcess(_ code: Int32) -> Never { exit(code) }

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import CofferSystem
 @_spi(CofferInternals) import Coffer
 
 /// Secret input (spec/cli.md §3): from a file's first line, or from an echo-off prompt on
@@ -25,7 +21,7 @@ enum SecretInput {
         var count = 0
         var lineEnd: Int?
         while count < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
+            let n = buffer.withUnsafeMutableBytes { SystemCall.read(fd, $0.baseAddress! + count, $0.count - count) }
             if n < 0 && errno == EINTR { continue }
             if n < 0 { throw CLIError(Exit.ioError, "cannot read the \(what) file \(path): \(String(cString: strerror(errno)))") }
             if n == 0 { break }
@@ -141,7 +137,7 @@ enum SecretInput {
         var count = 0
         var byte: UInt8 = 0
         while true {
-            let n = Glibc.read(fd, &byte, 1)
+            let n = SystemCall.read(fd, &byte, 1)
             if n < 0 && errno == EINTR { continue }
             if n <= 0 || byte == 10 { break }
             if count < buffer.count { buffer[count] = byte; count += 1 }

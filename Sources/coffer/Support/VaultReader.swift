@@ -1,3 +1,4 @@
+import CofferAgent
 @_spi(CofferInternals) import Coffer
 
 /// What the reading commands (`show`, `ls`, `clip`, `totp`) read through (spec/agent.md §3.1):

@@ -1,3 +1,4 @@
+@testable import CofferTestHelpers
 import Testing
 import PropertyBased
 @_spi(CofferInternals) @testable import Coffer

@@ -1,3 +1,4 @@
+@testable import CofferTestHelpers
 import Testing
 @_spi(CofferInternals) @testable import Coffer
 

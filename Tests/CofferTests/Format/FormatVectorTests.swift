@@ -1,3 +1,4 @@
+@testable import CofferTestHelpers
 import Foundation
 import Testing
 @_spi(CofferInternals) @testable import Coffer

@@ -1,3 +1,4 @@
+@testable import CofferTestHelpers
 import Foundation
 import Testing
 @_spi(CofferInternals) @testable import Coffer
@@ -9,7 +10,7 @@ import Testing
     /// The lines of a text file as the generator reads them (Python's `splitlines()`): a blank
     /// line inside the file is a line; the newline that ends the file does not start another.
     func textLines(_ name: String) throws -> [String] {
-        let url = cofferRepositoryRoot().appendingPathComponent("scripts/policy-data/\(name)")
+        let url = Repository.root.appendingPathComponent("scripts/policy-data/\(name)")
         var lines = try String(contentsOf: url, encoding: .utf8)
             .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         if lines.last == "" { lines.removeLast() }

@@ -1,3 +1,4 @@
+@testable import CofferTestHelpers
 import Dispatch
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+@testable import CofferTestHelpers
 import Foundation
 import Testing
 import PropertyBased

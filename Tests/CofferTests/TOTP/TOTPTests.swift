@@ -1,3 +1,4 @@
+@testable import CofferTestHelpers
 import CofferProcess
 import Foundation
 import Testing

@@ -1,0 +1,133 @@
+import CofferSystem
+@_spi(CofferInternals) import Coffer
+
+/// The agent's open, read-only copy of the vault (spec/agent.md §3.1), so `show` and `ls` skip
+/// replaying the log. Before every answer it compares the file at the path with the one it
+/// read (device, inode, size, change times): an append by another process, a merge, a sync
+/// tool's replacement or a rekey makes it reopen with the key, so an answer always reflects the
+/// file as it is now. It never writes the file and never takes the writers' lock.
+package final class AgentVaultView {
+    let path: String
+    private let key: SecureBytes
+    private var vault: Vault?
+    private var openedFile: FileIdentity?
+    /// Every item's summary, in the index's order (`ItemLookup.find` does not depend on order).
+    private var listed: [ItemSummary] = []
+    /// Positions in `listed`, in natural order by service, as `coffer ls` prints; computed
+    /// when a listing first needs it.
+    private var naturalOrder: [Int]?
+    /// The items' search text folded once per version of the file, when a search first needs it.
+    private var searchIndex: SearchIndex?
+    /// The reply to a plain `coffer ls` (every item), encoded once per version of the file.
+    private var everything: [UInt8]?
+
+    init(path: String, key: SecureBytes) {
+        self.path = path
+        self.key = key
+    }
+
+    /// What identifies one version of the file: a write changes the size or a time; a
+    /// replacement (rename) changes the inode.
+    struct FileIdentity: Equatable {
+        var device: UInt64, inode: UInt64, size: Int64
+        var modified: timespec, changed: timespec
+
+        static func == (a: FileIdentity, b: FileIdentity) -> Bool {
+            a.device == b.device && a.inode == b.inode && a.size == b.size
+                && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec
+                && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
+        }
+
+        init?(path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            #if canImport(Darwin)
+            modified = info.st_mtimespec
+            changed = info.st_ctimespec
+            #else
+            modified = info.st_mtim
+            changed = info.st_ctim
+            #endif
+        }
+    }
+
+    /// The reply frame to a read request (`find`, `list`, `item`); `refused` when the file
+    /// cannot be opened with the key now (gone, rekeyed, replaced, damaged): the command then
+    /// opens the file itself and reports what is wrong exactly as without an agent. An item
+    /// reply holds secrets: the caller wipes it.
+    func answer(_ request: AgentMessage.Request) -> [UInt8] {
+        guard let vault = current() else { return AgentMessage.encode(.refused) }
+        switch request {
+        case .find(_, let query): return AgentMessage.encode(.found(ItemLookup.find(query, in: listed, index: index)))
+        case .list(_, "", nil):
+            if everything == nil { everything = AgentMessage.encode(.summaries(natural().map { listed[$0] })) }
+            return everything!
+        case .list(_, let query, let tag):
+            let needle = SearchText.folded(query)
+            let index = index()
+            let matching = natural().filter { index.matches($0, folded: needle) && listed[$0].hasTag(tag) }
+            return AgentMessage.encode(.summaries(matching.map { listed[$0] }))
+        case .item(_, let id):
+            guard let item = try? vault.get(id), var encoded = try? ItemCodec.encode(item) else { return AgentMessage.encode(.refused) }
+            defer { secureZero(&encoded) }
+            return AgentMessage.encode(item: encoded)
+        case .status, .key, .lock: return AgentMessage.encode(.refused)
+        }
+    }
+
+    /// The vault as the file is now, opened again if the file changed since it was read: when
+    /// it only grew (same inode), just the appended frames are read; otherwise all of it.
+    private func current() -> Vault? {
+        // Taken before reading: a write during the read leaves a newer identity, so the next
+        // request reads again.
+        guard let identity = FileIdentity(path: path) else {
+            close()
+            return nil
+        }
+        if let vault, identity == openedFile { return vault }
+        var opened: Vault?
+        if let vault, let previous = openedFile, identity.device == previous.device, identity.inode == previous.inode,
+           identity.size > previous.size {
+            opened = try? vault.reopenedAfterAppends(vaultKey: key)
+        }
+        close()
+        if opened == nil { opened = try? Vault.open(at: path, vaultKey: key, mode: .readOnly) }
+        guard let opened, let summaries = try? opened.unsortedSummaries() else {
+            opened?.close()
+            return nil
+        }
+        vault = opened
+        openedFile = identity
+        listed = summaries
+        return opened
+    }
+
+    private func natural() -> [Int] {
+        if let naturalOrder { return naturalOrder }
+        // Equal titles by id, as `Vault.list()` orders them.
+        let byID = listed.indices.sorted { listed[$0].id < listed[$1].id }
+        let order = NaturalOrder.order(byID.map { listed[$0] }, by: \.title).map { byID[$0] }
+        naturalOrder = order
+        return order
+    }
+
+    private func index() -> SearchIndex {
+        if let searchIndex { return searchIndex }
+        let built = SearchIndex(listed)
+        searchIndex = built
+        return built
+    }
+
+    func close() {
+        vault?.close()
+        vault = nil
+        openedFile = nil
+        listed = []
+        naturalOrder = nil
+        searchIndex = nil
+        everything = nil
+    }
+}

@@ -1,0 +1,218 @@
+@_spi(CofferInternals) import Coffer
+import Foundation
+
+/// The export formats `coffer import` reads (spec/cli.md §8).
+public enum ImportFormat: String, CaseIterable, Sendable {
+    case keepassxcCSV = "keepassxc-csv"
+    case bitwardenCSV = "bitwarden-csv"
+    case bitwardenJSON = "bitwarden-json"
+    case keepassXML = "keepass-xml"
+    case onePasswordCSV = "1password-csv"
+    case lastPassCSV = "lastpass-csv"
+    case chromeCSV = "chrome-csv"
+    case firefoxCSV = "firefox-csv"
+    case buttercupCSV = "buttercup-csv"
+    case cofferJSON = "coffer-json"
+    case onePassword1PUX = "1password-1pux"
+    case onePassword1PIF = "1password-1pif"
+    case csv = "csv"
+}
+
+/// A row or entry of an import file that was not imported, and why. Never holds field values.
+public struct SkippedEntry: Sendable, Equatable, CustomStringConvertible {
+    public enum Position: Sendable, Equatable {
+        /// The 1-based line a CSV record starts on.
+        case line(Int)
+        /// The 1-based position of an entry in a JSON export's `items` (a 1PUX: across all
+        /// vaults, in file order; a 1PIF: among its entries, folders included), or of an
+        /// `<Entry>` (not counting history versions) in a KeePass XML export.
+        case item(Int)
+        /// A file inside an archive export (a 1PUX attachment no item refers to).
+        case file(String)
+    }
+
+    public let position: Position
+    public let reason: String
+
+    public init(_ position: Position, _ reason: String) {
+        self.position = position
+        self.reason = reason
+    }
+
+    public var description: String {
+        switch position {
+        case .line(let n): return "line \(n): \(reason)"
+        case .item(let n): return "item \(n): \(reason)"
+        case .file(let path): return "file \(path): \(reason)"
+        }
+    }
+}
+
+/// What an import file held: the items to add, what was left out, and where values without a
+/// dedicated place went (spec/cli.md §8: an import never drops a value without saying so).
+public struct ImportResult: Sendable {
+    public var items: [Item]
+    /// Rows, entries or single values (an attachment) not imported, each with where and why.
+    public var skipped: [SkippedEntry]
+    /// Source names (a column, a JSON key, a KeePass string) whose values went into a custom
+    /// field of the same name, with how many items got one.
+    public var keptAsFields: [String: Int]
+    /// Source names whose values were appended to an item's notes, with how many items.
+    public var keptInNotes: [String: Int]
+    /// Items imported per kind in the source ("login", "note", "card", "identity", …).
+    public var kinds: [String: Int]
+    /// Source names not imported on purpose because they hold no user data (an icon number, a
+    /// favourite flag), with why: listed in the summary, so nothing goes unmentioned.
+    public var ignored: [String: String] = [:]
+    /// Rows or entries that describe structure, not items (NordPass folder rows), by what they
+    /// are: their names live on as tags of the items inside.
+    public var structural: [String: Int] = [:]
+
+    public init(items: [Item] = [], skipped: [SkippedEntry] = [], keptAsFields: [String: Int] = [:],
+                keptInNotes: [String: Int] = [:], kinds: [String: Int] = [:]) {
+        self.items = items
+        self.skipped = skipped
+        self.keptAsFields = keptAsFields
+        self.keptInNotes = keptInNotes
+        self.kinds = kinds
+    }
+
+    /// Adds an item (after `Importer.storable`) counted under its source kind.
+    mutating func append(_ item: Item, kind: String) {
+        items.append(item)
+        kinds[kind, default: 0] += 1
+    }
+
+    /// Records that one item got the value of `source` as a custom field.
+    mutating func keptAsField(_ source: String) { keptAsFields[source, default: 0] += 1 }
+
+    /// Records that one item got the value of `source` appended to its notes.
+    mutating func keptInNotes(_ source: String) { keptInNotes[source, default: 0] += 1 }
+
+    /// Whether anything was left out: rows, entries or single values (not `ignored` names).
+    public var isComplete: Bool { skipped.isEmpty }
+}
+
+/// Parses password-manager exports into items (spec/cli.md §8). Pure: bytes in, items out; a
+/// whole-file problem throws `import.invalid-file`, a bad row or entry is skipped with a reason.
+public enum Importer {
+    /// Largest import file accepted.
+    public static let maximumFileBytes = 64 << 20
+
+    /// Parses an export file's bytes; `now` stamps items the export gives no times for.
+    public static func parse(_ bytes: [UInt8], format: ImportFormat, now: Timestamp = .now()) throws -> ImportResult {
+        try parse(bytes, format: format, limits: .default, now: now)
+    }
+
+    /// `parse(_:format:now:)` with the CSV reader's limits lowered (tests of the bounds).
+    package static func parse(_ bytes: [UInt8], format: ImportFormat, limits: CSVReader.Limits,
+                              now: Timestamp = .now()) throws -> ImportResult {
+        guard bytes.count <= maximumFileBytes else {
+            throw CofferError(.invalidImport, "the file is larger than \(maximumFileBytes >> 20) MiB")
+        }
+        switch format {
+        case .bitwardenJSON: return try BitwardenJSON.parse(bytes, now: now)
+        case .keepassXML: return try KeePassXML.parse(bytes, now: now)
+        case .cofferJSON: return try CofferJSON.parse(bytes)
+        case .onePassword1PUX: return try OnePassword1PUX.parse(bytes, now: now)
+        case .onePassword1PIF: return try OnePassword1PIF.parse(bytes, now: now)
+        case .keepassxcCSV, .bitwardenCSV, .onePasswordCSV, .lastPassCSV, .chromeCSV, .firefoxCSV, .buttercupCSV, .csv:
+            return try CSVImport.parse(bytes, dialect: CSVDialect.dialect(for: format)!, limits: limits, now: now)
+        }
+    }
+
+    /// Field text as UTF-8, or nil when the bytes are not valid UTF-8.
+    static func decode(_ bytes: [UInt8]) -> String? {
+        String(validUTF8: bytes)
+    }
+
+    /// ISO 8601 with or without fractional seconds, or a Unix time in digits (12 or more digits:
+    /// milliseconds, as Firefox writes; fewer: seconds); nil when unreadable. Uses Coffer's own
+    /// strict parser: Foundation's ISO8601DateFormatter (ICU) crashed with SIGFPE on a 60-digit
+    /// fraction (Fuzz/FailCases/FuzzImportBitwardenJSON/icu-long-fraction).
+    static func timestamp(_ text: String) -> Timestamp? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if !trimmed.isEmpty, trimmed.utf8.count <= 15, trimmed.utf8.allSatisfy({ (48...57).contains($0) }), let value = Int64(trimmed) {
+            return Timestamp(millisecondsSince1970: trimmed.utf8.count >= 12 ? value : value * 1000)
+        }
+        return Timestamp(iso8601: trimmed)
+    }
+
+    /// Tags from a list cell: split on `,` and `;`, trimmed, empty ones and duplicates dropped.
+    static func tags(_ text: String) -> [String] {
+        var seen = Set<String>()
+        return text.split(whereSeparator: { $0 == "," || $0 == ";" })
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && seen.insert($0).inserted }
+    }
+
+    /// The item's name: the title, else the URL, else the username; nil when all are empty.
+    static func title(_ title: String?, url: String?, username: String?) -> String? {
+        for candidate in [title, url, username] {
+            if let c = candidate, !c.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return c }
+        }
+        return nil
+    }
+
+    static func nonEmpty(_ text: String?) -> String? { text.flatMap { $0.isEmpty ? nil : $0 } }
+
+    /// The item, or a skipped row when a vault could not store it (over 512 fields or over the
+    /// 1 MiB item bound, spec/format.md §9): otherwise the whole import's batch would fail.
+    static func storable(_ item: Item) throws -> Item {
+        do {
+            var encoded = try ItemCodec.encode(item)
+            secureZero(&encoded)
+        } catch let error as CofferError {
+            throw CSVImport.RowError(reason: "too large for a vault item: \(error.reason)")
+        }
+        return item
+    }
+}
+
+
+/// `--from` left out: which format a file is (spec/cli.md §8.10). Decided by structure only (magic
+/// bytes, a JSON key, the CSV header's names), never by a value.
+extension Importer {
+    public static func detect(_ bytes: [UInt8]) throws -> ImportFormat {
+        if OnePassword1PUX.looksLike(bytes) { return .onePassword1PUX }
+        let head = Array(bytes.prefix(64 << 10))
+        var start = head.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        while start < head.count, [0x20, 0x09, 0x0A, 0x0D].contains(head[start]) { start += 1 }
+        let text = String(decoding: head[start...], as: UTF8.self)
+        if head[start...].first == UInt8(ascii: "<") {
+            if KeePassXML.looksLike(bytes) { return .keepassXML }
+            throw CofferError(.invalidImport, "an XML file, but not a KeePass 2 / KeePassXC export; name the format with --from")
+        }
+        if head[start...].first == UInt8(ascii: "{") {
+            if text.contains("\"\(CofferJSON.formatName)\"") { return .cofferJSON }
+            // 1PIF: JSON objects separated by a fixed line (checked after Coffer's own export,
+            // whose notes could quote that line).
+            if OnePassword1PIF.looksLike(head) { return .onePassword1PIF }
+            if text.contains("\"items\"") && (text.contains("\"encrypted\"") || text.contains("\"folders\"") || text.contains("\"collections\"")) {
+                return .bitwardenJSON
+            }
+            throw CofferError(.invalidImport, "a JSON file, but not a Bitwarden, 1Password (1PIF) or Coffer export; name the format with --from")
+        }
+        let rows = CSVReader(limits: CSVReader.Limits(maximumRows: 1)).rows(Array(head[start...]))
+        guard case .record(_, let fields)? = rows.first else {
+            throw CofferError(.invalidImport, "cannot tell the file's format (no readable CSV header); name it with --from")
+        }
+        let names = Set(fields.map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespaces).lowercased() })
+        let candidates = CSVDialect.all.filter { dialect in
+            guard !dialect.signature.isEmpty, dialect.signature.isSubset(of: names) else { return false }
+            guard dialect.exactHeader else { return true }
+            let known = Set(dialect.names.values.joined()).union(dialect.ignored.keys)
+            return names.isSubset(of: known)
+        }
+        if candidates.count == 1 { return candidates[0].format }
+        // Buttercup's `!group_id` and `!group_name` are names no other export writes: a custom
+        // property that happens to be named like another dialect's column does not make it ambiguous.
+        if let buttercup = candidates.first(where: { $0.format == .buttercupCSV }) { return buttercup.format }
+        if candidates.count > 1 {
+            throw CofferError(.invalidImport, "the header fits \(candidates.map(\.format.rawValue).joined(separator: " and ")); name the format with --from")
+        }
+        if CSVDialect.generic.names[.title]!.contains(where: names.contains) { return .csv }
+        throw CofferError(.invalidImport,
+            "cannot tell the file's format: the header names no title column; name it with --from (\(ImportFormat.allCases.map(\.rawValue).joined(separator: ", ")))")
+    }
+}

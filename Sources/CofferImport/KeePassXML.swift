@@ -1,0 +1,601 @@
+@_spi(CofferInternals) import Coffer
+import CZlibInflate
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// KeePass 2 / KeePassXC XML exports (`keepassxc-cli export -f xml`, KeePass "KeePass XML (2.x)"),
+/// spec/cli.md §8.14. The XML is read with Foundation's event-based `XMLParser` (libxml2) after a
+/// byte scan that refuses any DTD (`<!DOCTYPE`, `<!ENTITY`: no entity expansion, no external
+/// entities) and any encoding but UTF-8; only the values the mapping needs are kept while reading.
+enum KeePassXML {
+    /// Deepest element nesting accepted (KeePass writes about 6 levels plus one per group level).
+    static let maximumDepth = 128
+    /// Largest attachment kept as a custom field (`attachment:<name>`) when it is UTF-8 text.
+    static let maximumTextAttachment = 64 << 10
+
+    /// A cheap check of the first 4 KiB for `<KeePassFile`.
+    static func looksLike(_ bytes: [UInt8]) -> Bool {
+        let marker = Array("<KeePassFile".utf8)
+        let head = bytes.prefix(4096)
+        guard head.count >= marker.count else { return false }
+        for start in head.startIndex...(head.endIndex - marker.count)
+            where head[start] == marker[0] && head[start..<(start + marker.count)].elementsEqual(marker) {
+            return true
+        }
+        return false
+    }
+
+    static func parse(_ bytes: [UInt8], now: Timestamp) throws -> ImportResult {
+        // swift-corelibs-foundation's XMLParser traps (a force unwrap in _NSXMLParserStartElementNs)
+        // on an element name that is not UTF-8, which libxml2 passes on
+        // (Fuzz/FailCases/FuzzImportKeePassXML/element-name-not-utf8): libxml2 only sees valid UTF-8.
+        guard isValidUTF8(bytes) else {
+            throw CofferError(.invalidImport, "the file is not valid UTF-8; KeePass XML exports are")
+        }
+        try refuseUnsafeXML(bytes)
+        let document = try read(bytes)
+        return map(document, now: now)
+    }
+
+    // MARK: - What is read from the XML
+
+    final class Group {
+        let parent: Group?
+        var name = ""
+        var uuid = ""
+        init(parent: Group?) { self.parent = parent }
+
+        var path: String {
+            var names: [String] = []
+            var group: Group? = self
+            while let g = group { names.append(g.name); group = g.parent }
+            return names.reversed().joined(separator: "/")
+        }
+    }
+
+    struct StringValue { var key: String; var value: String; var protected: Bool }
+    struct BinaryRef { var name: String; var ref: String?; var inline: String?; var compressed: Bool }
+
+    final class Entry {
+        let group: Group?
+        var strings: [StringValue] = []
+        var binaries: [BinaryRef] = []
+        var tags = ""
+        var created: String?
+        var modified: String?
+        var expires = false
+        var expiry: String?
+        var overrideURL = ""
+        var history: [Entry] = []
+        init(group: Group?) { self.group = group }
+
+        func string(_ key: String) -> String? { strings.first { $0.key == key }?.value }
+    }
+
+    struct Document {
+        var entries: [Entry] = []
+        var recycleBinUUID = ""
+        /// `<Meta><Binaries><Binary ID=…>`: ID → (compressed, base64 text).
+        var binaries: [String: (compressed: Bool, base64: String)] = [:]
+    }
+
+    // MARK: - Whole-file checks
+
+    /// The item codec's validator (eight ASCII bytes at a time, then the strict decoder).
+    static func isValidUTF8(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes(ItemCodec.isValidUTF8) }
+
+    /// Refuses what KeePass never writes and what would let a file expand or fetch entities: a
+    /// DTD (`<!DOCTYPE`, `<!ENTITY`, any `<!` but a comment or CDATA), a UTF-16/32 file, an
+    /// encoding declaration other than UTF-8, a processing instruction other than the XML
+    /// declaration at the start. Runs before libxml2 sees the bytes.
+    static func refuseUnsafeXML(_ b: [UInt8]) throws {
+        var i = 0
+        if b.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
+        let start = i
+        guard i < b.count else { throw CofferError(.invalidImport, "the file is empty; a keepass-xml export starts with <?xml or <KeePassFile") }
+        let first = b[i]
+        guard first == UInt8(ascii: "<") || first == 0x20 || first == 0x09 || first == 0x0A || first == 0x0D else {
+            throw CofferError(.invalidImport, "not a UTF-8 XML file; a keepass-xml export starts with <?xml or <KeePassFile")
+        }
+        func at(_ k: Int, _ text: String) -> Bool {
+            let t = Array(text.utf8)
+            return k + t.count <= b.count && b[k..<(k + t.count)].elementsEqual(t)
+        }
+        func skip(to terminator: String, from k: Int) -> Int? {
+            let t = Array(terminator.utf8)
+            var j = k
+            while j + t.count <= b.count {
+                if b[j] == t[0] && b[j..<(j + t.count)].elementsEqual(t) { return j + t.count }
+                j += 1
+            }
+            return nil
+        }
+        while i < b.count {
+            guard b[i] == UInt8(ascii: "<") else { i += 1; continue }
+            if at(i, "<!--") {
+                guard let end = skip(to: "-->", from: i + 4) else { return }  // libxml2 reports the open comment
+                i = end
+            } else if at(i, "<![CDATA[") {
+                guard let end = skip(to: "]]>", from: i + 9) else { return }
+                i = end
+            } else if at(i, "<!") {
+                throw CofferError(.invalidImport,
+                    "the file has a DTD or entity declaration (<!DOCTYPE/<!ENTITY); KeePass exports have none, and it is refused")
+            } else if at(i, "<?") {
+                // Only the XML declaration, at the very start. swift-corelibs-foundation's XMLParser
+                // calls strlen(NULL) on a processing instruction without data (`<?x?>`), a SEGV
+                // (Fuzz/FailCases/FuzzImportKeePassXML/processing-instruction-without-data-74fc9374); KeePass writes none.
+                guard i == start, at(i, "<?xml"), i + 5 < b.count, [0x20, 0x09, 0x0A, 0x0D].contains(b[i + 5]) else {
+                    throw CofferError(.invalidImport,
+                        "the file has a processing instruction (<?…?>); KeePass exports have none but the XML declaration, and it is refused")
+                }
+                guard let end = skip(to: "?>", from: i + 2) else { return }
+                try checkDeclaration(b[i..<end])
+                i = end
+            } else {
+                i += 1
+            }
+        }
+    }
+
+    /// `encoding="…"` in the XML declaration must name UTF-8 (the byte scan above assumes it).
+    static func checkDeclaration(_ declaration: ArraySlice<UInt8>) throws {
+        let text = String(decoding: declaration, as: UTF8.self).lowercased()
+        guard let range = text.range(of: "encoding") else { return }
+        let rest = text[range.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\t" || $0 == "\"" || $0 == "'" }
+        guard rest.hasPrefix("utf-8") || rest.hasPrefix("utf8") else {
+            throw CofferError(.invalidImport, "the XML declaration names an encoding other than UTF-8; KeePass exports are UTF-8")
+        }
+    }
+
+    // MARK: - Reading
+
+    /// libxml2's limit on one text node without XML_PARSE_HUGE, which Foundation's XMLParser
+    /// cannot set: a longer value fails the parse.
+    static let maximumTextNode = 10_000_000
+
+    /// The longest run of bytes without `<` (an upper bound of the longest text node).
+    static func longestText(_ bytes: [UInt8]) -> Int {
+        var longest = 0, run = 0
+        for byte in bytes {
+            if byte == UInt8(ascii: "<") { longest = max(longest, run); run = 0 } else { run += 1 }
+        }
+        return max(longest, run)
+    }
+
+    static func read(_ bytes: [UInt8]) throws -> Document {
+        #if canImport(FoundationXML) || canImport(Darwin)
+        var data = Data(bytes)
+        defer { data.resetBytes(in: 0..<data.count) }
+        let parser = XMLParser(data: data)
+        parser.shouldResolveExternalEntities = false
+        parser.shouldProcessNamespaces = false
+        parser.shouldReportNamespacePrefixes = false
+        let reader = Reader()
+        parser.delegate = reader
+        let ok = parser.parse()
+        if let problem = reader.problem { throw CofferError(.invalidImport, problem) }
+        // swift-corelibs-foundation's parse() returns true after some errors (an unclosed element
+        // at the end of the input): the error and an explicit end of <KeePassFile> are checked too.
+        guard ok, parser.parserError == nil, !reader.sawError, reader.closedKeePassFile else {
+            if longestText(bytes) > maximumTextNode {
+                throw CofferError(.invalidImport, "a value in the file (a large attachment or note) is over 10,000,000 bytes, "
+                    + "more than the XML reader (libxml2) accepts in one text node; remove it from the database and export again")
+            }
+            throw CofferError(.invalidImport, "not well-formed XML (or not UTF-8) near line \(parser.lineNumber); is --from right?")
+        }
+        guard reader.sawKeePassFile else {
+            throw CofferError(.invalidImport, "the root element is not <KeePassFile>; is --from right?")
+        }
+        guard reader.sawRoot else { throw CofferError(.invalidImport, "no <Root> element in <KeePassFile>") }
+        return reader.document
+        #else
+        throw CofferError(.invalidImport, "XML import is not available on this platform")
+        #endif
+    }
+
+    /// The XMLParser delegate: a stack of element names, the group and entry being read, and the
+    /// text of the current element. Keeps only what `map` uses.
+    final class Reader: NSObject, XMLParserDelegate {
+        var document = Document()
+        var problem: String?
+        var sawKeePassFile = false
+        var sawRoot = false
+        var sawError = false
+        var closedKeePassFile = false
+
+        private var path: [String] = []
+        private var groups: [Group] = []
+        private var entries: [Entry] = []  // the entry and, inside <History>, the version being read
+        /// The element depth at which each open entry and group started, so that only the end
+        /// tag of the element that opened one closes it, whatever else nests inside.
+        private var entryDepths: [Int] = []
+        private var groupDepths: [Int] = []
+        private var text = ""
+        private var currentString: StringValue?
+        private var currentBinary: BinaryRef?
+        private var metaBinary: (id: String, compressed: Bool)?
+        private var inRoot = false
+
+        private func fail(_ parser: XMLParser, _ why: String) {
+            if problem == nil { problem = why }
+            parser.abortParsing()
+        }
+
+        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+                    attributes: [String: String] = [:]) {
+            guard problem == nil else { return }
+            if path.isEmpty {
+                guard name == "KeePassFile" else { return fail(parser, "the root element is not <KeePassFile>; is --from right?") }
+                sawKeePassFile = true
+            }
+            guard path.count < KeePassXML.maximumDepth else {
+                return fail(parser, "elements are nested more than \(KeePassXML.maximumDepth) deep; KeePass exports are not")
+            }
+            let parent = path.last
+            path.append(name)
+            text = ""
+            switch name {
+            case "Root" where path.count == 2:
+                sawRoot = true
+                inRoot = true
+            case "Group" where inRoot && entries.isEmpty:
+                groups.append(Group(parent: groups.last))
+                groupDepths.append(path.count)
+            case "Entry" where inRoot && (parent == "Group" || parent == "History"):
+                if parent == "Group" && entries.isEmpty && !groups.isEmpty {
+                    entries.append(Entry(group: groups.last))
+                } else if parent == "History" && entries.count == 1 {
+                    entries.append(Entry(group: groups.last))
+                } else {
+                    entries.append(Entry(group: nil))  // a history inside a history version: read, not kept
+                }
+                entryDepths.append(path.count)
+            case "String" where !entries.isEmpty && parent == "Entry":
+                currentString = StringValue(key: "", value: "", protected: false)
+            case "Value" where currentString != nil && parent == "String":
+                currentString?.protected = attributes["Protected"]?.lowercased() == "true"
+            case "Binary" where !entries.isEmpty && parent == "Entry":
+                currentBinary = BinaryRef(name: "", ref: nil, inline: nil, compressed: false)
+            case "Value" where currentBinary != nil && parent == "Binary":
+                currentBinary?.ref = attributes["Ref"]
+                currentBinary?.compressed = attributes["Compressed"]?.lowercased() == "true"
+            case "Binary" where parent == "Binaries" && path.count == 4 && path[1] == "Meta":
+                metaBinary = (attributes["ID"] ?? "", attributes["Compressed"]?.lowercased() == "true")
+            default: break
+            }
+        }
+
+        func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) { sawError = true }
+        func parser(_ parser: XMLParser, validationErrorOccurred validationError: any Error) { sawError = true }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            guard problem == nil else { return }
+            text += string
+        }
+
+        func parser(_ parser: XMLParser, foundCDATA block: Data) {
+            guard problem == nil else { return }
+            guard let s = String(data: block, encoding: .utf8) else { return fail(parser, "a CDATA section is not UTF-8") }
+            text += s
+        }
+
+        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+            guard problem == nil, !path.isEmpty else { return }
+            path.removeLast()
+            if path.isEmpty && name == "KeePassFile" { closedKeePassFile = true }
+            let parent = path.last
+            let value = text
+            text = ""
+            if let metaBinary, name == "Binary", parent == "Binaries" {
+                document.binaries[metaBinary.id] = (metaBinary.compressed, value)
+                self.metaBinary = nil
+                return
+            }
+            if path.count == 2, path[1] == "Meta", name == "RecycleBinUUID" {
+                document.recycleBinUUID = value.trimmingCharacters(in: .whitespacesAndNewlines)
+                return
+            }
+            if name == "Root" && path.count == 1 { inRoot = false; return }
+            guard inRoot else { return }
+            if let entry = entries.last {
+                switch (name, parent) {
+                case ("Entry", _) where entryDepths.last == path.count + 1:
+                    entries.removeLast()
+                    entryDepths.removeLast()
+                    if let owner = entries.last {
+                        if entries.count == 1 && entry.group != nil { owner.history.append(entry) }
+                    } else if entry.group != nil {
+                        document.entries.append(entry)
+                    }
+                case ("Key", "String"): currentString?.key = value
+                case ("Value", "String"): currentString?.value = value
+                case ("String", "Entry"):
+                    if let s = currentString { entry.strings.append(s) }
+                    currentString = nil
+                case ("Key", "Binary"): currentBinary?.name = value
+                case ("Value", "Binary"):
+                    if currentBinary?.ref == nil { currentBinary?.inline = value }
+                case ("Binary", "Entry"):
+                    if let b = currentBinary { entry.binaries.append(b) }
+                    currentBinary = nil
+                case ("Tags", "Entry"): entry.tags = value
+                case ("OverrideURL", "Entry"): entry.overrideURL = value
+                case ("CreationTime", "Times"): entry.created = value
+                case ("LastModificationTime", "Times"): entry.modified = value
+                case ("ExpiryTime", "Times"): entry.expiry = value
+                case ("Expires", "Times"): entry.expires = value.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() == "true"
+                default: break
+                }
+                return
+            }
+            if let group = groups.last {
+                switch (name, parent) {
+                case ("Group", _) where groupDepths.last == path.count + 1:
+                    groups.removeLast()
+                    groupDepths.removeLast()
+                case ("Name", "Group"): group.name = value
+                case ("UUID", "Group"): group.uuid = value.trimmingCharacters(in: .whitespacesAndNewlines)
+                default: break
+                }
+            }
+        }
+    }
+
+    // MARK: - Mapping
+
+    static func map(_ document: Document, now: Timestamp) -> ImportResult {
+        var result = ImportResult()
+        let binUUID = document.recycleBinUUID
+        let hasBinUUID = !binUUID.isEmpty && binUUID != "AAAAAAAAAAAAAAAAAAAAAA=="
+        for (offset, entry) in document.entries.enumerated() {
+            let position = SkippedEntry.Position.item(offset + 1)
+            if isInRecycleBin(entry.group, uuid: hasBinUUID ? binUUID : nil) {
+                result.skipped.append(SkippedEntry(position, "in the Recycle Bin"))
+                continue
+            }
+            do {
+                let mapped = try self.item(entry, document: document, now: now)
+                result.append(try Importer.storable(mapped.item), kind: "login")
+                for name in mapped.keptAsFields { result.keptAsField(name) }
+                for reason in mapped.attachmentsSkipped { result.skipped.append(SkippedEntry(position, reason)) }
+            } catch let error as CSVImport.RowError {
+                result.skipped.append(SkippedEntry(position, error.reason))
+            } catch {
+                result.skipped.append(SkippedEntry(position, "could not hold the entry's secrets in guarded memory"))
+            }
+        }
+        return result
+    }
+
+    static func isInRecycleBin(_ group: Group?, uuid: String?) -> Bool {
+        var g = group
+        while let current = g {
+            if let uuid {
+                if current.uuid == uuid { return true }
+            } else if current.name == "Recycle Bin" && current.parent != nil {
+                return true
+            }
+            g = current.parent
+        }
+        return false
+    }
+
+    static let standardKeys: Set<String> = ["Title", "UserName", "Password", "URL", "Notes"]
+
+    /// One entry as an item, the source names it kept as custom fields (counted by the caller
+    /// once the item is known to be storable) and the reasons of attachments it could not carry.
+    static func item(_ entry: Entry, document: Document, now: Timestamp) throws
+        -> (item: Item, keptAsFields: [String], attachmentsSkipped: [String]) {
+        var attachmentsSkipped: [String] = []
+        for version in [entry] + entry.history {
+            if let s = version.strings.first(where: { $0.protected }) {
+                throw CSVImport.RowError(reason: "protected value '\(s.key)': export as XML from KeePass/KeePassXC, "
+                    + "not the raw database XML (its protected values are encrypted)")
+            }
+        }
+        let username = Importer.nonEmpty(entry.string("UserName"))
+        let url = Importer.nonEmpty(entry.string("URL"))
+        guard let title = Importer.title(entry.string("Title"), url: url, username: username) else {
+            throw CSVImport.RowError(reason: "no title, URL or username")
+        }
+        var tags: [String] = []
+        if let group = entry.group { tags.append(group.path) }
+        tags += Importer.tags(entry.tags).filter { !tags.contains($0) }
+
+        var kept: [String] = []  // source names kept as custom fields, counted if the item is stored
+        var custom: [CustomField] = []
+        let (totp, consumed) = totpField(entry, title: title)
+        if let totp { custom.append(CustomField(name: Item.totpFieldName, value: try Secret(totp))) }
+        // The first string of a standard key, and of a key the totp field expresses, has its place;
+        // any other (a repeated key) becomes a custom field like an unknown one.
+        var placed = standardKeys.union(consumed)
+        for s in entry.strings {
+            if placed.remove(s.key) != nil { continue }
+            custom.append(CustomField(name: s.key.isEmpty ? "field" : s.key, value: try Secret(s.value)))
+            kept.append(s.key.isEmpty ? "field" : s.key)
+        }
+        if !entry.overrideURL.isEmpty {
+            custom.append(CustomField(name: "OverrideURL", value: try Secret(entry.overrideURL)))
+            kept.append("OverrideURL")
+        }
+        let created = entry.created.flatMap(timestamp) ?? now
+        let modified = entry.modified.flatMap(timestamp) ?? created
+        if entry.expires {
+            let expiry = entry.expiry.flatMap(timestamp).map { $0.description } ?? (entry.expiry ?? "")
+            custom.append(CustomField(name: "ExpiryTime", value: try Secret(expiry)))
+            kept.append("ExpiryTime")
+        }
+        for binary in entry.binaries {
+            switch attachment(binary, document: document) {
+            case .text(let text):
+                let name = "attachment:" + binary.name
+                custom.append(CustomField(name: name, value: try Secret(text)))
+                kept.append(name)
+            case .skipped(let why):
+                attachmentsSkipped.append("attachment '\(binary.name)' \(why)")
+            }
+        }
+        let password = try Importer.nonEmpty(entry.string("Password")).map { try Secret($0) }
+        var history: [PasswordHistoryEntry] = []
+        var previous: String?
+        for version in entry.history {
+            guard let old = Importer.nonEmpty(version.string("Password")) else { continue }
+            // Compared as bytes: Swift's == would take NFC and NFD spellings as one password.
+            let current = entry.string("Password") ?? ""
+            if old.utf8.elementsEqual((previous ?? "").utf8) || old.utf8.elementsEqual(current.utf8) {
+                previous = old
+                continue
+            }
+            previous = old
+            let changed = version.modified.flatMap(timestamp) ?? version.created.flatMap(timestamp) ?? created
+            history.append(PasswordHistoryEntry(password: try Secret(old), changed: changed))
+        }
+        let item = Item(kind: .login, title: title, username: username, password: password, urls: url.map { [$0] } ?? [],
+                        notes: Importer.nonEmpty(entry.string("Notes")), tags: tags, customFields: custom,
+                        passwordHistory: history, created: created, modified: modified)
+        return (item, kept, attachmentsSkipped)
+    }
+
+    // MARK: - TOTP
+
+    /// The `totp` field's text, and the string keys it expresses exactly (not kept separately).
+    /// Sources, first usable wins: KeePassXC's `otp` (an otpauth URI), KeePass 2.47+'s
+    /// `TimeOtp-Secret-Base32` (+ `-Length`, `-Period`, `-Algorithm`), older KeePassXC's
+    /// `TOTP Seed` (+ `TOTP Settings` "period;digits"). A source that does not parse is kept
+    /// as custom fields only.
+    static func totpField(_ entry: Entry, title: String) -> (String?, Set<String>) {
+        if let otp = entry.string("otp"), (try? TOTP.parse(otp)) != nil {
+            return (otp, ["otp"])
+        }
+        let label = title.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "KeePass"
+        if let secret = entry.string("TimeOtp-Secret-Base32") {
+            let base32 = secret.filter { $0 != " " && $0 != "=" }
+            var uri = "otpauth://totp/\(label)?secret=\(base32)"
+            var keys: Set<String> = ["TimeOtp-Secret-Base32"]
+            var numbersOK = true
+            if let length = entry.string("TimeOtp-Length") {
+                if let n = Int(length) { uri += "&digits=\(n)" } else { numbersOK = false }
+                keys.insert("TimeOtp-Length")
+            }
+            if let period = entry.string("TimeOtp-Period") {
+                if let n = Int(period) { uri += "&period=\(n)" } else { numbersOK = false }
+                keys.insert("TimeOtp-Period")
+            }
+            if let algorithm = entry.string("TimeOtp-Algorithm") {
+                let names = ["HMAC-SHA-1": "SHA1", "HMAC-SHA-256": "SHA256", "HMAC-SHA-512": "SHA512"]
+                uri += "&algorithm=\(names[algorithm] ?? "unknown")"
+                keys.insert("TimeOtp-Algorithm")
+            }
+            if numbersOK, isBase32(base32), (try? TOTP.parse(uri)) != nil { return (uri, keys) }
+        }
+        if let seed = entry.string("TOTP Seed") {
+            var keys: Set<String> = ["TOTP Seed"]
+            let trimmed = seed.trimmingCharacters(in: .whitespacesAndNewlines)
+            if trimmed.lowercased().hasPrefix("otpauth://") {
+                if (try? TOTP.parse(trimmed)) != nil && entry.string("TOTP Settings") == nil { return (seed, keys) }
+            } else {
+                let base32 = trimmed.filter { $0 != " " && $0 != "=" }
+                var uri = "otpauth://totp/\(label)?secret=\(base32)"
+                if let settings = entry.string("TOTP Settings") {
+                    let parts = settings.split(separator: ";", omittingEmptySubsequences: false)
+                    guard parts.count == 2, let period = Int(parts[0]), let digits = Int(parts[1]) else { return (nil, []) }
+                    uri += "&period=\(period)&digits=\(digits)"
+                    keys.insert("TOTP Settings")
+                }
+                if isBase32(base32), (try? TOTP.parse(uri)) != nil { return (uri, keys) }
+            }
+        }
+        return (nil, [])
+    }
+
+    /// Only base32 letters and digits (so nothing can add a parameter to the URI built around it).
+    static func isBase32(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { (65...90).contains($0) || (97...122).contains($0) || (50...55).contains($0) }
+    }
+
+    // MARK: - Times
+
+    /// ISO 8601 (KDBX 3.1 XML) or base64 of a little-endian int64 of seconds since
+    /// 0001-01-01T00:00:00Z (KDBX 4 XML); nil when neither (or outside years 1–9999).
+    static func timestamp(_ text: String) -> Timestamp? {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let t = Importer.timestamp(trimmed) { return t }
+        guard trimmed.utf8.count == 12, let data = Data(base64Encoded: trimmed), data.count == 8 else { return nil }
+        var seconds: Int64 = 0
+        for (k, byte) in data.enumerated() { seconds |= Int64(byte) << (8 * Int64(k)) }
+        let secondsTo1970: Int64 = 62_135_596_800
+        let secondsTo10000: Int64 = 315_537_897_600
+        guard seconds >= 0, seconds < secondsTo10000 else { return nil }
+        return Timestamp(millisecondsSince1970: (seconds - secondsTo1970) * 1000)
+    }
+
+    // MARK: - Attachments
+
+    enum Attachment { case text(String), skipped(String) }
+
+    static func attachment(_ binary: BinaryRef, document: Document) -> Attachment {
+        let base64: String
+        var compressed = binary.compressed
+        if let ref = binary.ref {
+            guard let pooled = document.binaries[ref] else {
+                return .skipped("not imported: its content is not in the file (keepassxc's XML export of a KDBX 4 database leaves attachments out)")
+            }
+            base64 = pooled.base64
+            compressed = pooled.compressed
+        } else {
+            base64 = binary.inline ?? ""
+        }
+        guard var bytes = Data(base64Encoded: base64, options: .ignoreUnknownCharacters).map(Array.init) else {
+            return .skipped("not imported: its content is not valid base64")
+        }
+        defer { secureZero(&bytes) }
+        if compressed {
+            guard let inflated = gunzip(bytes, limit: maximumTextAttachment + 1) else {
+                return .skipped("(\(bytes.count) bytes compressed) not imported: its gzip data is damaged")
+            }
+            bytes = inflated
+            if bytes.count > maximumTextAttachment {
+                return .skipped("(over \(maximumTextAttachment >> 10) KiB) not imported: only text attachments up to 64 KiB are")
+            }
+        }
+        if bytes.count <= maximumTextAttachment, let text = String(validUTF8: bytes),
+           !text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\n" && $0 != "\r" && $0 != "\t" }) {
+            return .text(text)
+        }
+        let kind = bytes.count > maximumTextAttachment ? "over 64 KiB" : "binary"
+        return .skipped("(\(bytes.count) bytes, \(kind)) not imported")
+    }
+
+    /// The gzip (or zlib) stream inflated with zlib, at most `limit` bytes (a larger output is cut
+    /// there, so the caller can tell "over the limit"); nil when the data is damaged or truncated.
+    static func gunzip(_ input: [UInt8], limit: Int) -> [UInt8]? {
+        guard !input.isEmpty else { return nil }
+        var stream = z_stream()
+        // windowBits 15 + 32: detect a gzip or zlib header.
+        guard inflateInit2_(&stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
+        defer { inflateEnd(&stream) }
+        var output = [UInt8](repeating: 0, count: limit)
+        var input = input
+        defer { secureZero(&input) }
+        let status: Int32 = input.withUnsafeMutableBufferPointer { inBuffer in
+            output.withUnsafeMutableBufferPointer { outBuffer in
+                stream.next_in = inBuffer.baseAddress
+                stream.avail_in = uInt(inBuffer.count)
+                stream.next_out = outBuffer.baseAddress
+                stream.avail_out = uInt(outBuffer.count)
+                return inflate(&stream, Z_FINISH)
+            }
+        }
+        let produced = limit - Int(stream.avail_out)
+        switch status {
+        case Z_STREAM_END: return Array(output.prefix(produced))
+        case Z_BUF_ERROR where stream.avail_out == 0: return Array(output.prefix(produced))  // over the limit
+        default:
+            secureZero(&output)
+            return nil
+        }
+    }
+}

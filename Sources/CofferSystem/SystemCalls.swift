@@ -1,0 +1,83 @@
+// The one file that chooses the platform's C library. Every other file imports CofferSystem and
+// gets the C library's types and constants from here, and the calls whose plain names clash with
+// methods (read, open, close, rename, listen, connect, signal) under `SystemCall`, so no call is
+// qualified with a platform module (`Glibc.read` does not build on Darwin).
+#if canImport(Glibc)
+@_exported import Glibc
+#elseif canImport(Musl)
+@_exported import Musl
+#elseif canImport(Darwin)
+@_exported import Darwin
+#endif
+
+/// The C library's calls whose names a type's own methods shadow, under names that cannot clash.
+/// Each is the plain POSIX call: same arguments, same return value, `errno` set the same way.
+package enum SystemCall {
+    package static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) -> Int32 { cOpen(path, flags, mode) }
+    @discardableResult
+    package static func close(_ fd: Int32) -> Int32 { cClose(fd) }
+    package static func rename(_ source: String, _ destination: String) -> Int32 { cRename(source, destination) }
+    package static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { cRead(fd, buffer, count) }
+    package static func listen(_ fd: Int32, _ backlog: Int32) -> Int32 { cListen(fd, backlog) }
+    package static func connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+        cConnect(fd, address, length)
+    }
+    /// Installs `handler` for `signal` (a plain C function: no captures).
+    package static func signal(_ signal: Int32, _ handler: (@convention(c) (Int32) -> Void)?) {
+        cSignal(signal, handler)
+    }
+    /// Ignores `signal` (SIG_IGN).
+    package static func ignore(_ signal: Int32) {
+        cIgnore(signal)
+    }
+
+    /// A new Unix-domain stream socket that is closed on exec and never raises SIGPIPE where the
+    /// platform can say so per socket (Darwin's SO_NOSIGPIPE; on Linux `send` uses MSG_NOSIGNAL).
+    /// Returns -1 with errno on failure.
+    package static func unixStreamSocket() -> Int32 {
+#if canImport(Darwin)
+        let fd = socket(AF_UNIX, SOCK_STREAM, 0)
+        guard fd >= 0 else { return -1 }
+        var on: Int32 = 1
+        guard fcntl(fd, F_SETFD, FD_CLOEXEC) == 0,
+              setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
+            _ = cClose(fd)
+            return -1
+        }
+        return fd
+#else
+        return socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+#endif
+    }
+
+    /// `send` that never raises SIGPIPE (the peer may have gone).
+    package static func sendWithoutSignal(_ fd: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+#if canImport(Darwin)
+        return send(fd, buffer, count, 0)  // the socket has SO_NOSIGPIPE (unixStreamSocket)
+#else
+        return send(fd, buffer, count, Int32(MSG_NOSIGNAL))
+#endif
+    }
+
+    /// Makes a file's data durable: `fdatasync` on Linux; on Darwin `F_FULLFSYNC`, since there
+    /// `fsync` only reaches the drive's cache (spec/format.md §8).
+    package static func durableSync(_ fd: Int32) -> Bool {
+#if canImport(Darwin)
+        return fcntl(fd, F_FULLFSYNC) == 0
+#else
+        return fdatasync(fd) == 0
+#endif
+    }
+}
+
+// At file scope the plain names mean the C library's functions.
+private func cOpen(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { open(path, flags, mode) }
+private func cClose(_ fd: Int32) -> Int32 { close(fd) }
+private func cRename(_ source: String, _ destination: String) -> Int32 { rename(source, destination) }
+private func cRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }
+private func cListen(_ fd: Int32, _ backlog: Int32) -> Int32 { listen(fd, backlog) }
+private func cConnect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
+    connect(fd, address, length)
+}
+private func cSignal(_ number: Int32, _ handler: (@convention(c) (Int32) -> Void)?) { _ = signal(number, handler) }
+private func cIgnore(_ number: Int32) { _ = signal(number, SIG_IGN) }

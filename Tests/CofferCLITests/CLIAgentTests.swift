@@ -1,0 +1,229 @@
+@testable import CofferTestHelpers
+import Foundation
+import Testing
+@_spi(CofferInternals) @testable import Coffer
+import CofferProcess
+
+/// spec/agent.md: unlock once, then commands need no password; lock, idle lock, stale sockets,
+/// a killed agent, other users. Every test ends its agent (removing the runtime directory ends
+/// it too, within a second: that is how logout works).
+@Suite("CLI: agent", .serialized)
+struct CLIAgentTests {
+    /// `coffer <args> --vault V` with no password option, no terminal.
+    func bare(_ ws: CLIWorkspace, _ env: [String: String], _ arguments: String...) throws -> CLI.Result {
+        try ws.run(arguments + ["--vault", ws.vault], environment: env)
+    }
+
+    func agentPID(_ ws: CLIWorkspace) -> Int32? {
+        guard let list = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
+        for entry in list {
+            guard let pid = Int32(entry), let cmdline = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
+            let text = String(decoding: cmdline, as: UTF8.self)
+            if text.contains("\0agent\0") && text.contains(ws.path) { return pid }
+        }
+        return nil
+    }
+
+    @Test func unlockOnceThenNoPasswordUntilLock() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        try ws.add("GitHub", secret: "gh-secret")
+        #expect(try bare(ws, env, "status").stdout == "locked\n")
+        let unlock = try ws.run(["unlock", "--timeout", "10m"] + ws.unlock, environment: env)
+        #expect(unlock.status == 0 && unlock.stderr.contains("Unlocked"), "\(unlock)")
+        #expect(try bare(ws, env, "status").stdout.hasPrefix("unlocked; locks in 9 min"))
+        // No password option and no terminal: the agent's key opens the vault, for reads and writes.
+        #expect(try bare(ws, env, "show", "GitHub", "--field", "password", "--reveal").stdout == "gh-secret\n")
+        try ws.write("s2", "second\n")
+        #expect(try bare(ws, env, "add", "Mail", "--secret-file", ws.file("s2")).status == 0)
+        #expect(try bare(ws, env, "ls").stdout.contains("Mail"))
+        // The socket and its directory are private.
+        let directory = ws.file("runtime/coffer")
+        let sockets = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".sock") }
+        #expect(sockets.count == 1)
+        #expect((try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int) == 0o700)
+        #expect((try FileManager.default.attributesOfItem(atPath: directory + "/" + sockets[0])[.posixPermissions] as? Int) == 0o600)
+        // Commands that need the master password itself still ask for it.
+        #expect(try bare(ws, env, "passwd").status == 64)
+        #expect(try bare(ws, env, "lock").stderr.contains("Locked"))
+        #expect(try bare(ws, env, "status").stdout == "locked\n")
+        let locked = try bare(ws, env, "ls")
+        #expect(locked.status == 64 && locked.stderr.contains("--password-file"), "\(locked)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/" + sockets[0]))
+    }
+
+    /// As a person does it: `coffer unlock` asks for the master password on the terminal once;
+    /// later commands on the terminal ask for nothing.
+    @Test func unlockOnATerminalThenNoPrompt() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        try ws.add("GitHub", secret: "gh-secret")
+        let tty = try PseudoTerminal()
+        let unlock = try tty.start(["unlock", "--vault", ws.vault], in: ws, environment: env)
+        try tty.expect("Master password for")
+        tty.typeLine(CLIWorkspace.password)
+        try tty.expect("Unlocked")
+        #expect(try unlock.wait(timeoutSeconds: 30) == 0)
+        let show = try PseudoTerminal()
+        let child = try show.start(["show", "github", "--field", "password", "--reveal", "--vault", ws.vault], in: ws, environment: env)
+        let output = show.readToEnd()
+        #expect(try child.wait(timeoutSeconds: 30) == 0)
+        #expect(output.contains("gh-secret") && !output.contains("Master password"), "\(output)")
+        #expect(try bare(ws, env, "lock").status == 0)
+    }
+
+    /// spec/agent.md §3.1: reading commands are answered by the agent, which holds the vault open
+    /// (read-only) and reads it again whenever the file changes: an append by another process,
+    /// a compaction's atomic replacement.
+    @Test func readsAreServedByTheAgentAndFollowTheFile() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        try ws.add("GitHub", secret: "gh-secret", "--username", "octocat")
+        try ws.add("GitLab", secret: "gl-secret")
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        let pid = try #require(agentPID(ws))
+        func agentHasTheVaultOpen() -> Bool {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+            return fds.contains { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) == ws.vault }
+        }
+        #expect(!agentHasTheVaultOpen())
+        let listed = try bare(ws, env, "ls")
+        #expect(listed.status == 0 && listed.stdout.contains("GitHub") && listed.stdout.contains("octocat"), "\(listed)")
+        #expect(agentHasTheVaultOpen(), "ls was not answered by the agent")
+        #expect(try bare(ws, env, "show", "hub", "--field", "password", "--reveal").stdout == "gh-secret\n")
+        // Several matches without a terminal: the list, exit 1, as without the agent.
+        let several = try bare(ws, env, "show", "git")
+        #expect(several.status == 1 && several.stderr.contains("matches 2 items"), "\(several)")
+        let none = try bare(ws, env, "show", "githbu")
+        #expect(none.status != 0 && none.stderr.contains("did you mean 'GitHub'"), "\(none)")
+        // Another process appends (with the password, not through the agent): the next read sees it.
+        try ws.add("Mail", secret: "mail-secret", "--tag", "home")
+        #expect(try bare(ws, env, "show", "mail", "--field", "password", "--reveal").stdout == "mail-secret\n")
+        #expect(try bare(ws, env, "ls", "--tag", "home").stdout.contains("Mail"))
+        // A removal and a compaction (the file is replaced by a rename): the agent follows.
+        #expect(try ws.coffer("rm", "GitLab", "--yes").status == 0)
+        #expect(try ws.coffer("compact").status == 0)
+        let after = try bare(ws, env, "ls")
+        #expect(after.status == 0 && !after.stdout.contains("GitLab") && after.stdout.contains("Mail"), "\(after)")
+        #expect(try bare(ws, env, "show", "gitlab").status != 0)
+        #expect(agentHasTheVaultOpen())
+        #expect(try bare(ws, env, "lock").status == 0)
+    }
+
+    /// spec/agent.md §5: a writer using the agent waits for another process's write (here a lock
+    /// held for 0.6 s) instead of failing with 75; one held longer than the wait still gets 75.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
+    func aWriterWaitsForAnotherWritersWrite() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        defer { _ = try? bare(ws, env, "lock") }
+        func holdLock(seconds: Double) throws -> ChildProcess.Running {
+            try ws.write("ready", "")
+            let child = ChildProcess(["/usr/bin/python3", "-c", """
+                import fcntl, sys, time
+                f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX)
+                open(sys.argv[2], 'w').write('held'); time.sleep(float(sys.argv[3]))
+                """, ws.lockFile(), ws.file("ready"), String(seconds)])
+            let running = try child.start(input: [])
+            for _ in 0..<300 where (try? String(contentsOfFile: ws.file("ready"), encoding: .utf8)) != "held" { usleep(10_000) }
+            return running
+        }
+        try ws.write("s", "pw\n")
+        let brief = try holdLock(seconds: 0.6)
+        let added = try bare(ws, env, "add", "Waited", "--secret-file", ws.file("s"))
+        #expect(added.status == 0, "\(added)")
+        _ = try brief.wait(timeoutSeconds: 10)
+        let long = try holdLock(seconds: 8)
+        let busy = try bare(ws, env, "add", "Busy", "--secret-file", ws.file("s"))
+        #expect(busy.status == 75 && busy.stderr.contains("busy"), "\(busy)")
+        kill(long.pid, SIGKILL)
+        _ = try long.wait()
+        #expect(try bare(ws, env, "ls").stdout.contains("Waited"))
+    }
+
+    @Test func locksAfterTheIdleTimeout() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        #expect(try ws.run(["unlock", "--timeout", "2s"] + ws.unlock, environment: env).status == 0)
+        #expect(try bare(ws, env, "ls").status == 0)  // use resets the timer
+        usleep(3_200_000)
+        #expect(try bare(ws, env, "status").stdout == "locked\n")
+        #expect(try bare(ws, env, "ls").status == 64)
+        #expect(agentPID(ws) == nil)
+    }
+
+    @Test func aKilledAgentLeavesTheVaultIntactAndItsSocketIsDetectedAsStale() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        try ws.add("kept", secret: "k")
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        let pid = try #require(agentPID(ws))
+        kill(pid, SIGKILL)
+        usleep(200_000)
+        #expect(try bare(ws, env, "status").stdout == "locked\n")  // the socket file is left, nobody answers
+        #expect(try ws.coffer("verify").status == 0)
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)  // the stale socket is replaced
+        #expect(try bare(ws, env, "show", "kept", "--field", "password", "--reveal").stdout == "k\n")
+        #expect(try bare(ws, env, "lock").status == 0)
+    }
+
+    @Test func sigtermLocksAndARekeyedVaultLocksTheAgent() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        kill(try #require(agentPID(ws)), SIGTERM)
+        usleep(300_000)
+        #expect(agentPID(ws) == nil)
+        #expect(try bare(ws, env, "status").stdout == "locked\n")
+
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        #expect(try ws.run(["rekey"] + ws.unlock).status == 0)  // a new vault key: the agent's no longer opens it
+        let after = try bare(ws, env, "ls")
+        #expect(after.status == 64 && after.stderr.contains("no longer opens"), "\(after)")
+        #expect(try bare(ws, env, "status").stdout == "locked\n")
+    }
+
+    /// spec/agent.md §5: a process of another user gets nothing, even if the socket's mode were
+    /// opened up (the agent checks the peer's uid).
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+                   && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs root, setpriv and python3"))
+    func anotherUserIsRefused() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        let directory = ws.file("runtime/coffer")
+        defer {
+            for path in [ws.path, ws.file("runtime"), directory] { chmod(path, 0o700) }
+            _ = try? bare(ws, env, "lock")
+        }
+        let socket = directory + "/" + (try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasSuffix(".sock") } ?? "")
+        for path in [ws.path, ws.file("runtime"), directory] { chmod(path, 0o711) }
+        chmod(socket, 0o666)
+        let script = """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX); s.settimeout(3); s.connect(sys.argv[1])
+            try:
+                s.sendall(b'CAQ2\\x01\\x00\\x00\\x00\\x00')
+                data = s.recv(64)
+            except OSError:
+                data = b''  # the agent closed the connection at once (EPIPE or reset): no reply
+            print(len(data))
+            """
+        func ask(_ prefix: [String]) throws -> String {
+            let (status, output) = try ChildProcess(prefix + ["/usr/bin/python3", "-c", script, socket]).runCapturingOutput(timeoutSeconds: 20)
+            #expect(status == 0)
+            return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try ask([]) == "29")  // this user: a status reply (9 + 20 bytes)
+        #expect(try ask(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]) == "0")  // nobody: closed, no reply
+    }
+}

@@ -1,0 +1,251 @@
+@testable import CofferTestHelpers
+import Foundation
+import Testing
+@_spi(CofferInternals) @testable import Coffer
+
+/// spec/cli.md §4.15–4.16 and §8: import and export through the binary.
+@Suite("CLI: import and export")
+struct CLIImportExportTests {
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: Repository.keepassXCExport.path),
+                   "shared fixture ../shared/fixtures/import/keepassxc-2.7.4.csv is absent"))
+    func importsTheKeePassXCFixture() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let result = try ws.coffer("import", Repository.keepassXCExport.path, "--from", "keepassxc-csv")
+        #expect(result.status == 0 && result.stdout == "imported 5 items\n", "\(result)")
+        #expect(try ws.coffer("show", "Bank, Inc.", "--field", "password", "--reveal").stdout == "pa\"ss,wo'rd;\n")
+        #expect(try ws.coffer("show", "Jira", "--field", "password", "--reveal").stdout == "  leading and trailing spaces  \n")
+        #expect(try ws.coffer("show", "Zürich Café ☕", "--field", "password", "--reveal").stdout == "Grüße-🔑-2024\n")
+        #expect(try ws.coffer("show", "Jira", "--field", "tags").stdout == "Root/Work\n")
+        #expect(try ws.coffer("show", "GitHub", "--field", "modified").stdout == "2026-11-22T00:00:34.000Z\n")
+    }
+
+    /// spec/cli.md §8: nothing dropped silently. A short row, a 70 KB field and a column nobody
+    /// maps are imported; only unreadable rows are skipped, listed, and make the exit status 65
+    /// with the rest imported (with --strict: nothing).
+    @Test func badRowsAreListedTheRestImportedAndTheStatusIs65() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        var bytes = Array("title,username,password,url,notes,tags,Security question\nGood,u,p,,,,blue\nShort,row\n".utf8)
+        bytes += Array("Huge,u,p,,\(String(repeating: "x", count: 70_000)),,\n".utf8)
+        bytes += Array("Broken,u,".utf8) + [0xFF, 0xFE] + Array(",,,,\n".utf8)
+        bytes += Array("\"quoted\"junk,u,p,,,,\nLast,u,p,,,,\n".utf8)
+        try ws.write("in.csv", bytes)
+        let strict = try ws.coffer("import", ws.file("in.csv"), "--from", "csv", "--strict")
+        #expect(strict.status == 65 && strict.stderr.contains("--strict: nothing imported"), "\(strict)")
+        #expect(try ws.coffer("ls").stdout.isEmpty)
+
+        let result = try ws.coffer("import", ws.file("in.csv"))  // detected as the generic csv
+        #expect(result.status == 65, "\(result)")
+        #expect(result.stdout == "imported 4 items, skipped 2\n")
+        for line in ["read as csv", "items: 4 (4 login)", "kept as custom fields: 'Security question' (1)",
+                     "skipped line 5: invalid UTF-8 in column 'password'", "skipped line 6: unexpected character after a closing quote",
+                     "the other 4 item(s) were imported"] {
+            #expect(result.stderr.contains(line), "\(line)")
+        }
+        let list = try JSONSerialization.jsonObject(with: Data(try ws.coffer("ls", "--json").stdout.utf8)) as? [Any]
+        #expect(list?.count == 4)
+        #expect(try ws.coffer("show", "Huge", "--field", "notes").stdout.utf8.count == 70_001)
+        #expect(try ws.coffer("show", "Good", "--field", "Security question", "--reveal").stdout == "blue\n")
+        #expect(try ws.coffer("show", "Short", "--field", "username").stdout == "row\n")
+    }
+
+    @Test func wholeFileProblemsAre65AndMissingFileIs66() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.write("noheader.csv", "a,b\n1,2\n")
+        let header = try ws.coffer("import", ws.file("noheader.csv"), "--from", "csv")
+        #expect(header.status == 65 && header.stderr.contains("title"))
+        try ws.write("allbad.csv", "title,password\n,\n")
+        #expect(try ws.coffer("import", ws.file("allbad.csv"), "--from", "csv").status == 65)
+        try ws.write("enc.json", "{\"encrypted\": true, \"items\": []}")
+        let encrypted = try ws.coffer("import", ws.file("enc.json"), "--from", "bitwarden-json")
+        #expect(encrypted.status == 65 && encrypted.stderr.contains("unencrypted"))
+        #expect(try ws.coffer("import", ws.file("absent.csv"), "--from", "csv").status == 66)
+        #expect(try ws.coffer("import", ws.file("noheader.csv"), "--from", "lastpass").status == 64)
+        let unknown = try ws.coffer("import", ws.file("noheader.csv"))
+        #expect(unknown.status == 65 && unknown.stderr.contains("cannot tell the file's format"), "\(unknown)")
+    }
+
+    @Test func bitwardenJSONThroughTheBinary() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.write("bw.json", """
+            {"encrypted": false, "folders": [], "items": [
+              {"type": 1, "name": "Bank", "login": {"username": "me", "password": "s3cret", "uris": [{"uri": "https://bank.example"}]}},
+              {"type": 2, "name": "Note", "notes": "note body"}]}
+            """)
+        let result = try ws.coffer("import", ws.file("bw.json"), "--from", "bitwarden-json")
+        #expect(result.status == 0 && result.stdout == "imported 2 items\n")
+        #expect(try ws.coffer("show", "Note", "--field", "value", "--reveal").stdout == "note body\n")
+    }
+
+    /// spec/cli.md §8.12, §8.13: the made-up 1Password fixtures through the binary; the document's
+    /// file and the stray file are listed, so the exit status is 65 (the rest imported) and
+    /// --strict refuses the 1PUX. Detection finds both formats.
+    @Test func onePasswordExportsThroughTheBinary() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let fixtures = Repository.root.appendingPathComponent("Tests/CofferImportTests/Fixtures/1password")
+        let pux = fixtures.appendingPathComponent("sample.1pux").path, pif = fixtures.appendingPathComponent("sample.1pif").path
+        let strict = try ws.coffer("import", pux, "--from", "1password-1pux", "--strict")
+        #expect(strict.status == 65 && strict.stderr.contains("--strict: nothing imported"), "\(strict)")
+        let imported = try ws.coffer("import", pux)
+        #expect(imported.status == 65 && imported.stdout == "imported 8 items, skipped 2\n", "\(imported)")
+        #expect(imported.stderr.contains("read as 1password-1pux") && imported.stderr.contains("the other 8 item(s) were imported"))
+        #expect(imported.stderr.contains("skipped item 6: document file 'permit.pdf' not imported (Coffer has no attachments)"))
+        #expect(imported.stderr.contains("skipped file files/x9orphan2k__leftover.txt: a file no item refers to"))
+        #expect(try ws.coffer("show", "Gate code", "--field", "value", "--reveal").stdout == "Side gate: 4417#\nGarage: 0982\n")
+        #expect(try ws.coffer("show", "Boat shed lock", "--field", "password", "--reveal").stdout == "anchor-Rope-27\n")
+
+        let other = try CLIWorkspace()
+        try other.initVault()
+        let fromPIF = try other.coffer("import", pif)
+        #expect(fromPIF.status == 65 && fromPIF.stdout == "imported 7 items, skipped 1\n", "\(fromPIF)")
+        #expect(fromPIF.stderr.contains("read as 1password-1pif"))
+        #expect(fromPIF.stderr.contains("skipped item 9: a deleted item (system.Tombstone), not imported"))
+        #expect(try other.coffer("show", "Old forum", "--field", "tags").stdout == "Trash\n")
+        #expect(try other.coffer("import", pif, "--from", "1password-1pux").status == 65)
+    }
+
+    /// spec/cli.md §8.15 through the binary: a Buttercup export (group rows, nested groups, a
+    /// Note entry) is detected, imports with exit 0, and every entry carries its group path.
+    @Test func buttercupExportThroughTheBinary() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let fixture = Repository.url("Tests/CofferImportTests/Fixtures/csv/buttercup.csv").path
+        let result = try ws.coffer("import", fixture)
+        #expect(result.status == 0 && result.stdout == "imported 5 items\n", "\(result)")
+        for line in ["read as buttercup-csv", "items: 5 (4 login, 1 note)", "rows that are not items: 'group' (5)",
+                     "kept as custom fields: 'Recovery codes' (1), 'SSH port' (1)", "id (Buttercup's own id for the entry)"] {
+            #expect(result.stderr.contains(line), "\(line): \(result.stderr)")
+        }
+        #expect(!result.stderr.contains("skipped"), "\(result.stderr)")
+        #expect(try ws.coffer("show", "Deploy, \"blue\"", "--field", "tags").stdout == "Work/Servers/Prod \"EU\", west\n")
+        #expect(try ws.coffer("show", "db-primary", "--field", "tags").stdout == "Work/Servers\n")
+        #expect(try ws.coffer("show", "db-primary", "--field", "password", "--reveal").stdout == "s3rv,er\"pw\n")
+        #expect(try ws.coffer("show", "db-primary", "--field", "SSH port", "--reveal").stdout == "2222\n")
+        #expect(try ws.coffer("show", "Zürich Café ☕", "--field", "tags").stdout == "General\n")
+        #expect(try ws.coffer("show", "Zürich Café ☕", "--field", "password", "--reveal").stdout == "Grüße,\"🔑\"-2024\n")
+        #expect(try ws.coffer("show", "Door codes", "--field", "value", "--reveal").stdout == "front: 4711\nback: 0815\n")
+        #expect(try ws.coffer("show", "Door codes", "--field", "tags").stdout == "Work\n")
+    }
+
+    /// spec/cli.md §8.14 through the binary: the real keepassxc-cli 2.7.4 KDBX 3.1 export (one entry,
+    /// a text attachment kept as a field and a binary one listed), and a DTD refused with 65.
+    @Test func keepassXMLThroughTheBinary() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let fixture = Repository.url("Tests/CofferImportTests/Fixtures/keepass-xml/keepassxc-2.7.4-kdbx3.xml").path
+        let result = try ws.coffer("import", fixture)
+        #expect(result.status == 65 && result.stdout == "imported 1 item, skipped 1\n", "\(result)")
+        #expect(result.stderr.contains("read as keepass-xml"))
+        #expect(result.stderr.contains("skipped item 1: attachment 'blob.bin' (309 bytes, binary) not imported"))
+        #expect(try ws.coffer("show", "Files", "--field", "password", "--reveal").stdout == "files-pw\n")
+        #expect(try ws.coffer("show", "Files", "--field", "tags").stdout == "Passwords\n")
+        try ws.write("dtd.xml", "<!DOCTYPE x [<!ENTITY a \"b\">]><KeePassFile><Root/></KeePassFile>")
+        let dtd = try ws.coffer("import", ws.file("dtd.xml"), "--from", "keepass-xml")
+        #expect(dtd.status == 65 && dtd.stderr.contains("DTD"), "\(dtd)")
+    }
+
+    @Test func exportIsPrivateWarnsAndRoundTrips() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.add("Bank, Inc.", secret: "pa\"ss,wo'rd;", "--username", "me", "--tag", "money", "--notes", "two\nlines")
+        try ws.add("Plain", secret: "simple")
+        let csv = try ws.coffer("export", "--format", "csv", "--output", ws.file("out.csv"))
+        #expect(csv.status == 0 && csv.stderr.contains("warning") && csv.stderr.contains("plain text"))
+        let attributes = try FileManager.default.attributesOfItem(atPath: ws.file("out.csv"))
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(try ws.coffer("export", "--format", "csv", "--output", ws.file("out.csv")).status == 73)
+
+        let other = try CLIWorkspace()
+        try other.initVault()
+        let imported = try other.coffer("import", ws.file("out.csv"), "--from", "csv")
+        #expect(imported.status == 0 && imported.stdout == "imported 2 items\n", "\(imported)")
+        #expect(try other.coffer("show", "Bank, Inc.", "--field", "password", "--reveal").stdout == "pa\"ss,wo'rd;\n")
+        #expect(try other.coffer("show", "Bank, Inc.", "--field", "notes").stdout == "two\nlines\n")
+        #expect(try other.coffer("show", "Bank, Inc.", "--field", "tags").stdout == "money\n")
+
+        let json = try ws.coffer("export", "--format", "json", "--output", ws.file("out.json"))
+        #expect(json.status == 0)
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: ws.file("out.json")))) as? [String: Any]
+        let items = object?["items"] as? [[String: Any]]
+        #expect(items?.count == 2 && items?.contains { $0["password"] as? String == "simple" } == true)
+
+        // `--output -` is standard output (it used to create a file named "-").
+        let piped = try ws.coffer("export", "--format", "json", "--output", "-")
+        #expect(piped.status == 0 && piped.stderr.contains("plain text"), "\(piped)")
+        let pipedObject = try JSONSerialization.jsonObject(with: Data(piped.stdout.utf8)) as? [String: Any]
+        #expect((pipedObject?["items"] as? [[String: Any]])?.count == 2)
+        #expect(!FileManager.default.fileExists(atPath: ws.file("-")))
+    }
+
+    /// spec/cli.md §8.11: `export --format json` then `import --from coffer-json` gives equal items:
+    /// ids, kinds, times, every URL, tag, custom field (TOTP included), history entry and extension field.
+    @Test func cofferJSONRoundTripsEveryField() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let vault = try Vault.open(at: ws.vault, password: SecureBytes(utf8: CLIWorkspace.password))
+        var login = Item(title: "Bank, Inc.", username: "me", password: try Secret("pa\"ss,wo'rd;"),
+                         urls: ["https://bank.example", "https://m.bank.example"], notes: "two\nlines\u{0}nul",
+                         tags: ["money", "a,b"], customFields: [CustomField(name: "totp", value: try Secret("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP")),
+                                                             CustomField(name: "", value: try Secret(""))],
+                         created: Timestamp(millisecondsSince1970: -1_234), modified: Timestamp(millisecondsSince1970: 4_102_444_800_001))
+        login.passwordHistory = [PasswordHistoryEntry(password: try Secret("old"), changed: Timestamp(millisecondsSince1970: 5))]
+        login.extensionFields = [ExtensionField(tag: 200, value: try [UInt8]([0xFF, 0, 1]).withUnsafeBytes { try SecureBytes(copying: $0) })]
+        let note = Item(kind: .secureNote, title: "Recovery", password: try Secret("also a password"),
+                        noteValue: try Secret(String(repeating: "codes ", count: 20_000)))
+        try vault.addAll([login, note])
+        vault.close()
+        let first = try ws.coffer("export", "--format", "json", "--output", ws.file("one.json"))
+        #expect(first.status == 0, "\(first)")
+
+        let other = try CLIWorkspace()
+        try other.initVault()
+        let imported = try other.coffer("import", ws.file("one.json"))
+        #expect(imported.status == 0 && imported.stdout == "imported 2 items\n", "\(imported)")
+        #expect(imported.stderr.contains("read as coffer-json"))
+        let back = try Vault.open(at: other.vault, password: SecureBytes(utf8: CLIWorkspace.password), mode: .readOnly)
+        defer { back.close() }
+        #expect(try back.get(login.id) == login)
+        #expect(try back.get(note.id) == note)
+        let second = try other.coffer("export", "--format", "json", "--output", other.file("two.json"))
+        #expect(second.status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: ws.file("one.json"))) == Data(contentsOf: URL(fileURLWithPath: other.file("two.json"))))
+
+        // Importing it again into the same vault keeps both copies: the second gets new ids.
+        let again = try other.coffer("import", ws.file("one.json"), "--from", "coffer-json")
+        #expect(again.status == 0 && again.stderr.contains("2 item(s) got a new id"), "\(again)")
+    }
+
+    /// spec/cli.md §4.16: cells a spreadsheet would run as formulas are kept exact and warned about.
+    @Test func csvExportWarnsAboutFormulaCells() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.add("=HYPERLINK(\"https://evil.example\",\"click\")", secret: "-starts-with-dash")
+        try ws.add("plain", secret: "fine")
+        let export = try ws.coffer("export", "--format", "csv", "--output", "-")
+        #expect(export.status == 0)
+        #expect(export.stderr.contains("2 cell(s) begin with") && export.stderr.contains("formulas"), "\(export)")
+        #expect(export.stdout.contains("-starts-with-dash"))
+        let clean = try CLIWorkspace()
+        try clean.initVault()
+        try clean.add("plain", secret: "fine")
+        #expect(!(try clean.coffer("export", "--format", "csv", "--output", "-").stderr.contains("formulas")))
+    }
+
+    /// --notes-file: notes with several lines (an SSH key) without putting them in argv.
+    @Test func notesFromAFileOrStandardInput() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----"
+        try ws.write("key.txt", key + "\n")
+        try ws.add("server", secret: "s", "--notes-file", ws.file("key.txt"))
+        #expect(try ws.coffer("show", "server", "--field", "notes").stdout == key + "\n")
+        let edit = try ws.run(["edit", "server", "--notes-file", "-"] + ws.unlock, stdin: Array("from stdin\n".utf8))
+        #expect(edit.status == 0, "\(edit)")
+        #expect(try ws.coffer("show", "server", "--field", "notes").stdout == "from stdin\n")
+        #expect(try ws.coffer("add", "x", "--no-password", "--notes", "a", "--notes-file", ws.file("key.txt")).status == 64)
+    }
+}

@@ -1,0 +1,43 @@
+@testable import CofferTestHelpers
+import Foundation
+import Testing
+import CofferFuzzSupport
+
+/// Fuzz/README.md: every input that ever crashed a fuzzer or broke an invariant
+/// (Fuzz/FailCases/<target>/), and every seed (Fuzz/Corpus/<target>/), run through the same
+/// harness functions as the libFuzzer executables, without the sanitizer build.
+@Suite("Fuzz FailCases and seeds replay")
+struct FailCaseReplayTests {
+    static func inputs(_ directory: String, _ target: FuzzTarget) -> [URL] {
+        let url = Repository.url("Fuzz/\(directory)/\(target.rawValue)")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+        return names.filter { !$0.hasPrefix(".") && !$0.hasSuffix(".md") }.sorted().map { url.appendingPathComponent($0) }
+    }
+
+    static func replay(_ files: [URL], _ target: FuzzTarget) throws -> [FuzzOutcome: Int] {
+        var outcomes: [FuzzOutcome: Int] = [:]
+        for file in files {
+            let bytes = [UInt8](try Data(contentsOf: file))
+            do {
+                outcomes[try target.run(bytes), default: 0] += 1
+            } catch {
+                Issue.record("\(file.lastPathComponent): \(error)")
+            }
+        }
+        return outcomes
+    }
+
+    @Test("FailCases replay without breaking an invariant", arguments: FuzzTarget.allCases)
+    func failCases(_ target: FuzzTarget) throws {
+        _ = try Self.replay(Self.inputs("FailCases", target), target)
+    }
+
+    @Test("Seed corpora replay, and each target accepts some seeds and rejects others", arguments: FuzzTarget.allCases)
+    func seeds(_ target: FuzzTarget) throws {
+        let files = Self.inputs("Corpus", target)
+        #expect(!files.isEmpty, "no seeds for \(target.rawValue): run Fuzz/make-corpora.py")
+        let outcomes = try Self.replay(files, target)
+        #expect(outcomes[.accepted, default: 0] > 0, "\(target.rawValue) accepts no seed: the harness checks nothing deep")
+        #expect(outcomes[.rejected, default: 0] > 0, "\(target.rawValue) rejects no seed: error paths are not seeded")
+    }
+}

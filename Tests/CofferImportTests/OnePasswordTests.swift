@@ -1,0 +1,297 @@
+@_spi(CofferInternals) @testable import CofferImport
+@testable import CofferTestHelpers
+import Foundation
+import Testing
+@_spi(CofferInternals) @testable import Coffer
+import CofferFuzzSupport
+
+/// spec/cli.md §8.12 (`1password-1pux`) and §8.13 (`1password-1pif`), on the made-up fixtures in
+/// Tests/CofferImportTests/Fixtures/1password/ (make-fixtures.py, README.md).
+@Suite("Import: 1password")
+struct OnePasswordTests {
+    static let now = Timestamp(millisecondsSince1970: 1_767_225_600_000)
+
+    static func fixture(_ name: String) throws -> [UInt8] {
+        let url = Repository.root.appendingPathComponent("Tests/CofferImportTests/Fixtures/1password/\(name)")
+        return [UInt8](try Data(contentsOf: url))
+    }
+
+    static func seconds(_ s: Int64) -> Timestamp { Timestamp(millisecondsSince1970: s * 1000) }
+
+    /// Name and revealed value of every custom field, in order.
+    static func fields(_ item: Item) -> [String] {
+        item.customFields.map { "\($0.name)=\($0.value.reveal())" }
+    }
+
+    static func history(_ item: Item) -> [String] {
+        item.passwordHistory.map { "\($0.password.reveal())@\($0.changed.millisecondsSince1970 / 1000)" }
+    }
+
+    /// The login both fixtures hold, every value; notes, tags and custom fields differ between them.
+    static func expectQuillmail(_ login: Item, notes: String, tags: [String], fields: [String]) {
+        #expect(login.notes == notes)
+        #expect(login.tags == tags)
+        #expect(Self.fields(login) == fields)
+        #expect(login.kind == .login)
+        #expect(login.title == "Quillmail")
+        #expect(login.username == "nora@quill.example")
+        #expect(login.password?.reveal() == "Tide-pool-83!")
+        #expect(login.urls == ["https://mail.quill.example/login", "https://quill.example"])
+        #expect((try? login.totp()) != nil)
+        #expect(history(login) == ["Tide-pool-81!@1701000000", "Tide-pool-82!@1705000000"])
+        #expect(login.created == seconds(1_700_000_000) && login.modified == seconds(1_710_000_000))
+    }
+
+    // MARK: 1PUX
+
+    @Test func onePUXFixtureFieldByField() throws {
+        let result = try Importer.parse(try Self.fixture("sample.1pux"), format: .onePassword1PUX, now: Self.now)
+        #expect(result.items.count == 8)
+        #expect(result.skipped == [
+            SkippedEntry(.item(6), "document file 'permit.pdf' not imported (Coffer has no attachments)"),
+            SkippedEntry(.file("files/x9orphan2k__leftover.txt"), "a file no item refers to, not imported (Coffer has no attachments)"),
+        ])
+        #expect(result.kinds == ["login": 2, "secure note": 1, "credit card": 1, "identity": 1, "password": 1,
+                                 "document": 1, "ssh key": 1])
+        guard result.items.count == 8 else { return }
+        let items = result.items
+
+        Self.expectQuillmail(items[0], notes: "Main mailbox.\nRecovery codes are in the safe.", tags: ["work", "mail", "Personal"],
+                             fields: ["remember=✓", "Security: PIN=5092", "Security: recovery email=nora.backup@quill.example",
+                                      "totp=otpauth://totp/Quill:nora?secret=MFRGGZDFMZTWQ2LK&issuer=Quill"])
+        #expect(items[0].noteValue == nil)
+
+        let note = items[1]
+        #expect(note.kind == .secureNote)
+        #expect(note.title == "Gate code")
+        #expect(note.noteValue?.reveal() == "Side gate: 4417#\nGarage: 0982")
+        #expect(note.tags == ["Personal"])
+        #expect(note.customFields.isEmpty && note.urls.isEmpty && note.username == nil && note.password == nil)
+        #expect(note.created == Self.seconds(1_700_100_000))
+
+        let card = items[2]
+        #expect(card.kind == .secureNote)
+        #expect(card.title == "Harbor Visa")
+        #expect(card.noteValue?.reveal() == "")
+        #expect(Self.fields(card) == [
+            "cardholder name=Nora Quill", "type=visa", "number=4000 1234 5678 9010", "verification number=719",
+            "expiry date=2028-11", "valid from=2023-11", "Contact Information: phone (intl)=+44 20 7946 0311",
+            "Contact Information: website=https://harbor-bank.example",
+        ])
+        #expect(card.created == Self.seconds(1_700_200_000) && card.modified == Self.seconds(1_700_300_000))
+
+        let identity = items[3]
+        #expect(identity.kind == .secureNote)
+        #expect(identity.title == "Nora Quill")
+        #expect(identity.noteValue?.reveal() == "Home identity")
+        #expect(Self.fields(identity) == [
+            "Identification: first name=Nora", "Identification: last name=Quill", "Identification: sex=female",
+            "Identification: birth date=1990-05-22", "Address: address=7 Lantern Walk, Port Ellery, Kestershire, PE1 2QX, gb",
+        ])
+
+        let password = items[4]
+        #expect(password.kind == .login)
+        #expect(password.title == "Boat shed lock")
+        #expect(password.username == nil && password.urls.isEmpty && password.customFields.isEmpty)
+        #expect(password.password?.reveal() == "anchor-Rope-27")
+        #expect(Self.history(password) == ["anchor-Rope-26@1700550000"])
+
+        let document = items[5]
+        #expect(document.kind == .secureNote)
+        #expect(document.title == "Mooring permit")
+        #expect(document.noteValue?.reveal() == "Renew every March.")
+        #expect(document.customFields.isEmpty)
+
+        let archived = items[6]
+        #expect(archived.kind == .login)
+        #expect(archived.title == "Old forum")
+        #expect(archived.username == "nquill" && archived.password?.reveal() == "Forum-pass-5")
+        #expect(archived.urls == ["https://forum.quill.example"])
+        #expect(archived.tags == ["Personal", "Archive"])
+        #expect(archived.created == Self.seconds(1_600_000_000) && archived.modified == Self.seconds(1_650_000_000))
+
+        let ssh = items[7]
+        #expect(ssh.kind == .secureNote)
+        #expect(ssh.title == "Build server key")
+        #expect(ssh.tags == ["Crew"])
+        #expect(Self.fields(ssh) == ["private key=-----BEGIN OPENSSH PRIVATE KEY-----\nbWFkZS11cCBrZXk=\n-----END OPENSSH PRIVATE KEY-----\n"])
+
+        #expect(result.keptAsFields == [
+            "remember": 1, "Security: PIN": 1, "Security: recovery email": 1, "totp": 1,
+            "cardholder name": 1, "type": 1, "number": 1, "verification number": 1, "expiry date": 1, "valid from": 1,
+            "Contact Information: phone (intl)": 1, "Contact Information: website": 1,
+            "Identification: first name": 1, "Identification: last name": 1, "Identification: sex": 1,
+            "Identification: birth date": 1, "Address: address": 1, "private key": 1,
+        ])
+        #expect(result.keptInNotes.isEmpty)
+        // Reasons name files and labels, never values.
+        for entry in result.skipped { #expect(!entry.reason.contains("Tide-pool") && !entry.reason.contains("PDF")) }
+    }
+
+    @Test func onePUXLooksLike() throws {
+        #expect(OnePassword1PUX.looksLike(try Self.fixture("sample.1pux")))
+        #expect(!OnePassword1PUX.looksLike(try Self.fixture("sample.1pif")))
+        #expect(!OnePassword1PUX.looksLike(Array("PK\u{3}\u{4}".utf8)))
+    }
+
+    func invalid(_ bytes: [UInt8], _ format: ImportFormat, _ message: String) {
+        let error = #expect(throws: CofferError.self) { try Importer.parse(bytes, format: format, now: Self.now) }
+        #expect(error?.code == .invalidImport)
+        #expect(error?.reason.contains(message) == true, "\(error?.reason ?? "no error")")
+    }
+
+    @Test func onePUXWholeFileErrors() throws {
+        invalid([], .onePassword1PUX, "not a zip archive")
+        invalid(Array("{\"accounts\": []}".utf8), .onePassword1PUX, "not a zip archive")
+        invalid([0x50, 0x4B, 0x03, 0x04] + [UInt8](repeating: 0, count: 60), .onePassword1PUX, "unreadable zip")
+        invalid(try Self.fixture("no-export-data.1pux"), .onePassword1PUX, "no export.data")
+        // A truncated archive: the central directory is gone.
+        let sample = try Self.fixture("sample.1pux")
+        invalid(Array(sample.prefix(sample.count / 2)), .onePassword1PUX, "unreadable zip")
+    }
+
+    @Test func onePUXZipBombsRefused() throws {
+        invalid(try Self.fixture("declared-huge.1pux"), .onePassword1PUX, "declares 2147483648 bytes, over the 64 MiB limit")
+        invalid(try Self.fixture("inflates-past-declared.1pux"), .onePassword1PUX, "inflates to more than the 100 bytes it declares")
+    }
+
+    static func onePUX(_ json: String) -> [UInt8] { StoredZip.archive([("export.attributes", Array("{}".utf8)), ("export.data", Array(json.utf8))]) }
+
+    @Test func onePUXExportDataErrors() {
+        invalid(Self.onePUX("not json"), .onePassword1PUX, "export.data is not valid JSON")
+        invalid(Self.onePUX("[1, 2]"), .onePassword1PUX, "'accounts' array")
+        invalid(Self.onePUX("{\"accounts\": {}}"), .onePassword1PUX, "'accounts' array")
+    }
+
+    @Test func onePUXNonObjectEntriesSkippedWithPosition() throws {
+        let json = """
+            {"accounts": [{"vaults": [
+              {"attrs": {"name": "A"}, "items": [7, {"categoryUuid": "001", "overview": {"title": "one"}}]},
+              {"attrs": {"name": "B"}, "items": ["x", {"item": {"categoryUuid": "003", "overview": {"title": "wrapped"},
+                                                            "details": {"notesPlain": "n"}}},
+                                                 {"categoryUuid": "001", "overview": {}, "details": {}},
+                                                 {"categoryUuid": "999", "overview": {"title": "odd"},
+                                                  "details": {"sections": [{"fields": [{"id": "f", "value": {"string": "v"}}]}]}}]}
+            ]}]}
+            """
+        let result = try Importer.parse(Self.onePUX(json), format: .onePassword1PUX, now: Self.now)
+        #expect(result.skipped == [
+            SkippedEntry(.item(1), "not a JSON object"), SkippedEntry(.item(3), "not a JSON object"),
+            SkippedEntry(.item(5), "no title, URL or username"),
+        ])
+        #expect(result.items.map(\.title) == ["one", "wrapped", "odd"])
+        #expect(result.items.map(\.tags) == [["A"], ["B"], ["B"]])
+        #expect(result.items[1].noteValue?.reveal() == "n")
+        #expect(Self.fields(result.items[2]) == ["f=v"])
+        #expect(result.items[0].created == Self.now)  // no createdAt: the import time
+        #expect(result.kinds == ["login": 1, "secure note": 1, "category 999": 1])
+    }
+
+    @Test func valueRendering() {
+        #expect(OnePassword.text(NSNumber(value: 202_612), kind: "monthYear") == "2026-12")
+        #expect(OnePassword.text(NSNumber(value: 202_613), kind: "monthYear") == "202613")
+        #expect(OnePassword.text(NSNumber(value: 0), kind: "date") == "1970-01-01")
+        #expect(OnePassword.text(NSNumber(value: 1e300), kind: "date") == NSNumber(value: 1e300).stringValue)
+        #expect(OnePassword.text(NSNumber(value: 42)) == "42")
+        #expect(OnePassword.text(["city": "X", "street": "Y", "zip": ""], kind: "address") == "Y, X")
+        #expect(OnePassword.text(["b": "2", "a": NSNumber(value: 1)]) == "a: 1\nb: 2")
+        #expect(OnePassword.text(["x", "y"]) == "x\ny")
+        #expect(OnePassword.text(OnePassword.json(Array("[true, false, 1, 0, 2.5, -7]".utf8))) == "true\nfalse\n1\n0\n2.5\n-7")
+        #expect(OnePassword.time(OnePassword.json(Array("true".utf8))) == nil)
+        #expect(OnePassword.time(NSNumber(value: 1.5)) == Timestamp(millisecondsSince1970: 1500))
+        #expect(OnePassword.time(NSNumber(value: 1e18)) == nil)
+        #expect(OnePassword.text(NSNull()) == nil)
+        #expect(OnePassword.text("") == nil)
+        #expect(OnePassword.label("a\u{1B}[31mb") == "a?[31mb")
+    }
+
+    // MARK: 1PIF
+
+    @Test func onePIFFixtureFieldByField() throws {
+        let result = try Importer.parse(try Self.fixture("sample.1pif"), format: .onePassword1PIF, now: Self.now)
+        #expect(result.skipped == [SkippedEntry(.item(9), "a deleted item (system.Tombstone), not imported")])
+        #expect(result.kinds == ["login": 2, "secure note": 1, "credit card": 1, "identity": 1, "password": 1, "software license": 1])
+        #expect(result.items.count == 7)
+        guard result.items.count == 7 else { return }
+        let items = result.items
+
+        Self.expectQuillmail(items[0], notes: "Main mailbox.", tags: ["work", "mail", "Work/Mail"],
+                             fields: ["pin=5092", "totp=otpauth://totp/Quill:nora?secret=MFRGGZDFMZTWQ2LK&issuer=Quill",
+                                      "Security: first pet=Biscuit"])
+
+        let note = items[1]
+        #expect(note.kind == .secureNote && note.title == "Gate code")
+        #expect(note.noteValue?.reveal() == "Side gate: 4417#\nGarage: 0982")
+        #expect(note.tags.isEmpty && note.customFields.isEmpty)
+
+        let card = items[2]
+        #expect(card.kind == .secureNote && card.title == "Harbor Visa")
+        #expect(card.noteValue?.reveal() == "")
+        #expect(Self.fields(card) == [
+            "cardholder name=Nora Quill", "type=visa", "number=4000123456789010", "verification number=719",
+            "expiry date=2028-11", "Contact Information: phone (intl)=+44 20 7946 0311",
+        ])
+
+        let identity = items[3]
+        #expect(identity.kind == .secureNote && identity.title == "Nora Quill")
+        #expect(Self.fields(identity) == [
+            "Identification: first name=Nora", "Identification: birth date=1990-05-22",
+            "Address: address=7 Lantern Walk, Port Ellery, Kestershire, PE1 2QX, gb",
+        ])
+
+        let password = items[4]
+        #expect(password.kind == .login && password.title == "Boat shed lock")
+        #expect(password.password?.reveal() == "anchor-Rope-27" && password.username == nil)
+        #expect(password.created == Self.seconds(1_700_500_000) && password.modified == Self.seconds(1_700_600_000))
+
+        let license = items[5]
+        #expect(license.kind == .secureNote && license.title == "Chartplotter Pro")
+        #expect(Self.fields(license) == ["version=4.2", "license key=CHP-7781-QX"])
+
+        let trashed = items[6]
+        #expect(trashed.kind == .login && trashed.title == "Old forum")
+        #expect(trashed.username == "nquill" && trashed.password?.reveal() == "Forum-pass-5")
+        #expect(trashed.urls == ["https://forum.quill.example"])
+        #expect(trashed.tags == ["Trash"])
+
+        #expect(result.keptAsFields == [
+            "pin": 1, "totp": 1, "Security: first pet": 1,
+            "cardholder name": 1, "type": 1, "number": 1, "verification number": 1, "expiry date": 1,
+            "Contact Information: phone (intl)": 1, "Identification: first name": 1, "Identification: birth date": 1,
+            "Address: address": 1, "version": 1, "license key": 1,
+        ])
+    }
+
+    @Test func onePIFLooksLike() throws {
+        #expect(OnePassword1PIF.looksLike(try Self.fixture("sample.1pif")))
+        #expect(!OnePassword1PIF.looksLike(try Self.fixture("sample.1pux")))
+    }
+
+    @Test func onePIFWholeFileErrors() {
+        invalid([], .onePassword1PIF, "no ***5642bee8")
+        invalid(Array("{\"title\": \"x\"}\n".utf8), .onePassword1PIF, "no ***5642bee8")
+        invalid([0xFF, 0xFE] + Array("\n***5642bee8-a5ff-11dc-8314-0800200c9a66***\n".utf8), .onePassword1PIF, "not UTF-8")
+    }
+
+    @Test func onePIFBadEntriesSkippedWithPosition() throws {
+        let sep = "***5642bee8-a5ff-11dc-8314-0800200c9a66***"
+        let text = [
+            "[1]", "{not json", "{\"typeName\":\"webforms.WebForm\",\"title\":\"ok\"}", "\"s\"",
+            "{\"typeName\":\"webforms.WebForm\"}",
+            "{\"typeName\":\"wallet.financial.CreditCard\",\"title\":\"old card\",\"secureContents\":{\"ccnum\":\"4000\",\"expiry_mm\":7}}",
+        ].joined(separator: "\r\n\(sep)\r\n") + "\r\n\(sep)\r\n"
+        let result = try Importer.parse(Array(text.utf8), format: .onePassword1PIF, now: Self.now)
+        #expect(result.skipped == [
+            SkippedEntry(.item(1), "not a JSON object"), SkippedEntry(.item(2), "not valid JSON"),
+            SkippedEntry(.item(4), "not a JSON object"), SkippedEntry(.item(5), "no title, URL or username"),
+        ])
+        #expect(result.items.map(\.title) == ["ok", "old card"])
+        // Values only at secureContents' top level (older exports) are kept, named by key.
+        #expect(Self.fields(result.items[1]) == ["ccnum=4000", "expiry_mm=7"])
+    }
+
+    @Test func everyFormatHasADispatch() throws {
+        #expect(ImportFormat(rawValue: "1password-1pux") == .onePassword1PUX)
+        #expect(ImportFormat(rawValue: "1password-1pif") == .onePassword1PIF)
+    }
+}
