@@ -1,17 +1,11 @@
+@_spi(CofferInternals) import Coffer
+
 /// A tiny JSON value with ordered keys, so `--json` output is stable byte for byte
-/// (spec/cli.md §6).
-enum JSON {
-    case string(String)
-    case int(Int64)
-    case double(Double)
-    case bool(Bool)
-    case null
-    case array([JSON])
-    case object([(String, JSON)])
+/// (spec/cli.md §6). The type is the one the coffer-json item mapping builds (`CofferJSON.object`,
+/// shared by `show --json`, `export` and `import`); what is here is how every output renders it.
+typealias JSON = JSONValue
 
-    static func optional(_ text: String?) -> JSON { text.map(JSON.string) ?? .null }
-    static func strings(_ list: [String]) -> JSON { .array(list.map(JSON.string)) }
-
+extension JSON {
     /// Compact when `pretty` is false; two-space indentation otherwise.
     func render(pretty: Bool = true) -> String {
         var out = ""
