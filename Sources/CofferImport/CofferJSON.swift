@@ -1,21 +1,101 @@
 @_spi(CofferInternals) import Coffer
 import Foundation
 
-/// Coffer's own JSON export (`coffer export --format json`, spec/cli.md §6.6, §8.11): every
-/// field, id and time, so export then import gives equal items (ids included).
-enum CofferJSON {
+/// The one item → JSON mapping (spec/cli.md §6, "One item mapping"): `coffer show --json`
+/// (§6.2) and Coffer's own export (`coffer export --format json`, §6.6) are `object(_:_:)` in
+/// its two views, and the import of that export (`import --from coffer-json`, §8.11) is its
+/// inverse, `item(_:)`. Both directions take the key names from `Key` and the encodings (kind
+/// names, ISO 8601 times, base64) from here, so the three cannot drift apart. The export has
+/// every field, id and time, so export then import gives equal items (ids included).
+package enum CofferJSON {
     static let formatName = "coffer-export"
     static let version = 1
 
+    /// What an item's object is for. The views differ exactly as §6 says, nowhere else.
+    package enum View: Sendable {
+        /// The export (§6.6): every part of the item, secrets in clear; what `item(_:)` reads back.
+        case export
+        /// `show --json` (§6.2): `password`, `value` and custom field values as `mask` unless
+        /// `reveal`; `revealed` and `url` (the first URL) added; `passwordHistory` as a count
+        /// (`show --history` lists the entries); no `extensionFields`.
+        case show(reveal: Bool, mask: String)
+    }
+
+    /// Every key of the format, in one place for both directions.
+    private enum Key: String {
+        case format, version, items
+        case id, kind, service, username, password, revealed, url, urls, notes, tags, fields, value
+        case passwordHistory, extensionFields, created, modified
+        /// In the entries of `fields` (with `value`), `passwordHistory` (with `password`) and
+        /// `extensionFields` (with `value`).
+        case name, changed, tag
+    }
+
+    private static func object(_ pairs: [(Key, JSONValue)]) -> JSONValue { .object(pairs.map { ($0.0.rawValue, $0.1) }) }
+
+    private static func time(_ time: Timestamp) -> JSONValue { .string(time.description) }
+
+    private static func kind(named name: String?) -> ItemKind? { ItemKind.allCases.first { $0.name == name } }
+
+    /// `item` as a JSON object, keys in the order of §6.2/§6.6 (one order: each view leaves out
+    /// the keys the other alone has).
+    package static func object(_ item: Item, _ view: View) -> JSONValue {
+        let shown: (reveal: Bool, mask: String)?
+        if case .show(let reveal, let mask) = view { shown = (reveal, mask) } else { shown = nil }
+        func secret(_ secret: Secret?) -> JSONValue {
+            guard let secret else { return .null }
+            if let shown, !shown.reveal { return .string(shown.mask) }
+            return .string(secret.reveal())
+        }
+        var pairs: [(Key, JSONValue)] = [
+            (.id, .string(item.id.hex)),
+            (.kind, .string(item.kind.name)),
+            (.service, .string(item.title)),
+            (.username, .optional(item.username)),
+            (.password, secret(item.password)),
+        ]
+        if let shown { pairs += [(.revealed, .bool(shown.reveal)), (.url, .optional(item.urls.first))] }
+        pairs += [
+            (.urls, .strings(item.urls)),
+            (.notes, .optional(item.notes)),
+            (.tags, .strings(item.tags)),
+            (.fields, .array(item.customFields.map { object([(.name, .string($0.name)), (.value, secret($0.value))]) })),
+            (.value, secret(item.noteValue)),
+        ]
+        if shown != nil {
+            pairs.append((.passwordHistory, .int(Int64(item.passwordHistory.count))))
+        } else {
+            pairs.append((.passwordHistory, .array(item.passwordHistory.map {
+                object([(.password, secret($0.password)), (.changed, time($0.changed))])
+            })))
+            pairs.append((.extensionFields, .array(item.extensionFields.map { field in
+                // Encoded from the guarded bytes in place: no unwiped copy of them is made.
+                let base64 = field.value.withUnsafeBytes { bytes -> String in
+                    guard let base = bytes.baseAddress, bytes.count > 0 else { return "" }
+                    return Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: bytes.count, deallocator: .none)
+                        .base64EncodedString()
+                }
+                return object([(.tag, .int(Int64(field.tag))), (.value, .string(base64))])
+            })))
+        }
+        pairs += [(.created, time(item.created)), (.modified, time(item.modified))]
+        return object(pairs)
+    }
+
+    /// The export file's top level (§6.6) around the items' `object(_:.export)`s.
+    package static func export(_ items: [JSONValue]) -> JSONValue {
+        object([(.format, .string(formatName)), (.version, .int(Int64(version))), (.items, .array(items))])
+    }
+
     static func parse(_ bytes: [UInt8]) throws -> ImportResult {
         let object = try JSONImport.object(bytes, what: "a coffer-json export")
-        guard object["format"] as? String == formatName else {
+        guard object[Key.format.rawValue] as? String == formatName else {
             throw CofferError(.invalidImport, "not a Coffer export: its \"format\" is not \"\(formatName)\"; is --from right?")
         }
-        guard (object["version"] as? NSNumber)?.intValue == version else {
-            throw CofferError(.invalidImport, "Coffer export version \(object["version"].map { "\($0)" } ?? "none") is not supported (this Coffer reads \(version))")
+        guard (object[Key.version.rawValue] as? NSNumber)?.intValue == version else {
+            throw CofferError(.invalidImport, "Coffer export version \(object[Key.version.rawValue].map { "\($0)" } ?? "none") is not supported (this Coffer reads \(version))")
         }
-        guard let entries = object["items"] as? [Any] else { throw CofferError(.invalidImport, "no \"items\" array") }
+        guard let entries = object[Key.items.rawValue] as? [Any] else { throw CofferError(.invalidImport, "no \"items\" array") }
         var result = ImportResult()
         for (offset, entry) in entries.enumerated() {
             do {
@@ -31,63 +111,60 @@ enum CofferJSON {
         return result
     }
 
-    private static func item(_ entry: [String: Any]) throws -> Item {
-        func string(_ key: String) throws -> String? {
-            guard let value = entry[key], !(value is NSNull) else { return nil }
-            guard let text = value as? String else { throw CSVImport.RowError(reason: "\"\(key)\" is not a string") }
+    /// The inverse of `object(_:.export)`: one entry of `items` (as `JSONSerialization` reads it)
+    /// back to the item. A wrong type for a key throws naming the key, never its value.
+    static func item(_ entry: [String: Any]) throws -> Item {
+        func string(_ key: Key) throws -> String? {
+            guard let value = entry[key.rawValue], !(value is NSNull) else { return nil }
+            guard let text = value as? String else { throw CSVImport.RowError(reason: "\"\(key.rawValue)\" is not a string") }
             return text
         }
-        func time(_ key: String) throws -> Timestamp {
+        func time(_ key: Key) throws -> Timestamp {
             guard let text = try string(key), let time = Timestamp(iso8601: text) else {
-                throw CSVImport.RowError(reason: "\"\(key)\" is not an ISO 8601 time")
+                throw CSVImport.RowError(reason: "\"\(key.rawValue)\" is not an ISO 8601 time")
             }
             return time
         }
-        func list(_ key: String) throws -> [Any] {
-            guard let value = entry[key], !(value is NSNull) else { return [] }
-            guard let array = value as? [Any] else { throw CSVImport.RowError(reason: "\"\(key)\" is not an array") }
+        func list(_ key: Key) throws -> [Any] {
+            guard let value = entry[key.rawValue], !(value is NSNull) else { return [] }
+            guard let array = value as? [Any] else { throw CSVImport.RowError(reason: "\"\(key.rawValue)\" is not an array") }
             return array
         }
-        func strings(_ key: String) throws -> [String] {
+        func strings(_ key: Key) throws -> [String] {
             try list(key).map { value in
-                guard let text = value as? String else { throw CSVImport.RowError(reason: "\"\(key)\" holds a non-string") }
+                guard let text = value as? String else { throw CSVImport.RowError(reason: "\"\(key.rawValue)\" holds a non-string") }
                 return text
             }
         }
-        func objects(_ key: String) throws -> [[String: Any]] {
+        func objects(_ key: Key) throws -> [[String: Any]] {
             try list(key).map { value in
-                guard let object = value as? [String: Any] else { throw CSVImport.RowError(reason: "\"\(key)\" holds a non-object") }
+                guard let object = value as? [String: Any] else { throw CSVImport.RowError(reason: "\"\(key.rawValue)\" holds a non-object") }
                 return object
             }
         }
-        guard let title = try string("service") else { throw CSVImport.RowError(reason: "no \"service\"") }
-        let kind: ItemKind
-        switch try string("kind") {
-        case "login": kind = .login
-        case "note": kind = .secureNote
-        default: throw CSVImport.RowError(reason: "\"kind\" is not login or note")
-        }
-        var item = Item(id: try string("id").flatMap(ItemID.init(hex:)) ?? .random(), kind: kind, title: title,
-                        username: try string("username"), password: try string("password").map { try Secret($0) },
-                        urls: try strings("urls"), notes: try string("notes"), tags: try strings("tags"),
-                        noteValue: try string("value").map { try Secret($0) }, created: try time("created"),
-                        modified: try time("modified"))
-        for field in try objects("fields") {
-            guard let name = field["name"] as? String, let value = field["value"] as? String else {
+        guard let title = try string(.service) else { throw CSVImport.RowError(reason: "no \"service\"") }
+        guard let kind = kind(named: try string(.kind)) else { throw CSVImport.RowError(reason: "\"kind\" is not login or note") }
+        var item = Item(id: try string(.id).flatMap(ItemID.init(hex:)) ?? .random(), kind: kind, title: title,
+                        username: try string(.username), password: try string(.password).map { try Secret($0) },
+                        urls: try strings(.urls), notes: try string(.notes), tags: try strings(.tags),
+                        noteValue: try string(.value).map { try Secret($0) }, created: try time(.created),
+                        modified: try time(.modified))
+        for field in try objects(.fields) {
+            guard let name = field[Key.name.rawValue] as? String, let value = field[Key.value.rawValue] as? String else {
                 throw CSVImport.RowError(reason: "a custom field lacks a string \"name\" or \"value\"")
             }
             item.customFields.append(CustomField(name: name, value: try Secret(value)))
         }
-        for entry in try objects("passwordHistory") {
-            guard let password = entry["password"] as? String, let changedText = entry["changed"] as? String,
+        for entry in try objects(.passwordHistory) {
+            guard let password = entry[Key.password.rawValue] as? String, let changedText = entry[Key.changed.rawValue] as? String,
                   let changed = Timestamp(iso8601: changedText) else {
                 throw CSVImport.RowError(reason: "a password history entry lacks \"password\" or an ISO 8601 \"changed\"")
             }
             item.passwordHistory.append(PasswordHistoryEntry(password: try Secret(password), changed: changed))
         }
-        for field in try objects("extensionFields") {
-            guard let tag = (field["tag"] as? NSNumber)?.intValue, let tagByte = UInt8(exactly: tag),
-                  ItemCodec.extensionTags.contains(tagByte), let base64 = field["value"] as? String,
+        for field in try objects(.extensionFields) {
+            guard let tag = (field[Key.tag.rawValue] as? NSNumber)?.intValue, let tagByte = UInt8(exactly: tag),
+                  ItemCodec.extensionTags.contains(tagByte), let base64 = field[Key.value.rawValue] as? String,
                   var data = Data(base64Encoded: base64) else {
                 throw CSVImport.RowError(reason: "an extension field needs a \"tag\" of 128-255 and a base64 \"value\"")
             }

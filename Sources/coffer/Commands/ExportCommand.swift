@@ -63,29 +63,10 @@ struct ExportCommand: ParsableCommand {
         case .json:
             var items: [JSON] = []
             try vault.forEachItem { item in
-                items.append(.object([
-                    ("id", .string(item.id.hex)),
-                    ("kind", .string(item.kind.name)),
-                    ("service", .string(item.title)),
-                    ("username", .optional(item.username)),
-                    ("password", .optional(item.password?.reveal())),
-                    ("urls", .strings(item.urls)),
-                    ("notes", .optional(item.notes)),
-                    ("tags", .strings(item.tags)),
-                    ("fields", .array(item.customFields.map { .object([("name", .string($0.name)), ("value", .string($0.value.reveal()))]) })),
-                    ("value", .optional(item.noteValue?.reveal())),
-                    ("passwordHistory", .array(item.passwordHistory.map {
-                        .object([("password", .string($0.password.reveal())), ("changed", .string($0.changed.description))])
-                    })),
-                    ("extensionFields", .array(item.extensionFields.map { field in
-                        .object([("tag", .int(Int64(field.tag))), ("value", .string(field.value.withUnsafeBytes { Data($0).base64EncodedString() }))])
-                    })),
-                    ("created", .string(item.created.description)),
-                    ("modified", .string(item.modified.description)),
-                ]))
+                items.append(CofferJSON.object(item, .export))
                 count += 1
             }
-            text = JSON.object([("format", .string("coffer-export")), ("version", .int(1)), ("items", .array(items))]).render() + "\n"
+            text = CofferJSON.export(items).render() + "\n"
         }
         if formulaCells > 0 {
             // Cells are kept exact (a password may begin with "-" or "="), so say it instead.

@@ -63,7 +63,7 @@ struct ShowCommand: ParsableCommand {
             return
         }
         if json {
-            Terminal.out(ItemPresentation.itemJSON(found, reveal: reveal).render())
+            Terminal.out(CofferJSON.object(found, .show(reveal: reveal, mask: ItemPresentation.mask)).render())
             return
         }
         for line in ItemPresentation.text(found, reveal: reveal) { Terminal.out(line) }

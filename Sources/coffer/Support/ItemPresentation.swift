@@ -1,33 +1,10 @@
 import Foundation
 @_spi(CofferInternals) import Coffer
 
-/// How items are shown as text and as JSON (spec/cli.md §6 has the schemas).
+/// How items are shown as text. As JSON they are `CofferJSON.object(_:.show(…))`, the export's
+/// mapping (spec/cli.md §6).
 enum ItemPresentation {
     static let mask = "••••••"
-
-    static func itemJSON(_ item: Item, reveal: Bool) -> JSON {
-        func secret(_ s: Secret?) -> JSON {
-            guard let s else { return .null }
-            return reveal ? .string(s.reveal()) : .string(mask)
-        }
-        return .object([
-            ("id", .string(item.id.hex)),
-            ("kind", .string(item.kind.name)),
-            ("service", .string(item.title)),
-            ("username", .optional(item.username)),
-            ("password", secret(item.password)),
-            ("revealed", .bool(reveal)),
-            ("url", .optional(item.urls.first)),
-            ("urls", .strings(item.urls)),
-            ("notes", .optional(item.notes)),
-            ("tags", .strings(item.tags)),
-            ("fields", .array(item.customFields.map { .object([("name", .string($0.name)), ("value", secret($0.value))]) })),
-            ("value", secret(item.noteValue)),
-            ("passwordHistory", .int(Int64(item.passwordHistory.count))),
-            ("created", .string(item.created.description)),
-            ("modified", .string(item.modified.description)),
-        ])
-    }
 
     /// The standard field names `show --field` and `clip --field` accept; custom field names too.
     static let fieldNames = ["service", "title", "username", "password", "url", "urls", "notes", "tags", "id",
