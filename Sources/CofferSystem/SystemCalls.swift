@@ -1,7 +1,7 @@
 // The one file that chooses the platform's C library. Every other file imports CofferSystem and
 // gets the C library's types and constants from here, and the calls whose plain names clash with
 // methods (read, open, close, rename, listen, connect, signal) under `SystemCall`, so no call is
-// qualified with a platform module (`Glibc.read` does not build on Darwin).
+// qualified with the name of the Linux C module, which does not build on Darwin.
 #if canImport(Glibc)
 @_exported import Glibc
 #elseif canImport(Musl)

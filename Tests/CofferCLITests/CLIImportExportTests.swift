@@ -226,7 +226,7 @@ struct CLIImportExportTests {
     @Test func showJSONAndExportAgreeFieldByField() throws {
         let ws = try CLIWorkspace()
         try ws.initVault()
-        let login = try CofferJSONMappingTests.login(), note = try CofferJSONMappingTests.note()
+        let login = try MappingFixtures.login(), note = try MappingFixtures.note()
         let vault = try Vault.open(at: ws.vault, password: SecureBytes(utf8: CLIWorkspace.password))
         try vault.addAll([login, note])
         vault.close()

@@ -1,30 +1,15 @@
 import Foundation
 import Testing
 @_spi(CofferInternals) @testable import Coffer
-@testable import coffer
+@_spi(CofferInternals) @testable import CofferImport
+@testable import CofferTestHelpers
 
 /// spec/cli.md §6 "One item mapping": `show --json` (6.2) and the export (6.6) are one mapping in
 /// two views, and the coffer-json import (§8.11) is its inverse.
 @Suite("coffer-json: the one item mapping")
 struct CofferJSONMappingTests {
-    static func login() throws -> Item {
-        var login = Item(id: ItemID(hex: "00112233445566778899aabbccddeeff")!, title: "Bank \u{202E} Inc.\u{7}", username: "me\u{2028}you",
-                         password: try Secret("pa\"ss\\wo'rd;\u{0}x"), urls: ["https://bank.example", "https://m.bank.example"],
-                         notes: "two\nlines\ttab\u{85}", tags: ["money", "a,b"],
-                         customFields: [CustomField(name: "totp", value: try Secret("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP")),
-                                        CustomField(name: "", value: try Secret(""))],
-                         created: Timestamp(millisecondsSince1970: -1_234), modified: Timestamp(millisecondsSince1970: 4_102_444_800_001))
-        login.passwordHistory = [PasswordHistoryEntry(password: try Secret("old1"), changed: Timestamp(millisecondsSince1970: 5)),
-                                 PasswordHistoryEntry(password: try Secret("old2"), changed: Timestamp(millisecondsSince1970: 1_767_323_045_678))]
-        login.extensionFields = [ExtensionField(tag: 200, value: try [UInt8]([0xFF, 0, 1]).withUnsafeBytes { try SecureBytes(copying: $0) }),
-                                 ExtensionField(tag: 255, value: try SecureBytes(copying: UnsafeRawBufferPointer(start: nil, count: 0)))]
-        return login
-    }
-
-    static func note() throws -> Item {
-        Item(kind: .secureNote, title: "Recovery ☕", password: try Secret("also a password"), noteValue: try Secret("codes\ncodes"),
-             created: Timestamp(millisecondsSince1970: 1_763_769_634_000))
-    }
+    static func login() throws -> Item { try MappingFixtures.login() }
+    static func note() throws -> Item { try MappingFixtures.note() }
 
     static func pairs(_ value: JSONValue) -> [(String, JSONValue)] {
         guard case .object(let pairs) = value else { return [] }

@@ -1,3 +1,4 @@
+import CofferImport
 import ArgumentParser
 @_spi(CofferInternals) import Coffer
 import Foundation

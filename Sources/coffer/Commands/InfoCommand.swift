@@ -1,3 +1,4 @@
+import CofferImport
 import Foundation
 import ArgumentParser
 @_spi(CofferInternals) import Coffer

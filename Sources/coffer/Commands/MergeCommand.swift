@@ -1,3 +1,4 @@
+import CofferImport
 import ArgumentParser
 import Foundation
 @_spi(CofferInternals) import Coffer

@@ -1,3 +1,4 @@
+import CofferImport
 @_spi(CofferInternals) import Coffer
 
 /// The items `coffer ls` prints, in order: rows of the vault's own index (no strings made), or

@@ -1,3 +1,4 @@
+import CofferImport
 import CofferSystem
 @_spi(CofferInternals) import Coffer
 import CofferProcess
@@ -69,15 +70,8 @@ enum Terminal {
         return out
     }
 
-    /// Controls and bidirectional formatting characters (ALM, LRM, RLM, LRE…RLO, LRI…PDI).
-    static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x0A, 0x09: return false
-        case 0x00...0x1F, 0x7F...0x9F: return true
-        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true
-        default: return false
-        }
-    }
+    /// Controls and bidirectional formatting characters (`JSON.drivesATerminal`, the one rule).
+    static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool { JSON.drivesATerminal(scalar) }
 
     /// Writes bytes to a descriptor, retrying partial writes and EINTR.
     static func writeAll(_ fd: Int32, _ bytes: inout [UInt8]) { Descriptor.writeAll(fd, bytes) }

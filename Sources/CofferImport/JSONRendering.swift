@@ -1,13 +1,13 @@
 @_spi(CofferInternals) import Coffer
 
-/// A tiny JSON value with ordered keys, so `--json` output is stable byte for byte
-/// (spec/cli.md §6). The type is the one the coffer-json item mapping builds (`CofferJSON.object`,
-/// shared by `show --json`, `export` and `import`); what is here is how every output renders it.
-typealias JSON = JSONValue
+/// How every JSON output renders a `JSONValue` (the export, `show --json`, `ls --json` and the
+/// CLI's other `--json` outputs): ordered keys, so output is stable byte for byte, and the
+/// escaping rules of spec/cli.md §7. `JSON` is the CLI's short name for the type.
+package typealias JSON = JSONValue
 
 extension JSON {
     /// Compact when `pretty` is false; two-space indentation otherwise.
-    func render(pretty: Bool = true) -> String {
+    package func render(pretty: Bool = true) -> String {
         var out = ""
         write(into: &out, indent: pretty ? 0 : nil)
         return out
@@ -46,7 +46,19 @@ extension JSON {
         }
     }
 
-    static func escape(_ s: String, into out: inout String) {
+    /// Whether a character can drive a terminal, so no output shows it raw (spec/cli.md §7):
+    /// controls other than tab and newline, and the bidirectional formatting characters (ALM,
+    /// LRM, RLM, LRE…RLO, LRI…PDI). JSON escapes them; the CLI's terminal output too.
+    package static func drivesATerminal(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0A, 0x09: return false
+        case 0x00...0x1F, 0x7F...0x9F: return true
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
+    }
+
+    package static func escape(_ s: String, into out: inout String) {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(s.utf8.count + 2)
         appendEscaped(s, to: &bytes)
@@ -54,7 +66,7 @@ extension JSON {
     }
 
     /// `s` as a JSON string literal, quotes included, appended as UTF-8.
-    static func appendEscaped(_ s: String, to out: inout [UInt8]) {
+    package static func appendEscaped(_ s: String, to out: inout [UInt8]) {
         var s = s
         s.withUTF8 { appendEscaped(UnsafeRawBufferPointer($0), to: &out) }
     }
@@ -63,7 +75,7 @@ extension JSON {
     /// short escapes; every other C0 control, DEL, C1 control, the line separators U+2028/2029
     /// and the bidi controls as `\u00XX`, so JSON shown on a terminal cannot drive it either
     /// (spec/cli.md §6). Everything else is copied as is, in runs.
-    static func appendEscaped(_ s: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+    package static func appendEscaped(_ s: UnsafeRawBufferPointer, to out: inout [UInt8]) {
         out.append(0x22)
         var i = 0, run = 0
         let n = s.count
@@ -91,7 +103,7 @@ extension JSON {
                 if byte == 0xC2 || byte == 0xD8 || byte == 0xE2 {
                     let value = length == 2 ? UInt32(byte & 0x1F) << 6 | UInt32(s[i + 1] & 0x3F)
                         : UInt32(byte & 0x0F) << 12 | UInt32(s[i + 1] & 0x3F) << 6 | UInt32(s[i + 2] & 0x3F)
-                    if value == 0x2028 || value == 0x2029 || Terminal.isUnsafe(Unicode.Scalar(value)!) {
+                    if value == 0x2028 || value == 0x2029 || drivesATerminal(Unicode.Scalar(value)!) {
                         flush(i)
                         unicodeEscape(value)
                         run = i + length
