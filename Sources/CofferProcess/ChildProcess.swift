@@ -110,7 +110,7 @@ public struct ChildProcess {
     public func start(input: [UInt8]? = nil) throws -> Running {
         var opened: [Int32] = []
         defer { for fd in opened { close(fd) } }
-        var actions = posix_spawn_file_actions_t()
+        var actions = SystemCall.spawnFileActions()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
 
@@ -136,7 +136,7 @@ public struct ChildProcess {
         // Nothing of the parent's beyond 0–2 reaches the child (nor a grandchild it forks).
         cspawn_addclosefrom(&actions, 3)
 
-        var attributes = posix_spawnattr_t()
+        var attributes = SystemCall.spawnAttributes()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
         // Default signal dispositions and an empty mask in the child, whatever the parent set.
@@ -161,7 +161,7 @@ public struct ChildProcess {
                     posix_spawn(&pid, program ?? arguments[0], &actions, &attributes, argvPointer.baseAddress!, $0.baseAddress!)
                 }
             }
-            return posix_spawn(&pid, program ?? arguments[0], &actions, &attributes, argvPointer.baseAddress!, environ)
+            return posix_spawn(&pid, program ?? arguments[0], &actions, &attributes, argvPointer.baseAddress!, SystemCall.environment)
         }
         guard result == 0 else {
             if let inputPipe { close(inputPipe.write) }

@@ -59,6 +59,34 @@ package enum SystemCall {
 #endif
     }
 
+    /// An empty `posix_spawn` file-actions value to hand `posix_spawn_file_actions_init`: a struct
+    /// on glibc, an opaque pointer on Darwin.
+    package static func spawnFileActions() -> posix_spawn_file_actions_t {
+#if canImport(Darwin)
+        return nil
+#else
+        return posix_spawn_file_actions_t()
+#endif
+    }
+
+    /// An empty `posix_spawn` attributes value to hand `posix_spawnattr_init` (as above).
+    package static func spawnAttributes() -> posix_spawnattr_t {
+#if canImport(Darwin)
+        return nil
+#else
+        return posix_spawnattr_t()
+#endif
+    }
+
+    /// This process's environment as `posix_spawn` takes it (Darwin exports no `environ` to Swift).
+    package static var environment: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>! {
+#if canImport(Darwin)
+        return _NSGetEnviron().pointee
+#else
+        return environ
+#endif
+    }
+
     /// Makes a file's data durable: `fdatasync` on Linux; on Darwin `F_FULLFSYNC`, since there
     /// `fsync` only reaches the drive's cache (spec/format.md §8).
     package static func durableSync(_ fd: Int32) -> Bool {
