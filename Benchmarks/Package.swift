@@ -20,6 +20,7 @@ let package = Package(
             name: "BenchSupport",
             dependencies: [
                 .product(name: "Coffer", package: "Coffer"),
+                .product(name: "CofferTestSupport", package: "Coffer"),  // KDFParameters.minimal
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Sources/BenchSupport",
@@ -27,7 +28,10 @@ let package = Package(
         // Not a benchmark: a plain driver for valgrind/callgrind (see Benchmarks/README.md).
         .executableTarget(
             name: "ProfileUnlock",
-            dependencies: [.product(name: "Coffer", package: "Coffer")],
+            dependencies: [
+                .product(name: "Coffer", package: "Coffer"),
+                .product(name: "CofferTestSupport", package: "Coffer"),  // KDFParameters.minimal
+            ],
             path: "Sources/ProfileUnlock",
             swiftSettings: [.swiftLanguageMode(.v5)]),
     ] + suites.map { suite in

@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Benchmark
 import BenchSupport
 @_spi(CofferInternals) import Coffer

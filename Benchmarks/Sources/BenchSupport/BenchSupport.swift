@@ -1,3 +1,4 @@
+import CofferTestSupport
 import Benchmark
 @_spi(CofferInternals) import Coffer
 import Foundation

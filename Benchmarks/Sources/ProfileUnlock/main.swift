@@ -1,3 +1,4 @@
+import CofferTestSupport
 @_spi(CofferInternals) import Coffer
 import Foundation
 
