@@ -83,15 +83,26 @@ extension Vault {
 
     /// Rewrites the header changed by `change`, copying the frames verbatim.
     func rewriteHeader(state: inout State, _ change: (inout VaultHeader) -> Void) throws {
-        guard let handle = state.handle, let keys = state.keys else { throw closedError }
         var header = state.header
         change(&header)
+        try rewriteKeepingFrames(header: header, then: [], state: &state) { _ in }
+    }
+
+    /// Replaces the vault atomically with `header`, every frame already in the file byte for
+    /// byte, then `newFrames` (sealed to follow `state.end`): the log keeps its `log_id` and its
+    /// frames, which only move by the change in the header's length (spec/merge.md §6.3).
+    /// `commit` applies the change in the old file's offsets; the move is applied after it.
+    func rewriteKeepingFrames(header: VaultHeader, then newFrames: [UInt8], state: inout State,
+                              commit: (inout State) -> Void) throws {
+        guard let handle = state.handle, let keys = state.keys else { throw closedError }
         let headerBytes = try header.encode(keys: keys)
         let frames = try handle.read(at: state.headerLength, count: state.end - state.headerLength)
         try rewrite(state: &state) { write in
             try write(headerBytes)
             try write(frames)
+            if !newFrames.isEmpty { try write(newFrames) }
         } commit: { state in
+            commit(&state)
             let shift = headerBytes.count - state.headerLength
             state.index.shiftOffsets(by: shift)
             state.header = header

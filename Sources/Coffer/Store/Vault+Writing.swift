@@ -1,4 +1,6 @@
-// Appending: one durable frame per change, a batch for imports, rollback on failure (spec/format.md §8).
+// Writing: the store's one write primitive (`writeDurably`: write, sync, roll back or commit,
+// spec/format.md §8) and the changes made with it: one frame per add, update or delete, a batch
+// for imports. Merges write through it too (VaultMerge+Writing.swift, spec/merge.md §6).
 
 extension Vault {
     /// Adds a new item durably. Returns its id.
@@ -78,17 +80,14 @@ extension Vault {
                     }
                     progress?(index + 1)
                 }
-                try guarded.withLock { state in
-                    guard let handle = state.handle, state.keys != nil else { throw closedError }
-                    try handle.sync()
-                    state = staged
-                    try compactIfNeeded(&state)
-                }
             } catch {
                 // Nothing of the batch was acknowledged: `state` still ends where it did.
                 guarded.withLock { state in rollBack(&state) }
                 throw error
             }
+            // Every frame is written: the primitive's one sync makes the batch durable (or its
+            // roll-back cuts it off), and only then do readers see it.
+            try guarded.withLock { state in try writeDurably([], .append, state: &state) { $0 = staged } }
         }
     }
 
@@ -123,25 +122,59 @@ extension Vault {
                         hasPassword: item.password != nil, created: item.created, modified: item.modified)
     }
 
-    /// Appends one frame durably, then lets `commit` update the index (spec/format.md §8).
+    /// Appends one frame (add, update, delete): seals it after the last acknowledged one and, once
+    /// it is durable, lets `commit` index it at its place in the file.
     func append(_ type: RecordType, payload: UnsafeRawBufferPointer, state: inout State,
-                        commit: (inout State, (offset: Int, count: Int, seq: UInt64)) -> Void) throws {
-        guard let handle = state.handle else { throw closedError }
+                commit: (inout State, (offset: Int, count: Int, seq: UInt64)) -> Void) throws {
         var chain = state.chain
         let seq = chain.nextSeq
         let frame = try RecordFrame.seal(type: type, payload: payload, chain: &chain, scratch: state.scratch, random: random)
-        do {
-            try frame.withUnsafeBytes { try handle.write($0, at: state.end) }
-            try handle.sync()
-        } catch {
-            rollBack(&state)
-            throw error
+        try writeDurably(frame, .append, state: &state) { state in
+            commit(&state, (state.end, frame.count, seq))
+            state.chain = chain
+            state.end += frame.count
+            state.records += 1
         }
-        commit(&state, (state.end, frame.count, seq))
+    }
+
+    /// Where `writeDurably` puts a change's frames (spec/format.md §8).
+    enum WritePlacement {
+        /// After the last acknowledged frame, made durable by one sync.
+        case append
+        /// In a new file that replaces the vault atomically: `header`, every frame already in the
+        /// file byte for byte, then the change's frames (spec/merge.md §6.3).
+        case rewrite(header: VaultHeader)
+    }
+
+    /// The store's one write primitive: every change to the log (add, update, delete, import,
+    /// merge) becomes durable here, so how a commit is made safe is decided in one place
+    /// (spec/format.md §8).
+    ///
+    /// `frames` are the change's sealed frames not yet in the file, to follow `state.end` (an
+    /// import writes its frames as it seals them, between progress calls, and passes none). They
+    /// are written as `placement` says and synced; only then does `commit` apply the change to
+    /// `state` (index, chain, record count, end), so no reader sees a change a crash could still
+    /// take back. If an append's write or sync fails, the file is cut back to `state.end` and
+    /// `state` stays as it was (`rollBack`); a failed rewrite leaves the old file, or refuses
+    /// further writes if only its directory sync failed (`rewrite`). After a commit the index's
+    /// text is repacked if wasteful and the vault compacted if dead frames call for it.
+    func writeDurably(_ frames: [UInt8], _ placement: WritePlacement, state: inout State,
+                      commit: (inout State) -> Void) throws {
+        switch placement {
+        case .append:
+            guard let handle = state.handle else { throw closedError }
+            do {
+                if !frames.isEmpty { try frames.withUnsafeBytes { try handle.write($0, at: state.end) } }
+                try handle.sync()
+            } catch {
+                rollBack(&state)
+                throw error
+            }
+            commit(&state)
+        case .rewrite(let header):
+            try rewriteKeepingFrames(header: header, then: frames, state: &state, commit: commit)
+        }
         state.index.compactTextIfWasteful()
-        state.chain = chain
-        state.end += frame.count
-        state.records += 1
         try compactIfNeeded(&state)
     }
 
