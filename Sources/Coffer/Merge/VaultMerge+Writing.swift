@@ -3,7 +3,8 @@
 /// come with other changes or the header changes, one atomic rewrite: the new header, every
 /// frame already there byte for byte, then the new frames. Either way a crash leaves the file as
 /// it was or fully merged, and the log keeps its `log_id` and frames, so copies still share
-/// their history for the next merge.
+/// their history for the next merge. The frames are sealed here; writing, syncing, rolling back
+/// and committing them is the store's one write primitive (`writeDurably`, format.md §8).
 extension Vault {
     func applyMerge(puts: [Item], deletes: [ItemID], passwordSlot: Keyslot?, state: inout State) throws {
         let kind = Self.writeKind(puts: puts.count, deletes: deletes.count, headerChanges: passwordSlot != nil)
@@ -11,7 +12,6 @@ extension Vault {
         // An append needs the header upgraded first (its own atomic rewrite, format.md §2); a
         // rewrite writes the upgraded header with everything else.
         if kind == .append { try upgradeVersion(for: puts, state: &state) }
-        guard let handle = state.handle, let keys = state.keys else { throw closedError }
 
         var staged = state
         var frames: [UInt8] = []
@@ -32,40 +32,17 @@ extension Vault {
         }
         staged.end = state.end + frames.count
 
+        let placement: WritePlacement
         if kind == .append {
-            do {
-                try frames.withUnsafeBytes { try handle.write($0, at: state.end) }
-                try handle.sync()
-            } catch {
-                rollBack(&state)
-                throw error
-            }
-            state.chain = staged.chain
-            state.index = staged.index
-            state.records = staged.records
-            state.end = staged.end
+            placement = .append
         } else {
             var header = state.header
             header.versionMinor = Swift.max(header.versionMinor, puts.lazy.map(ItemCodec.minimumVersionMinor).max() ?? 0)
             if let passwordSlot { header.keyslots = header.keyslots.map { $0.kind == .password ? passwordSlot : $0 } }
-            let headerBytes = try header.encode(keys: keys)
-            let existing = try handle.read(at: state.headerLength, count: state.end - state.headerLength)
-            try rewrite(state: &state) { write in
-                try write(headerBytes)
-                try write(existing)
-                try write(frames)
-            } commit: { state in
-                let shift = headerBytes.count - state.headerLength
-                state.chain = staged.chain
-                state.index = staged.index
-                state.index.shiftOffsets(by: shift)
-                state.records = staged.records
-                state.end = staged.end + shift
-                state.header = header
-                state.headerLength = headerBytes.count
-            }
+            placement = .rewrite(header: header)
         }
-        state.index.compactTextIfWasteful()
-        try compactIfNeeded(&state)
+        try writeDurably(frames, placement, state: &state) { state in
+            (state.chain, state.index, state.records, state.end) = (staged.chain, staged.index, staged.records, staged.end)
+        }
     }
 }
