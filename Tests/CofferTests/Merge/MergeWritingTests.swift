@@ -135,6 +135,29 @@ import CofferTestSupport
             #expect(disk.fileNames.allSatisfy { !$0.contains(".tmp-") }, "call \(point): \(disk.fileNames)")
         }
     }
+
+    /// spec/format.md §8 through a merge: an append that fails is rolled back by the store's one
+    /// write primitive. The file is cut back to the very bytes it had and the open vault's state
+    /// is left as it was, so the same vault merges again and the result is the clean merge.
+    @Test("An I/O error while a merge appends: the file is cut back to its bytes, and the open vault merges again")
+    func failedAppendIsRolledBack() throws {
+        let (_, merged, calls) = try Self.cleanRun(.additionsAndEdits)
+        #expect(calls == 2)  // the batch's write, then its sync
+        for point in 0..<calls {
+            let disk = SimulatedDisk()
+            try Self.diverged(.additionsAndEdits, on: disk)
+            let before = disk.contents(Self.ours)!
+            let vault = try Vault.open(at: Self.ours, password: Fixtures.password, fileSystem: disk, random: SeededRandom(seed: [9]))
+            disk.faultAt = disk.operations + point
+            disk.fault = .error
+            #expect(throws: CofferError.self, "error at merge call \(point)") { try vault.merge(from: Self.theirs) }
+            disk.faultAt = nil
+            #expect(disk.contents(Self.ours)! == before, "error at merge call \(point)")
+            #expect(try vault.merge(from: Self.theirs).write == .append, "merge after error at call \(point)")
+            vault.close()
+            #expect(try Self.items(on: disk) == merged, "merge after error at call \(point)")
+        }
+    }
 }
 
 /// spec/merge.md §5: keyslots and keys.
