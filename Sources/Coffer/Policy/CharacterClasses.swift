@@ -16,21 +16,21 @@ public struct CharacterClasses: OptionSet, Hashable, Sendable {
     /// ASCII punctuation and space: the rules language's `special` class.
     public static let symbol = CharacterClasses(rawValue: 1 << 3)
 
-    public static let hasUppercase = upper
-    public static let hasLowercase = lower
-    public static let hasNumber = digit
-    public static let hasSymbol = symbol
+    package static let hasUppercase = upper
+    package static let hasLowercase = lower
+    package static let hasNumber = digit
+    package static let hasSymbol = symbol
 
     /// All four classes.
     public static let all: CharacterClasses = [.upper, .lower, .digit, .symbol]
 
     /// The single classes contained in `self`, in the fixed order upper, lower, digit, symbol.
-    public var members: [CharacterClasses] {
+    package var members: [CharacterClasses] {
         [.upper, .lower, .digit, .symbol].filter { contains($0) }
     }
 
     /// The characters of the classes in `self`.
-    public var characterSet: PasswordCharacterSet {
+    package var characterSet: PasswordCharacterSet {
         var set = PasswordCharacterSet.empty
         if contains(.upper) { set.formUnion(.upper) }
         if contains(.lower) { set.formUnion(.lower) }

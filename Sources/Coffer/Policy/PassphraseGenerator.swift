@@ -22,7 +22,7 @@ public struct PassphraseGenerator: Sendable {
     package init(random: any RandomSource) { self.random = random }
 
     /// The 7,776 words, in dice-roll order.
-    public static var wordlist: [String] { PolicyData.effWords }
+    package static var wordlist: [String] { PolicyData.effWords }
 
     /// `words` words joined by `separator`; `capitalize` uppercases each word's first letter;
     /// `includeDigit` appends one random digit to one random word.
@@ -46,7 +46,7 @@ public struct PassphraseGenerator: Sendable {
     }
 
     /// `generate` with the system's CSPRNG.
-    public static func generate(
+    package static func generate(
         words: Int = defaultWordCount, separator: String = "-", capitalize: Bool = false, includeDigit: Bool = false
     ) throws -> Passphrase {
         try PassphraseGenerator().generate(words: words, separator: separator, capitalize: capitalize, includeDigit: includeDigit)

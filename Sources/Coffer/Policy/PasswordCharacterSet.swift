@@ -5,7 +5,7 @@
 /// check on every keystroke and the generator's inner loop cheap, and equality is exact.
 public struct PasswordCharacterSet: Hashable, Sendable {
     /// True when the set is every Unicode scalar; the bit map is then unused (kept empty).
-    public let isUnicode: Bool
+    package let isUnicode: Bool
     private var low: UInt64   // bits for U+0000–U+003F
     private var high: UInt64  // bits for U+0040–U+007F
 
@@ -16,9 +16,9 @@ public struct PasswordCharacterSet: Hashable, Sendable {
     }
 
     /// No characters (only reachable programmatically; every parsed class is non-empty).
-    public static let empty = PasswordCharacterSet(isUnicode: false, low: 0, high: 0)
+    package static let empty = PasswordCharacterSet(isUnicode: false, low: 0, high: 0)
     /// Every Unicode scalar.
-    public static let unicode = PasswordCharacterSet(isUnicode: true, low: 0, high: 0)
+    package static let unicode = PasswordCharacterSet(isUnicode: true, low: 0, high: 0)
     /// `A`–`Z`.
     public static let upper = range(0x41, 0x5A)
     /// `a`–`z`.
@@ -85,12 +85,12 @@ public struct PasswordCharacterSet: Hashable, Sendable {
 
     // MARK: Algebra
 
-    public var isEmpty: Bool { !isUnicode && low == 0 && high == 0 }
+    package var isEmpty: Bool { !isUnicode && low == 0 && high == 0 }
 
     /// Number of characters; `nil` for `unicode`.
-    public var count: Int? { isUnicode ? nil : low.nonzeroBitCount + high.nonzeroBitCount }
+    package var count: Int? { isUnicode ? nil : low.nonzeroBitCount + high.nonzeroBitCount }
 
-    public func union(_ other: PasswordCharacterSet) -> PasswordCharacterSet {
+    package func union(_ other: PasswordCharacterSet) -> PasswordCharacterSet {
         if isUnicode || other.isUnicode { return .unicode }
         return PasswordCharacterSet(isUnicode: false, low: low | other.low, high: high | other.high)
     }
@@ -110,7 +110,7 @@ public struct PasswordCharacterSet: Hashable, Sendable {
         return PasswordCharacterSet(isUnicode: false, low: base.low & ~other.low, high: base.high & ~other.high)
     }
 
-    public func isSubset(of other: PasswordCharacterSet) -> Bool {
+    package func isSubset(of other: PasswordCharacterSet) -> Bool {
         if other.isUnicode { return true }
         if isUnicode { return false }
         return low & ~other.low == 0 && high & ~other.high == 0
@@ -123,7 +123,7 @@ public struct PasswordCharacterSet: Hashable, Sendable {
     }
 
     /// The one named class this set is exactly, if any (for a setup screen's `has…` rows).
-    public var characterClass: CharacterClasses? {
+    package var characterClass: CharacterClasses? {
         switch self {
         case .upper: return .upper
         case .lower: return .lower

@@ -6,16 +6,16 @@ import Foundation
 /// password redrawn until every rule holds. Conditioning a uniform draw keeps it uniform, which
 /// "one of each class, then shuffle" does not.
 public struct PasswordGenerator: Sendable {
-    public let rules: PasswordRules
-    public let excludeLookalikes: Bool
+    package let rules: PasswordRules
+    package let excludeLookalikes: Bool
     private let random: any RandomSource
 
     /// Length used when none is asked for, before clamping to the rules' bounds.
-    public static let preferredLength = 20
+    package static let preferredLength = 20
     /// Characters easily mistaken for one another, removed with `excludeLookalikes`.
-    public static let lookalikes = "0Oo1Il|5S2Z8B"
+    package static let lookalikes = "0Oo1Il|5S2Z8B"
     /// Below this estimated acceptance probability a policy is refused as impractical (§8.4).
-    public static let minimumAcceptance = 1e-4
+    package static let minimumAcceptance = 1e-4
 
     public init(rules: PasswordRules, excludeLookalikes: Bool = false) {
         self.init(rules: rules, excludeLookalikes: excludeLookalikes, random: SystemRandom())
@@ -52,14 +52,14 @@ public struct PasswordGenerator: Sendable {
     }
 
     /// `count` passwords with one up-front plan (cheaper than `count` calls to `generate`).
-    public func generate(count: Int, length: Int? = nil) throws -> [String] {
+    package func generate(count: Int, length: Int? = nil) throws -> [String] {
         let plan = try GenerationPlan(rules: rules, excludeLookalikes: excludeLookalikes, length: length ?? defaultLength)
         return try (0..<max(0, count)).map { _ in try plan.draw(random) }
     }
 
     /// The estimated probability that one uniform draw is accepted (§8.4), after the exact
     /// satisfiability checks; throws as `generate` would.
-    public func acceptanceProbability(length: Int? = nil) throws -> Double {
+    package func acceptanceProbability(length: Int? = nil) throws -> Double {
         try GenerationPlan(rules: rules, excludeLookalikes: excludeLookalikes, length: length ?? defaultLength).acceptance
     }
 }

@@ -11,7 +11,7 @@ public enum PasswordNormalization: String, Hashable, Sendable {
     case nfkc
 
     /// The password as the policy counts it, and as a key derivation MUST receive it.
-    public func apply(_ password: String) -> String {
+    package func apply(_ password: String) -> String {
         switch self {
         case .none: return password
         case .nfkc: return password.precomposedStringWithCompatibilityMapping

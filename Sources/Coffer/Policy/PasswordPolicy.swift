@@ -35,7 +35,7 @@ public struct PasswordPolicy: Hashable, Sendable {
     public static let nist = NISTProfile.policy
 
     /// The rules `check` reports on, in the fixed order of §4.1.
-    public var orderedRules: [PolicyRule] {
+    package var orderedRules: [PolicyRule] {
         var list: [PolicyRule] = []
         if let minLength = rules.minLength { list.append(.minLength(minLength)) }
         if let maxLength = rules.maxLength { list.append(.maxLength(maxLength)) }

@@ -16,7 +16,7 @@ public struct PasswordRules: Hashable, Sendable {
     public let maxLength: Int?
 
     /// The largest integer a rule may hold (§3.3); bounds the work any rule set can cause.
-    public static let maximumValue = 65_535
+    package static let maximumValue = 65_535
 
     /// - Parameters:
     ///   - required: sets of which the password must contain at least one character each.
@@ -60,5 +60,5 @@ public struct PasswordRules: Hashable, Sendable {
     }
 
     /// Rules that accept any password (every scalar allowed, no bounds).
-    public static let unrestricted = PasswordRules(unchecked: [], allowed: .unicode, minLength: nil, maxLength: nil, maxConsecutive: nil)
+    package static let unrestricted = PasswordRules(unchecked: [], allowed: .unicode, minLength: nil, maxLength: nil, maxConsecutive: nil)
 }

@@ -18,7 +18,7 @@ public enum PolicyRule: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// For a required rule that is exactly one named class: that class (`hasUppercase` …).
-    public var requiredClass: CharacterClasses? {
+    package var requiredClass: CharacterClasses? {
         if case .required(let set) = self { return set.characterClass }
         return nil
     }
@@ -46,7 +46,7 @@ public struct PolicyCheck: Hashable, Sendable {
     /// Length in Unicode scalars after normalisation.
     public let length: Int
 
-    public var isBlocklisted: Bool { blocklistMatch != nil }
+    package var isBlocklisted: Bool { blocklistMatch != nil }
 
     /// The rules that are not met, in order.
     public var unmetRules: [PolicyRule] { results.filter { !$0.isMet }.map(\.rule) }

@@ -11,13 +11,13 @@ public struct Strength: Hashable, Sendable {
     /// zxcvbn-c's entropy estimate in bits.
     public let entropyBits: Double
     /// Estimated guesses: 2^entropyBits.
-    public var guesses: Double { pow2(entropyBits) }
+    package var guesses: Double { pow2(entropyBits) }
     /// log10 of the estimated guesses.
-    public var guessesLog10: Double { entropyBits * 0.301_029_995_663_981_2 }
+    package var guessesLog10: Double { entropyBits * 0.301_029_995_663_981_2 }
     /// 0 (too guessable) … 4 (very unguessable), from zxcvbn's guess thresholds.
     public let score: Int
 
-    public init(entropyBits: Double) {
+    package init(entropyBits: Double) {
         self.entropyBits = entropyBits
         self.score = Strength.score(guessesLog10: entropyBits * 0.301_029_995_663_981_2)
     }
