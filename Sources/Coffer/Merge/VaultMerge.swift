@@ -21,9 +21,9 @@ extension Vault {
     /// What a merge did or, for a dry run, would do.
     public struct MergeReport: Sendable {
         /// Where the base came from: the copies' common frame prefix, a base file, or none (two-way).
-        public enum Base: String, Sendable { case commonPrefix = "common-prefix", baseFile = "base-file", none }
+        package enum Base: String, Sendable { case commonPrefix = "common-prefix", baseFile = "base-file", none }
         /// How the result was (or would be) written: nothing, one append, or an atomic rewrite.
-        public enum WriteKind: String, Sendable { case none, append, rewrite }
+        @_spi(CofferInternals) public enum WriteKind: String, Sendable { case none, append, rewrite }
         /// A field changed differently on both sides: the item, the field, and where the losing
         /// value was kept (a custom field's name, "password history", or nil when not kept).
         public struct Conflict: Sendable, Equatable {
@@ -32,9 +32,9 @@ extension Vault {
             public var keptIn: String?
         }
 
-        public var base: Base
+        package var base: Base
         /// Whether there was a base: without one nothing could be told deleted (spec/merge.md §4).
-        public var hadCommonBase: Bool { base != .none }
+        package var hadCommonBase: Bool { base != .none }
         public var added: [ItemID]
         public var changed: [ItemID]
         public var deleted: [ItemID]
@@ -43,10 +43,10 @@ extension Vault {
         /// True when the other copy is under another vault key (it was rekeyed) and was opened
         /// with its own password.
         public var otherWasRekeyed: Bool
-        public var write: WriteKind
+        @_spi(CofferInternals) public var write: WriteKind
         /// Bytes at the end of the other copy left out as an incomplete write (format.md §7): a
         /// crash there, or a copy taken while it was being written.
-        public var otherTornBytes: Int
+        package var otherTornBytes: Int
         /// Nothing to write: the other copy holds nothing this one lacks.
         public var isNoOp: Bool { write == .none }
     }

@@ -10,7 +10,7 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
     private let low: UInt64
 
     /// Wraps 16 bytes; nil for any other length.
-    public init?(bytes: [UInt8]) {
+    @_spi(CofferInternals) public init?(bytes: [UInt8]) {
         guard bytes.count == 16 else { return nil }
         self.init(unchecked: bytes)
     }
@@ -44,7 +44,7 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
     }
 
     /// The 16 bytes, as stored in the file.
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         (0..<16).map { index in UInt8(truncatingIfNeeded: (index < 8 ? high >> (8 * (7 - index)) : low >> (8 * (15 - index)))) }
     }
 
@@ -154,7 +154,7 @@ public struct Timestamp: Hashable, Sendable, Comparable, CustomStringConvertible
     /// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)`, `T` or a space between date and time,
     /// years 0001–9999, fractions of up to 32 digits (milliseconds kept). Nil for anything else.
     /// A strict hand-written parser: untrusted import files never reach a date-formatting library.
-    public init?(iso8601 text: String) {
+    package init?(iso8601 text: String) {
         let b = Array(text.utf8)
         var i = 0
         func number(_ width: Int) -> Int64? {
@@ -247,7 +247,7 @@ public struct Secret: Sendable, Equatable, CustomStringConvertible {
 
     public var isEmpty: Bool { bytes.count == 0 }
     /// UTF-8 length in bytes.
-    public var utf8Count: Int { bytes.count }
+    package var utf8Count: Int { bytes.count }
 
     /// The text as a Swift string. Swift strings cannot be wiped: call this only to show or
     /// hand the value on (clipboard, terminal), never to store it.
@@ -261,7 +261,7 @@ public enum ItemKind: UInt8, Sendable, Codable, CaseIterable {
     case login = 1
     case secureNote = 2
 
-    public var name: String { self == .login ? "login" : "note" }
+    package var name: String { self == .login ? "login" : "note" }
 }
 
 /// A named extra field of an item (a PIN, a security answer, …). The value is secret.
@@ -275,16 +275,16 @@ public struct CustomField: Sendable, Equatable {
 public struct PasswordHistoryEntry: Sendable, Equatable {
     public var password: Secret
     public var changed: Timestamp
-    public init(password: Secret, changed: Timestamp) { self.password = password; self.changed = changed }
+    package init(password: Secret, changed: Timestamp) { self.password = password; self.changed = changed }
 }
 
 /// A field this version of Coffer does not know (tags 128–255, spec/format.md §6.1), written by
 /// a later version. Kept as opaque bytes in guarded memory (it may be a secret) and written back
 /// unchanged when the item is edited, so an older Coffer never drops what a newer one stored.
-public struct ExtensionField: Sendable, Equatable {
-    public var tag: UInt8
-    public var value: SecureBytes
-    public init(tag: UInt8, value: SecureBytes) { self.tag = tag; self.value = value }
+package struct ExtensionField: Sendable, Equatable {
+    package var tag: UInt8
+    package var value: SecureBytes
+    package init(tag: UInt8, value: SecureBytes) { self.tag = tag; self.value = value }
 }
 
 /// One vault item: a login (service, username, password, URLs, …) or a secure note
@@ -305,7 +305,7 @@ public struct Item: Sendable, Equatable, Identifiable {
     /// The secret body of a secure note.
     public var noteValue: Secret?
     /// Fields of a later format version, carried through edits unchanged (spec/format.md §6.1).
-    public var extensionFields: [ExtensionField] = []
+    package var extensionFields: [ExtensionField] = []
     public var created: Timestamp
     public var modified: Timestamp
 
@@ -355,7 +355,7 @@ public struct Item: Sendable, Equatable, Identifiable {
     }
 
     /// History entries kept per item; older ones are dropped when a password changes.
-    public static let maximumHistory = 32
+    package static let maximumHistory = 32
 }
 
 /// What lists and searches return: everything but secrets (password, notes' values, custom
@@ -387,7 +387,7 @@ public struct ItemSummary: Sendable, Equatable, Identifiable {
 
     /// Case- and accent-insensitive substring match on title, username, URLs and tags
     /// (`SearchText`, spec/cli.md §4.0).
-    public func matches(_ query: String) -> Bool {
+    package func matches(_ query: String) -> Bool {
         query.isEmpty || matches(folded: SearchText.folded(query))
     }
 

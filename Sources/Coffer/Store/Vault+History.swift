@@ -11,7 +11,7 @@ extension Vault {
         public let item: Item
         public let change: Change
         /// The change's record number: larger is more recent.
-        public let changeSequence: UInt64
+        package let changeSequence: UInt64
     }
 
     /// For each item whose latest change deleted or replaced an earlier version, that version;

@@ -40,7 +40,7 @@ extension Vault {
 
     /// Finds one item by id, unique id prefix (4+ hex digits) or exact title (case-insensitive).
     /// `.ambiguousItem` lists the candidates (ids and titles only).
-    public func resolve(_ reference: String) throws -> ItemSummary {
+    package func resolve(_ reference: String) throws -> ItemSummary {
         switch ItemLookup.find(reference, in: try list()) {
         case .one(let match): return match
         case .several(let matches):
@@ -60,7 +60,7 @@ extension Vault {
     }
 
     /// A lazy sequence over all items: each is decrypted only when reached.
-    public func items() throws -> LazyMapSequence<[ItemSummary], Result<Item, CofferError>> {
+    package func items() throws -> LazyMapSequence<[ItemSummary], Result<Item, CofferError>> {
         try list().lazy.map { summary in
             Result { try self.get(summary.id) }.mapError { $0 as? CofferError ?? CofferError(.io, "\($0)") }
         }

@@ -2,7 +2,7 @@
 
 extension Vault {
     /// Rewrites the vault with only live items, under a new log id (spec/format.md §8).
-    public func compact() throws {
+    @_spi(CofferInternals) public func compact() throws {
         try withWritableState { state in try compact(&state, newKeys: nil) }
     }
 

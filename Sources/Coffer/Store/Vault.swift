@@ -80,7 +80,7 @@ public final class Vault: Sendable {
     let writer = Lock()
 
     /// Compaction runs by itself after a write once dead records exceed both this and the live count.
-    public static let autoCompactionThreshold = 1024
+    package static let autoCompactionThreshold = 1024
 
     init(path: String, mode: AccessMode, fileSystem: any VaultFileSystem, random: any RandomSource,
                  state: State, report: OpenReport) {
@@ -106,7 +106,7 @@ public final class Vault: Sendable {
         }
     }
 
-    public var isClosed: Bool { guarded.withLock { $0.keys == nil } }
+    package var isClosed: Bool { guarded.withLock { $0.keys == nil } }
 
     var closedError: CofferError { CofferError(.locked, "the vault is locked (closed); unlock it again") }
 
