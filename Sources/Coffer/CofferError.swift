@@ -142,7 +142,7 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
     public let file: String
     public let line: UInt
 
-    public init(_ code: Code, _ reason: String, detail: Detail? = nil, file: String = #fileID, line: UInt = #line) {
+    package init(_ code: Code, _ reason: String, detail: Detail? = nil, file: String = #fileID, line: UInt = #line) {
         self.code = code
         self.reason = reason
         self.detail = detail

@@ -21,19 +21,19 @@ public struct KDFParameters: Hashable, Sendable, CustomStringConvertible {
     public static let sensitive = KDFParameters(iterations: 4, memoryKiB: 1024 * 1024)
     /// Accepted passes: libsodium's minimum for Argon2id is 1; more than 16 would make an unlock
     /// take tens of seconds even at 1 GiB, so a file asking for more is refused.
-    public static let iterationBounds: ClosedRange<UInt32> = 1...16
+    package static let iterationBounds: ClosedRange<UInt32> = 1...16
     /// Accepted memory: 8 KiB (libsodium's minimum) to 1 GiB (SENSITIVE), so a file cannot make
     /// the reader allocate more than the strongest preset.
-    public static let memoryKiBBounds: ClosedRange<UInt32> = 8...(1024 * 1024)
+    package static let memoryKiBBounds: ClosedRange<UInt32> = 8...(1024 * 1024)
 
     /// The named presets, for the CLI and the spec.
-    public static let presets: [(name: String, parameters: KDFParameters)] = [
+    package static let presets: [(name: String, parameters: KDFParameters)] = [
         ("interactive", .interactive), ("moderate", .moderate), ("sensitive", .sensitive),
     ]
 
     /// Throws `.kdfParametersRefused` unless both costs are within bounds. Called before any
     /// memory is allocated for a derivation.
-    public func validate() throws {
+    package func validate() throws {
         guard Self.iterationBounds.contains(iterations) else {
             throw CofferError(.kdfParametersRefused,
                 "Argon2id passes \(iterations) outside the accepted \(Self.iterationBounds.lowerBound)...\(Self.iterationBounds.upperBound)")

@@ -24,11 +24,11 @@ public final class SecureBytes: @unchecked Sendable {
     private let base: UnsafeMutableRawPointer
     /// The number of secret bytes.
     public let count: Int
-    public let protection: Protection
+    package let protection: Protection
 
     /// Allocates `count` bytes and lets `initializer` fill them. If the initialiser throws,
     /// the buffer is wiped and freed before the error propagates.
-    public init(count: Int, protection: Protection = .guarded,
+    package init(count: Int, protection: Protection = .guarded,
                 initializer: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
         guard count >= 0 else { throw CofferError(.invalidArgument, "negative secure buffer size") }
         try Sodium.ensureInitialized()
@@ -94,21 +94,21 @@ public final class SecureBytes: @unchecked Sendable {
     }
 
     /// Constant-time comparison of contents (the lengths themselves are not secret).
-    public func constantTimeEquals(_ other: SecureBytes) -> Bool {
+    package func constantTimeEquals(_ other: SecureBytes) -> Bool {
         guard count == other.count else { return false }
         if count == 0 { return true }
         return sodium_memcmp(base, other.base, count) == 0
     }
 
     /// Constant-time comparison with ordinary bytes, for checking tags and hashes.
-    public func constantTimeEquals(_ other: UnsafeRawBufferPointer) -> Bool {
+    package func constantTimeEquals(_ other: UnsafeRawBufferPointer) -> Bool {
         guard count == other.count else { return false }
         if count == 0 { return true }
         return sodium_memcmp(base, other.baseAddress!, count) == 0
     }
 
     /// A new buffer holding `range` of this one.
-    public func slice(_ range: Range<Int>) throws -> SecureBytes {
+    package func slice(_ range: Range<Int>) throws -> SecureBytes {
         guard range.lowerBound >= 0, range.upperBound <= count else {
             throw CofferError(.invalidArgument, "secure slice out of range")
         }

@@ -3,7 +3,7 @@
 /// bare base32 secret (spec/totp.md §2). Errors never quote the input: it holds the secret.
 extension TOTP {
     /// Longest text accepted.
-    public static let maximumTextLength = 4096
+    package static let maximumTextLength = 4096
 
     public static func parse(_ text: String) throws -> TOTP {
         let trimmed = text.trimmingASCIIWhitespace()

@@ -19,10 +19,10 @@ public struct TOTP: Sendable, Equatable {
     public let issuer: String?
     public let account: String?
 
-    public static let digitRange = 6...8
-    public static let periodRange = 1...3600
+    package static let digitRange = 6...8
+    package static let periodRange = 1...3600
     /// A secret of 1 to 640 bytes (RFC 4226 asks for at least 16; real exports have 10 to 64).
-    public static let secretRange = 1...640
+    package static let secretRange = 1...640
 
     public init(secret: SecureBytes, algorithm: Algorithm = .sha1, digits: Int = 6, period: Int = 30,
                 issuer: String? = nil, account: String? = nil) throws {
@@ -41,7 +41,7 @@ public struct TOTP: Sendable, Equatable {
 
     /// RFC 4226 §5.3: HMAC of the 8-byte big-endian counter, dynamic truncation, modulo 10^digits,
     /// left-padded with zeros.
-    public func hotp(counter: UInt64) -> String {
+    package func hotp(counter: UInt64) -> String {
         let message = withUnsafeBytes(of: counter.bigEndian) { Array($0) }
         let key = secret.withUnsafeBytes { Crypto.SymmetricKey(data: $0) }
         let mac: [UInt8]

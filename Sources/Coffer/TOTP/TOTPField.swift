@@ -4,7 +4,7 @@
 /// by an older reader).
 extension Item {
     /// The name of the custom field that holds the TOTP.
-    public static let totpFieldName = "totp"
+    package static let totpFieldName = "totp"
 
     /// The item's TOTP, nil when it has none; `crypto.invalid-argument` when the field is there
     /// but cannot be read (say, imported from a damaged export).

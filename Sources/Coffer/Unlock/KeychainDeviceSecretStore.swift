@@ -11,9 +11,9 @@ import Security
 ///
 /// Built only where `Security` exists; it cannot be built or tested on the Linux CI.
 public struct KeychainDeviceSecretStore: DeviceSecretStore {
-    public let service: String
+    package let service: String
     /// A Keychain access group shared with an app extension (AutoFill), or `nil` for the app's own.
-    public let accessGroup: String?
+    package let accessGroup: String?
 
     public init(service: String = "coffer.device-secret", accessGroup: String? = nil) {
         self.service = service

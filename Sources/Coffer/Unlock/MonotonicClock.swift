@@ -4,11 +4,11 @@ import CofferSystem
 /// Waits are measured on this, never on the wall clock, so setting the date does not shorten them.
 public struct MonotonicInstant: Sendable, Equatable {
     /// Identifies the boot; a different value means the machine restarted.
-    public var bootID: [UInt8]
+    package var bootID: [UInt8]
     /// Nanoseconds since boot, suspend included.
-    public var nanosecondsSinceBoot: UInt64
+    package var nanosecondsSinceBoot: UInt64
 
-    public init(bootID: [UInt8], nanosecondsSinceBoot: UInt64) {
+    package init(bootID: [UInt8], nanosecondsSinceBoot: UInt64) {
         self.bootID = bootID
         self.nanosecondsSinceBoot = nanosecondsSinceBoot
     }

@@ -23,12 +23,12 @@ public struct PINStatus: Sendable, Equatable {
 /// unlock, for one vault (spec/unlock.md §2–§7). Stateless between calls: everything that must
 /// survive lives in the device-secret store and in the throttle files (spec/unlock.md §4.1).
 public struct PINUnlock: Sendable {
-    public let vaultPath: String
-    public let deviceSecrets: any DeviceSecretStore
-    public let clock: any MonotonicClock
+    package let vaultPath: String
+    package let deviceSecrets: any DeviceSecretStore
+    package let clock: any MonotonicClock
     /// Where the throttle files live: nil beside the vault (an app's container), else this
     /// directory (the CLI's: the device secret's, which no sync tool carries).
-    public let stateDirectory: String?
+    package let stateDirectory: String?
     let fileSystem: any VaultFileSystem
     let random: any RandomSource
 
@@ -57,9 +57,9 @@ public struct PINUnlock: Sendable {
 
     /// `<vault>.throttle`, or `<stateDirectory>/vault-<h>.throttle` with `h` the digest that
     /// names the vault's lock (format.md §10.1).
-    public var pinStatePath: String { statePath(suffix: ".throttle") }
+    package var pinStatePath: String { statePath(suffix: ".throttle") }
     /// `<vault>.pw-throttle`, or `<stateDirectory>/vault-<h>.pw-throttle`.
-    public var passwordStatePath: String { statePath(suffix: ".pw-throttle") }
+    package var passwordStatePath: String { statePath(suffix: ".pw-throttle") }
 
     private func statePath(suffix: String) -> String {
         guard let stateDirectory else { return vaultPath + suffix }
@@ -149,7 +149,7 @@ public struct PINUnlock: Sendable {
     }
 
     /// `unlock(pin:mode:)` with typed failures, for lock screens.
-    public func attempt(pin: SecureBytes, mode: Vault.AccessMode = .readWrite) -> Result<Vault, CofferError> {
+    package func attempt(pin: SecureBytes, mode: Vault.AccessMode = .readWrite) -> Result<Vault, CofferError> {
         Result {
             // Input that cannot be a PIN (§5.1 step 0) is refused before anything is counted:
             // a mistyped file is a usage error, not a guess.
@@ -167,7 +167,7 @@ public struct PINUnlock: Sendable {
     /// `unlock(password:mode:)` with typed failures. Takes no lock and writes nothing unless the
     /// password is wrong (or right after earlier failures), so readers run in parallel and on a
     /// read-only medium (§7.3).
-    public func attempt(password: SecureBytes, mode: Vault.AccessMode = .readWrite) -> Result<Vault, CofferError> {
+    package func attempt(password: SecureBytes, mode: Vault.AccessMode = .readWrite) -> Result<Vault, CofferError> {
         Result {
             let vault = try Vault.open(at: vaultPath, mode: mode, fileSystem: fileSystem, random: random) { header in
                 try vaultKey(password: password, header: header)

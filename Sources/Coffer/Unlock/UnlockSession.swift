@@ -12,9 +12,9 @@ public enum UnlockState: Sendable, Equatable {
 /// caller's task, can be cancelled while deriving, and wipes what it holds when it locks,
 /// by hand or after an idle time (spec/unlock.md §1).
 public final class UnlockSession: Sendable {
-    public let vaultPath: String
-    public let mode: Vault.AccessMode
-    public let autoLockAfter: Duration?
+    package let vaultPath: String
+    package let mode: Vault.AccessMode
+    package let autoLockAfter: Duration?
     private let pins: PINUnlock?
     private let timer: any IdleTimer
     private let fileSystem: any VaultFileSystem
