@@ -49,7 +49,7 @@ public struct PolicyCheck: Hashable, Sendable {
     package var isBlocklisted: Bool { blocklistMatch != nil }
 
     /// The rules that are not met, in order.
-    public var unmetRules: [PolicyRule] { results.filter { !$0.isMet }.map(\.rule) }
+    package var unmetRules: [PolicyRule] { results.filter { !$0.isMet }.map(\.rule) }
 
     /// Every rule met, not blocklisted, and the confirmation (if any) matches. Strength and the
     /// recommended length are advice only.

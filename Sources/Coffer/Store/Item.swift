@@ -93,9 +93,9 @@ extension Array where Element == UInt8 {
 /// Milliseconds since the Unix epoch: the exact precision the file stores, so values compare
 /// equal after a round trip (a `Date` would not).
 public struct Timestamp: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public var millisecondsSince1970: Int64
+    package var millisecondsSince1970: Int64
 
-    public init(millisecondsSince1970: Int64) { self.millisecondsSince1970 = millisecondsSince1970 }
+    @_spi(CofferInternals) public init(millisecondsSince1970: Int64) { self.millisecondsSince1970 = millisecondsSince1970 }
     public init(_ date: Date) {
         let ms = (date.timeIntervalSince1970 * 1000).rounded()  // nearest: a Date made from milliseconds maps back exactly
         self.millisecondsSince1970 = ms.isFinite ? Int64(clamping: Int64(exactly: ms) ?? (ms < 0 ? Int64.min : Int64.max)) : 0

@@ -19,7 +19,7 @@ public final class Vault: Sendable {
         /// Bytes of an incomplete final frame that were discarded (crash mid-append).
         public var recoveredTornBytes: Int
         /// Frames replayed.
-        public var records: Int
+        package var records: Int
     }
 
     /// Facts for `coffer info`.
@@ -69,7 +69,7 @@ public final class Vault: Sendable {
     }
 
     public let path: String
-    public let mode: AccessMode
+    package let mode: AccessMode
     public let openReport: OpenReport
     let fileSystem: any VaultFileSystem
     let random: any RandomSource

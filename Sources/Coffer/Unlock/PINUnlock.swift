@@ -7,7 +7,7 @@ public struct PINStatus: Sendable, Equatable {
     /// The attempt counter is present and authentic (if not, the next PIN attempt erases the PIN).
     public var stateAuthentic: Bool
     /// The PIN slot's Argon2id setting.
-    public var kdf: KDFParameters?
+    package var kdf: KDFParameters?
     /// Consecutive wrong PINs counted.
     public var failures: Int
     /// Wrong PINs left before the PIN is erased.
