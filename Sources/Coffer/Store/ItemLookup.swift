@@ -4,8 +4,9 @@ import Foundation
 /// full id, an id prefix of 4+ hex digits, a service name), then the same search as `ls`
 /// (a case- and accent-insensitive substring of service, username, URL or tag), then, when
 /// nothing matches, the closest service names as suggestions. Pure: summaries in, an answer out.
-package enum ItemLookup {
-    package enum Answer: Equatable, Sendable {
+/// Public: an app or an AutoFill extension finds "the item a person means" the same way.
+public enum ItemLookup {
+    public enum Answer: Equatable, Sendable {
         /// Exactly one item.
         case one(ItemSummary)
         /// Several items fit equally well; the caller lets the person pick or lists them.
@@ -20,7 +21,7 @@ package enum ItemLookup {
         return CofferError(.itemNotFound, "no item matches '\(query)'\(hint)")
     }
 
-    package static func find(_ query: String, in items: [ItemSummary]) -> Answer { find(query, in: items, index: nil) }
+    public static func find(_ query: String, in items: [ItemSummary]) -> Answer { find(query, in: items, index: nil) }
 
     /// `find`, with the items' search text folded ahead in the `index` (built from `items`),
     /// asked for only when no exact reference matches. The answer does not depend on the

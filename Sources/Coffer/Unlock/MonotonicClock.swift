@@ -8,7 +8,8 @@ public struct MonotonicInstant: Sendable, Equatable {
     /// Nanoseconds since boot, suspend included.
     package var nanosecondsSinceBoot: UInt64
 
-    package init(bootID: [UInt8], nanosecondsSinceBoot: UInt64) {
+    /// For a `MonotonicClock` of the app's own (the instant's parts stay inside the package).
+    public init(bootID: [UInt8], nanosecondsSinceBoot: UInt64) {
         self.bootID = bootID
         self.nanosecondsSinceBoot = nanosecondsSinceBoot
     }
