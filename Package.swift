@@ -82,7 +82,7 @@ let package = Package(
             name: "CofferTests",
             dependencies: [
                 "Coffer", "CofferTestSupport", "CofferTestHelpers", "CofferDesktop", "CofferProcess",
-                "CofferFuzzSupport",  // the spec's reference writer for the format vectors
+                "CofferSpecWriter",  // the spec's second writer, for the format vectors
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
         .testTarget(
@@ -100,7 +100,12 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
         // Fuzzing (Fuzz/README.md): harnesses shared by the libFuzzer executables and `swift test`.
-        .target(name: "CofferFuzzSupport", dependencies: ["Coffer", "CofferImport", "CofferAgent", "CofferTestSupport"], path: "Fuzz/Support"),
+        .target(
+            name: "CofferFuzzSupport", dependencies: ["Coffer", "CofferImport", "CofferAgent", "CofferTestSupport", "CofferSpecWriter"],
+            path: "Fuzz/Support"),
+        // A vault writer built from spec/format.md alone: the fuzzers' seeds and the format vectors.
+        // Apart from the harnesses so the core's tests build without the importers and the agent.
+        .target(name: "CofferSpecWriter", dependencies: ["Coffer", "CofferTestSupport"], path: "Fuzz/SpecWriter"),
         .executableTarget(name: "FuzzVaultReader", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzVaultReader"),
         .executableTarget(name: "FuzzVaultRecords", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzVaultRecords"),
         .executableTarget(name: "FuzzItemDecoder", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzItemDecoder"),

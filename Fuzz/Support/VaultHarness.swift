@@ -1,3 +1,4 @@
+import CofferSpecWriter
 @_spi(CofferInternals) import Coffer
 
 /// Shared checks for a vault that opened.

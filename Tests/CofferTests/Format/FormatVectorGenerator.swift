@@ -1,7 +1,7 @@
 @testable import CofferTestHelpers
 import Foundation
 @_spi(CofferInternals) import Coffer
-import CofferFuzzSupport
+import CofferSpecWriter
 
 /// Builds the scenarios of spec/vectors/format/ deterministically (one seed per scenario, fixed
 /// times) with `SpecVaultWriter`, the writer written from spec/format.md alone: no vault byte

@@ -2,7 +2,7 @@
 import Foundation
 import Testing
 @_spi(CofferInternals) @testable import Coffer
-import CofferFuzzSupport
+import CofferSpecWriter
 
 /// spec/format.md §7 and §12: every scenario in spec/vectors/format/ is read as its `expect:` says,
 /// and the committed files are exactly what the deterministic generator produces. The files come
