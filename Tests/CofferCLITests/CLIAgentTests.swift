@@ -184,11 +184,39 @@ struct CLIAgentTests {
         #expect(agentPID(ws) == nil)
         #expect(try bare(ws, env, "status").stdout == "locked\n")
 
+        // The file replaced by a rekeyed copy (a sync tool's doing: no rekey ran here): the
+        // agent's key no longer opens it, and the first command to find that locks it.
         #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
-        #expect(try ws.run(["rekey"] + ws.unlock).status == 0)  // a new vault key: the agent's no longer opens it
+        let copy = ws.file("copy.coffer")
+        try FileManager.default.copyItem(atPath: ws.vault, toPath: copy)
+        #expect(try ws.run(["rekey", "--vault", copy, "--password-file", ws.file("pw")], environment: env).status == 0)
+        #expect(rename(copy, ws.vault) == 0)
         let after = try bare(ws, env, "ls")
         #expect(after.status == 64 && after.stderr.contains("no longer opens"), "\(after)")
         #expect(try bare(ws, env, "status").stdout == "locked\n")
+    }
+
+    /// spec/agent.md §4: `rekey` and `passwd --rekey` lock a running agent (it holds the old key)
+    /// before they return: `status` says locked at once and no read is served with the old key.
+    @Test func rekeyLocksTheAgentBeforeItReturns() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        try ws.add("GitHub", secret: "gh-secret")
+        for rekey in [["rekey"], ["passwd", "--rekey", "--new-password-file", ws.file("pw2")]] {
+            try ws.write("pw2", CLIWorkspace.password + "\n")
+            #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+            #expect(try bare(ws, env, "show", "GitHub", "--field", "password", "--reveal").stdout == "gh-secret\n")
+            let rekeyed = try ws.run(rekey + ws.unlock, environment: env)
+            #expect(rekeyed.status == 0 && rekeyed.stderr.contains("agent") && rekeyed.stderr.contains("locked"), "\(rekeyed)")
+            #expect(try bare(ws, env, "status").stdout == "locked\n", "\(rekey)")
+            #expect(agentPID(ws) == nil)
+            let read = try bare(ws, env, "show", "GitHub", "--field", "password", "--reveal")
+            #expect(read.status == 64 && !read.stdout.contains("gh-secret") && !read.stderr.contains("no longer opens"), "\(read)")
+        }
+        // Without an agent, rekey says nothing about one.
+        let alone = try ws.run(["rekey"] + ws.unlock, environment: env)
+        #expect(alone.status == 0 && !alone.stderr.contains("agent"), "\(alone)")
     }
 
     /// spec/agent.md §5: a process of another user gets nothing, even if the socket's mode were
