@@ -21,9 +21,15 @@ package final class AgentVaultView {
     /// The reply to a plain `coffer ls` (every item), encoded once per version of the file.
     private var everything: [UInt8]?
 
-    init(path: String, key: SecureBytes) {
+    /// Opens the vault file and records the identity of each descriptor it opens.
+    private let files: IdentifyingFileSystem
+
+    /// `fileSystem`: where the vault file is opened (tests put a file system there that swaps
+    /// the file while it is being opened).
+    init(path: String, key: SecureBytes, fileSystem: any VaultFileSystem = POSIXFileSystem()) {
         self.path = path
         self.key = key
+        files = IdentifyingFileSystem(fileSystem)
     }
 
     /// What identifies one version of the file: a write changes the size or a time; a
@@ -38,9 +44,22 @@ package final class AgentVaultView {
                 && a.changed.tv_sec == b.changed.tv_sec && a.changed.tv_nsec == b.changed.tv_nsec
         }
 
+        /// The file at `path` now (`stat`): what the file read is compared with.
         init?(path: String) {
             var info = stat()
             guard stat(path, &info) == 0 else { return nil }
+            self.init(info)
+        }
+
+        /// The file an open descriptor reads (`fstat`): what was read, even if the path names
+        /// another file by now.
+        init?(descriptor: Int32) {
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { return nil }
+            self.init(info)
+        }
+
+        init(_ info: stat) {
             device = UInt64(info.st_dev)
             inode = UInt64(info.st_ino)
             size = Int64(info.st_size)
@@ -81,21 +100,22 @@ package final class AgentVaultView {
     /// The vault as the file is now, opened again if the file changed since it was read: when
     /// it only grew (same inode), just the appended frames are read; otherwise all of it.
     private func current() -> Vault? {
-        // Taken before reading: a write during the read leaves a newer identity, so the next
-        // request reads again.
-        guard let identity = FileIdentity(path: path) else {
+        guard let now = FileIdentity(path: path) else {
             close()
             return nil
         }
-        if let vault, identity == openedFile { return vault }
+        if let vault, now == openedFile { return vault }
         var opened: Vault?
-        if let vault, let previous = openedFile, identity.device == previous.device, identity.inode == previous.inode,
-           identity.size > previous.size {
+        if let vault, let previous = openedFile, now.device == previous.device, now.inode == previous.inode,
+           now.size > previous.size {
             opened = try? vault.reopenedAfterAppends(vaultKey: key)
         }
         close()
-        if opened == nil { opened = try? Vault.open(at: path, vaultKey: key, mode: .readOnly) }
-        guard let opened, let summaries = try? opened.unsortedSummaries() else {
+        if opened == nil { opened = try? Vault.open(at: path, vaultKey: key, mode: .readOnly, fileSystem: files) }
+        // The identity of the descriptor that was read, taken when it was opened, before reading
+        // (a write during the read leaves a newer identity, so the next request reads again);
+        // never the path's: a file swapped in between would be cached under the other's identity.
+        guard let opened, let identity = files.lastOpened, let summaries = try? opened.unsortedSummaries() else {
             opened?.close()
             return nil
         }
@@ -104,6 +124,9 @@ package final class AgentVaultView {
         listed = summaries
         return opened
     }
+
+    /// The identity of the file the vault was last read from (tests).
+    var identityRead: FileIdentity? { openedFile }
 
     private func natural() -> [Int] {
         if let naturalOrder { return naturalOrder }
@@ -130,4 +153,32 @@ package final class AgentVaultView {
         searchIndex = nil
         everything = nil
     }
+}
+
+/// The file system the view opens the vault through: records the identity (`fstat`) of every
+/// file it opens, as it is opened, before the vault reads it (spec/agent.md §3.1).
+final class IdentifyingFileSystem: VaultFileSystem, @unchecked Sendable {
+    private let base: any VaultFileSystem
+    /// Set by each `open`; used only by the agent's one thread.
+    var lastOpened: AgentVaultView.FileIdentity?
+
+    init(_ base: any VaultFileSystem) { self.base = base }
+
+    func open(_ path: String, writable: Bool) throws -> any VaultFileHandle {
+        lastOpened = nil
+        let handle = try base.open(path, writable: writable)
+        lastOpened = handle.descriptor.flatMap { AgentVaultView.FileIdentity(descriptor: $0) }
+        return handle
+    }
+
+    func create(_ path: String) throws -> any VaultFileHandle { try base.create(path) }
+    func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
+    func remove(_ path: String) { base.remove(path) }
+    func fileExists(_ path: String) -> Bool { base.fileExists(path) }
+    func syncDirectory(containing path: String) throws { try base.syncDirectory(containing: path) }
+    func lockExclusively(_ path: String) throws -> any VaultLockHandle { try base.lockExclusively(path) }
+    func lockExistingFile(_ path: String) throws -> any VaultLockHandle { try base.lockExistingFile(path) }
+    func writerLockPath(forVault canonicalPath: String) throws -> String { try base.writerLockPath(forVault: canonicalPath) }
+    func canonicalPath(_ path: String) -> String { base.canonicalPath(path) }
+    func siblings(of path: String, withPrefix prefix: String) -> [String] { base.siblings(of: path, withPrefix: prefix) }
 }

@@ -54,11 +54,15 @@ package protocol VaultFileHandle: AnyObject {
     /// The first offset at or after `offset` that may hold data, or nil when only a hole (zeros)
     /// follows: lets a reader skip a sparse zero tail without reading it (spec/format.md §7).
     func nextDataOffset(from offset: Int) -> Int?
+    /// The open file descriptor, where there is one (the agent identifies the file it read by
+    /// `fstat` of it, spec/agent.md §3.1); nil for files that are not the system's.
+    var descriptor: Int32? { get }
 }
 
 extension VaultFileHandle {
     /// Without hole information every byte may be data.
     package func nextDataOffset(from offset: Int) -> Int? { offset }
+    package var descriptor: Int32? { nil }
 }
 
 package protocol VaultLockHandle: AnyObject {
@@ -221,6 +225,8 @@ final class POSIXFileHandle: VaultFileHandle {
     }
 
     deinit { close() }
+
+    var descriptor: Int32? { fd >= 0 ? fd : nil }
 
     func size() throws -> Int {
         var info = stat()

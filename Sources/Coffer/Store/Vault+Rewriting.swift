@@ -39,7 +39,12 @@ extension Vault {
     /// Opens the vault with its key (from the agent) instead of a password: no key derivation.
     /// A wrong key fails the header MAC: **tampered**, as any wrong key does (spec/format.md §7).
     package static func open(at path: String, vaultKey: SecureBytes, mode: AccessMode = .readWrite) throws -> Vault {
-        try open(at: path, mode: mode, fileSystem: POSIXFileSystem(), random: SystemRandom()) { _ in
+        try open(at: path, vaultKey: vaultKey, mode: mode, fileSystem: POSIXFileSystem())
+    }
+
+    /// `open(at:vaultKey:mode:)` through `fileSystem` (the agent's, which identifies the file it opens).
+    package static func open(at path: String, vaultKey: SecureBytes, mode: AccessMode, fileSystem: any VaultFileSystem) throws -> Vault {
+        try open(at: path, mode: mode, fileSystem: fileSystem, random: SystemRandom()) { _ in
             try SecretKey(try vaultKey.withUnsafeBytes { try SecureBytes(copying: $0) })
         }
     }
