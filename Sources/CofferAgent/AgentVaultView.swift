@@ -23,6 +23,10 @@ package final class AgentVaultView {
 
     /// Opens the vault file and records the identity of each descriptor it opens.
     private let files: IdentifyingFileSystem
+    /// Whether the file read ends with bytes that are not a complete record (a torn tail): the
+    /// agent then answers no read, so the command opens the file itself and warns about them
+    /// exactly as without the agent (spec/cli.md §4).
+    private var tornTail = false
 
     /// `fileSystem`: where the vault file is opened (tests put a file system there that swaps
     /// the file while it is being opened).
@@ -78,7 +82,7 @@ package final class AgentVaultView {
     /// opens the file itself and reports what is wrong exactly as without an agent. An item
     /// reply holds secrets: the caller wipes it.
     func answer(_ request: AgentMessage.Request) -> [UInt8] {
-        guard let vault = current() else { return AgentMessage.encode(.refused) }
+        guard let vault = current(), !tornTail else { return AgentMessage.encode(.refused) }
         switch request {
         case .find(_, let query): return AgentMessage.encode(.found(ItemLookup.find(query, in: listed, index: index)))
         case .list(_, "", nil):
@@ -122,6 +126,7 @@ package final class AgentVaultView {
         vault = opened
         openedFile = identity
         listed = summaries
+        tornTail = opened.openReport.recoveredTornBytes > 0
         return opened
     }
 
@@ -152,6 +157,7 @@ package final class AgentVaultView {
         naturalOrder = nil
         searchIndex = nil
         everything = nil
+        tornTail = false
     }
 }
 

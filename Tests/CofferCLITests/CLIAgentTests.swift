@@ -219,6 +219,37 @@ struct CLIAgentTests {
         #expect(alone.status == 0 && !alone.stderr.contains("agent"), "\(alone)")
     }
 
+    /// spec/cli.md §4, spec/agent.md §3.1: a vault whose last record is torn gets the same
+    /// warning whether the agent is unlocked or not (the agent does not answer reads of such a
+    /// file: the command opens it itself, as without the agent).
+    @Test func aTornTailIsReportedTheSameWithTheAgent() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        try ws.add("GitHub", secret: "gh-secret")
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        defer { _ = try? bare(ws, env, "lock") }
+        #expect(try bare(ws, env, "ls").stderr.isEmpty)  // the agent has the whole file open
+        let handle = try #require(FileHandle(forWritingAtPath: ws.vault))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data([0x5a, 0xa5, 0x17, 0x00, 0x42]))
+        try handle.close()
+        func warning(_ result: CLI.Result) -> [Substring] { result.stderr.split(separator: "\n").filter { $0.contains("not a complete record") } }
+        for command in [["ls"], ["show", "GitHub", "--field", "password", "--reveal"]] {
+            let without = try ws.run(command + ws.unlock, environment: env)
+            let with = try ws.run(command + ["--vault", ws.vault], environment: env)
+            #expect(without.status == 0 && with.status == 0, "\(without)\n\(with)")
+            #expect(with.stdout == without.stdout)
+            #expect(warning(without).count == 1 && warning(with) == warning(without), "\(command): \(without.stderr) | \(with.stderr)")
+        }
+        #expect(try bare(ws, env, "status").stdout.hasPrefix("unlocked"))
+        // A writer discards the torn bytes: reads through the agent say nothing again.
+        try ws.write("s2", "second\n")
+        #expect(try bare(ws, env, "add", "Mail", "--secret-file", ws.file("s2")).status == 0)
+        let after = try bare(ws, env, "ls")
+        #expect(after.status == 0 && after.stdout.contains("Mail") && warning(after).isEmpty, "\(after)")
+    }
+
     /// spec/agent.md §5: a process of another user gets nothing, even if the socket's mode were
     /// opened up (the agent checks the peer's uid).
     @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
