@@ -26,6 +26,44 @@ package struct AgentServer {
         view = AgentVaultView(path: vaultPath, key: key)
     }
 
+    /// At most this many connections are served at once; more wait in the listen backlog until
+    /// one ends (each ends by its deadline at the latest).
+    static let maximumConnections = 16
+    /// A request must have arrived whole this long after its connection was accepted, however
+    /// slowly its bytes come; else the connection is closed without a reply.
+    static let requestSeconds = 1.0
+    /// The reply must have been sent whole this long after it was ready.
+    static let replySeconds = 5.0
+
+    /// One client: its request read so far, then its reply sent so far. The agent serves several
+    /// at once with `poll`, so a client that trickles its request or reads its reply slowly
+    /// delays nobody else and never the agent's own checks (spec/agent.md §3).
+    final class Connection {
+        let fd: Int32
+        var deadline: Double
+        /// The request frame read so far (its header, then its payload).
+        var request = [UInt8](repeating: 0, count: AgentMessage.headerCount)
+        var received = 0
+        /// The reply, once the request is whole.
+        var reply: [UInt8]?
+        var sent = 0
+        var holdsSecret = false
+        var outcome = Outcome.other
+
+        init(fd: Int32, deadline: Double) {
+            self.fd = fd
+            self.deadline = deadline
+        }
+
+        /// Wipes what it read and, when it holds a secret, what it sends; closes the socket.
+        func finish() {
+            secureZero(&request)
+            if holdsSecret, reply != nil { secureZero(&reply!) }
+            reply = nil
+            close(fd)
+        }
+    }
+
     enum StartFailure: Error { case alreadyRunning, cannotListen(String) }
 
     /// Binds the socket (removing a stale one), then serves until it locks.
@@ -43,38 +81,136 @@ package struct AgentServer {
             SystemCall.signal(stopSignal) { _ in agentStopRequested = 1 }
         }
         SystemCall.ignore(SIGPIPE)
-        var deadline = monotonicNow() + Double(idleSeconds)
+        _ = fcntl(listener, F_SETFL, fcntl(listener, F_GETFL) | O_NONBLOCK)
+        var connections: [Connection] = []
+        defer { for connection in connections { connection.finish() } }
+        var pollers: [pollfd] = []
+        pollers.reserveCapacity(Self.maximumConnections + 1)
+        var idleDeadline = monotonicNow() + Double(idleSeconds)
+        // One step of a connection: `open` false when it is done (its outcome applied then).
+        func step(_ connection: Connection) -> (open: Bool, lock: Bool) {
+            let outcome = advance(connection, secondsLeft: { UInt32(max(0, idleDeadline - monotonicNow())) })
+            switch outcome {
+            case .pending: return (true, false)
+            case .done(.used):
+                idleDeadline = monotonicNow() + Double(idleSeconds)
+                return (false, false)
+            case .done(.lock): return (false, true)
+            case .done(.other): return (false, false)
+            }
+        }
         while agentStopRequested == 0 {
-            let left = deadline - monotonicNow()
+            let now = monotonicNow()
+            let left = idleDeadline - now
             if left <= 0 { break }
             // Logout (the runtime directory goes) or someone replacing the socket ends the agent.
-            var now = stat()
-            guard lstat(socketPath, &now) == 0, now.st_ino == identity.st_ino else { break }
-            var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(min(1_000, max(1, left * 1_000))))
-            guard ready == 1 else { continue }
+            var current = stat()
+            guard lstat(socketPath, &current) == 0, current.st_ino == identity.st_ino else { break }
+            // Past its deadline: closed without (the rest of) a reply.
+            connections.removeAll { connection in
+                guard connection.deadline <= now else { return false }
+                connection.finish()
+                return true
+            }
+            var wait = min(1.0, left)
+            pollers.removeAll(keepingCapacity: true)
+            pollers.append(pollfd(fd: connections.count < Self.maximumConnections ? listener : -1, events: Int16(POLLIN), revents: 0))
+            for connection in connections {
+                pollers.append(pollfd(fd: connection.fd, events: Int16(connection.reply == nil ? POLLIN : POLLOUT), revents: 0))
+                wait = min(wait, connection.deadline - now)
+            }
+            let ready = poll(&pollers, nfds_t(pollers.count), Int32(max(1, wait * 1_000)))
+            guard ready > 0 else { continue }
+            var lock = false
+            var kept = 0
+            for (position, connection) in connections.enumerated() {
+                var open = true
+                if pollers[position + 1].revents != 0 {
+                    let progress = step(connection)
+                    open = progress.open
+                    if progress.lock { lock = true }
+                }
+                if open {
+                    connections[kept] = connection
+                    kept += 1
+                } else {
+                    connection.finish()
+                }
+            }
+            connections.removeLast(connections.count - kept)
+            if lock { return }
+            guard pollers[0].revents != 0 else { continue }
             let client = accept(listener, nil, nil)
             guard client >= 0 else { continue }
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            let outcome = serve(client, secondsLeft: UInt32(max(0, left)))
-            close(client)
-            switch outcome {
-            case .used: deadline = monotonicNow() + Double(idleSeconds)
-            case .lock: return
-            case .other: break
+            _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+            // The peer must be this user (SO_PEERCRED): else closed without a reply.
+            guard Self.peerUID(client) == getuid() else {
+                close(client)
+                continue
             }
+            let connection = Connection(fd: client, deadline: monotonicNow() + Self.requestSeconds)
+            // The request is usually there already: served without waiting for another poll.
+            let (open, locks) = step(connection)
+            if open { connections.append(connection) } else { connection.finish() }
+            if locks { return }
         }
     }
 
     /// `used`: the key or the vault was read, which restarts the idle timer (`status` does not).
     enum Outcome { case used, lock, other }
 
-    /// One connection: the peer must be this user (SO_PEERCRED), one request, one reply.
-    func serve(_ client: Int32, secondsLeft: UInt32) -> Outcome {
-        AgentSocket.setTimeouts(client, seconds: 1)
-        guard Self.peerUID(client) == getuid() else { return .other }
-        guard var frame = AgentSocket.readFrame(client, magic: AgentMessage.requestMagic) else { return .other }
-        defer { secureZero(&frame) }
+    enum Progress { case pending, done(Outcome) }
+
+    /// Reads what has arrived of the request; once it is whole, makes the reply; sends what the
+    /// socket takes. `done` when the connection is finished with (replied, refused or broken).
+    func advance(_ connection: Connection, secondsLeft: () -> UInt32) -> Progress {
+        if connection.reply == nil {
+            while true {
+                let wanted = connection.request.count - connection.received
+                if wanted == 0 {
+                    if connection.request.count == AgentMessage.headerCount {
+                        // A header that is not a frame of a request: closed without reading further.
+                        guard let length = AgentMessage.payloadLength(ofHeader: connection.request, magic: AgentMessage.requestMagic) else {
+                            return .done(.other)
+                        }
+                        if length > 0 {
+                            connection.request += repeatElement(0, count: length)
+                            continue
+                        }
+                    }
+                    break
+                }
+                let n = connection.request.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress! + connection.received, wanted, 0) }
+                if n < 0 && errno == EINTR { continue }
+                if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .pending }
+                if n <= 0 { return .done(.other) }
+                connection.received += n
+            }
+            let (reply, outcome, holdsSecret) = answer(connection.request, secondsLeft: secondsLeft())
+            connection.holdsSecret = holdsSecret
+            connection.reply = reply
+            connection.deadline = monotonicNow() + Self.replySeconds
+            connection.outcome = outcome
+        }
+        while connection.sent < connection.reply!.count {
+            let n = connection.reply!.withUnsafeBytes {
+                SystemCall.sendWithoutSignal(connection.fd, $0.baseAddress! + connection.sent, $0.count - connection.sent)
+            }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                // `lock` is applied even if its reply cannot be sent yet.
+                return connection.outcome == .lock ? .done(.lock) : .pending
+            }
+            if n <= 0 { return .done(connection.outcome == .lock ? .lock : .other) }
+            connection.sent += n
+        }
+        return .done(connection.outcome)
+    }
+
+    /// The reply to one whole request frame, what it does to the agent, and whether the reply
+    /// holds a secret (the key or an item: wiped once sent).
+    func answer(_ frame: [UInt8], secondsLeft: UInt32) -> (reply: [UInt8], outcome: Outcome, holdsSecret: Bool) {
         var bytes: [UInt8]
         var outcome = Outcome.other
         var holdsSecret = false
@@ -93,13 +229,13 @@ package struct AgentServer {
             outcome = .lock
         default: bytes = AgentMessage.encode(.refused)
         }
-        // Only replies with a secret are wiped: wiping the cached listing would copy it first.
-        defer { if holdsSecret { secureZero(&bytes) } }
         if bytes.count > AgentMessage.headerCount + AgentMessage.maximumReplyPayload {
-            bytes = AgentMessage.encode(.refused)  // too large to send: the command reads the file itself
+            // Too large to send: the command reads the file itself.
+            if holdsSecret { secureZero(&bytes) }
+            bytes = AgentMessage.encode(.refused)
+            holdsSecret = false
         }
-        _ = AgentSocket.writeFully(client, &bytes)
-        return outcome
+        return (bytes, outcome, holdsSecret)
     }
 
     /// The uid of the process at the other end of a Unix socket; nil when unknown.

@@ -250,6 +250,79 @@ struct CLIAgentTests {
         #expect(after.status == 0 && after.stdout.contains("Mail") && warning(after).isEmpty, "\(after)")
     }
 
+    /// The raw socket client of the two tests below: connects, prints `connected`, then sends a
+    /// `find` request announcing 4,096 bytes one byte every half second, and prints `dropped after
+    /// S` when the agent closes the connection, or `kept` after `argv[2]` seconds.
+    static let trickler = """
+        import socket, sys, time
+        s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+        print('connected', flush=True)
+        start = time.monotonic()
+        for b in b'CAQ2\\x04\\x00\\x00\\x10\\x00' + bytes(4096):
+            if time.monotonic() - start > float(sys.argv[2]):
+                print('kept', flush=True); sys.exit(0)
+            try:
+                s.send(bytes([b]))
+            except OSError:
+                print('dropped after %.1f' % (time.monotonic() - start), flush=True); sys.exit(0)
+            time.sleep(0.5)
+        """
+
+    func startTrickler(_ ws: CLIWorkspace, seconds: Int, output: String) throws -> ChildProcess.Running {
+        let directory = ws.file("runtime/coffer")
+        let socket = directory + "/" + (try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasSuffix(".sock") } ?? "")
+        var child = ChildProcess(["/usr/bin/python3", "-c", Self.trickler, socket, String(seconds)])
+        child.stdout = .file(ws.file(output))
+        let running = try child.start(input: [])
+        for _ in 0..<500 where !((try? String(contentsOfFile: ws.file(output), encoding: .utf8)) ?? "").contains("connected") {
+            usleep(10_000)
+        }
+        return running
+    }
+
+    /// spec/agent.md §3: a client that trickles its request delays no other client, and is
+    /// dropped when its request's deadline passes (the test fails when the agent serves one
+    /// connection at a time with per-read timeouts).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
+    func aTricklingClientDelaysNobodyAndIsDropped() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        try ws.add("GitHub", secret: "gh-secret")
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        defer { _ = try? bare(ws, env, "lock") }
+        let trickling = try startTrickler(ws, seconds: 10, output: "trickle")
+        // Answered by the agent while the trickler is connected.
+        #expect(try bare(ws, env, "status").stdout.hasPrefix("unlocked"))
+        #expect(try bare(ws, env, "show", "GitHub", "--field", "password", "--reveal").stdout == "gh-secret\n")
+        _ = try trickling.wait(timeoutSeconds: 30)
+        let said = (try? String(contentsOfFile: ws.file("trickle"), encoding: .utf8)) ?? ""
+        let seconds = said.split(separator: "\n").last.flatMap { $0.hasPrefix("dropped after ") ? Double($0.dropFirst(14)) : nil }
+        #expect(seconds.map { $0 < 5 } == true, "the trickler was not dropped: \(said)")
+        #expect(try bare(ws, env, "status").stdout.hasPrefix("unlocked"))
+    }
+
+    /// spec/agent.md §4: the agent's own checks go on while a client trickles: logout (the
+    /// runtime directory removed) still ends it within a few seconds.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
+    func aTricklingClientDoesNotKeepTheAgentFromLockingAtLogout() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        #expect(agentPID(ws) != nil)
+        let trickling = try startTrickler(ws, seconds: 12, output: "trickle")
+        try FileManager.default.removeItem(atPath: ws.file("runtime/coffer"))
+        var gone = false
+        for _ in 0..<40 where !gone {
+            usleep(100_000)
+            gone = agentPID(ws) == nil
+        }
+        #expect(gone, "the agent did not end within 4 s of its socket's removal")
+        if let pid = agentPID(ws) { kill(pid, SIGTERM) }
+        _ = try trickling.wait(timeoutSeconds: 30)
+    }
+
     /// spec/agent.md §5: a process of another user gets nothing, even if the socket's mode were
     /// opened up (the agent checks the peer's uid).
     @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
