@@ -100,6 +100,22 @@ int cprocess_peer_uid(int fd, unsigned int *uid) {
 }
 #endif
 
+int cprocess_accept_nonblocking(int listener) {
+#ifdef __linux__
+    return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+#else
+    int fd = accept(listener, NULL, NULL);
+    if (fd < 0) return -1;
+    if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 || fcntl(fd, F_SETFL, O_NONBLOCK) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+#endif
+}
+
 void cprocess_wipe(void *buffer, unsigned long size) {
     if (buffer == NULL || size == 0) return;
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 25))

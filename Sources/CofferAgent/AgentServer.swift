@@ -87,6 +87,7 @@ package struct AgentServer {
         var pollers: [pollfd] = []
         pollers.reserveCapacity(Self.maximumConnections + 1)
         var idleDeadline = monotonicNow() + Double(idleSeconds)
+        let user = getuid()
         // One step of a connection: `open` false when it is done (its outcome applied then).
         func step(_ connection: Connection) -> (open: Bool, lock: Bool) {
             let outcome = advance(connection, secondsLeft: { UInt32(max(0, idleDeadline - monotonicNow())) })
@@ -140,12 +141,10 @@ package struct AgentServer {
             connections.removeLast(connections.count - kept)
             if lock { return }
             guard pollers[0].revents != 0 else { continue }
-            let client = accept(listener, nil, nil)
+            let client = cprocess_accept_nonblocking(listener)
             guard client >= 0 else { continue }
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
             // The peer must be this user (SO_PEERCRED): else closed without a reply.
-            guard Self.peerUID(client) == getuid() else {
+            guard Self.peerUID(client) == user else {
                 close(client)
                 continue
             }

@@ -30,6 +30,9 @@ void cprocess_install_quiet_crash_handlers(void);
 /// The uid of the process at the other end of a connected Unix socket (SO_PEERCRED on Linux,
 /// getpeereid elsewhere). 0 on success, -1 with errno set.
 int cprocess_peer_uid(int fd, unsigned int *uid);
+/* Accepts a connection as a non-blocking socket closed on exec (one call on Linux: accept4);
+   -1 with errno on failure. */
+int cprocess_accept_nonblocking(int listener);
 /// Overwrites `size` bytes at `buffer` with zeros in a way the compiler may not drop (explicit_bzero
 /// where the C library has it): for buffers that held a secret a child printed (spec/cli.md §4.7).
 void cprocess_wipe(void *buffer, unsigned long size);
