@@ -206,6 +206,24 @@ struct BoundaryTests {
         }
     }
 
+    @Test("PIN slot: setPIN with t = 16, m = 8 KiB is written and unlocks; t = 17, t = 0, m = 7 KiB, m = 1 GiB + 1 KiB are refused before any work (no PIN slot, no device secret)")
+    func kdfEdgesWhenSettingAPIN() throws {
+        let f = try PINFixture(setPIN: false)
+        let vault = try Vault.open(at: f.path, password: Fixtures.password)
+        for kdf in [KDFParameters(iterations: 17, memoryKiB: 8), KDFParameters(iterations: 0, memoryKiB: 8),
+                    KDFParameters(iterations: 1, memoryKiB: 7), KDFParameters(iterations: 1, memoryKiB: 1_048_577)] {
+            #expect(Self.code { try f.pins.setPIN(try SecureBytes(utf8: PINFixture.rightPIN), on: vault, kdf: kdf) } == .kdfParametersRefused,
+                    "\(kdf)")
+            #expect(vault.header.pinSlot == nil, "\(kdf)")
+        }
+        // Refused before anything was done: no device secret was made for the PIN.
+        #expect(try f.secrets.load(vaultID: f.vaultID) == nil)
+        try f.pins.setPIN(try SecureBytes(utf8: PINFixture.rightPIN), on: vault, kdf: KDFParameters(iterations: 16, memoryKiB: 8))
+        #expect(vault.header.pinSlot?.kdf == KDFParameters(iterations: 16, memoryKiB: 8))
+        vault.close()
+        #expect(f.failure(f.attempt(PINFixture.rightPIN)) == nil)
+    }
+
     @Test("Argon2id salt: exactly 16 bytes; 15 and 17 are refused")
     func saltLengthEdges() throws {
         let password = try SecureBytes(utf8: "pw")
