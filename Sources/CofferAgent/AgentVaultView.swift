@@ -163,8 +163,8 @@ package final class AgentVaultView {
 
 /// The file system the view opens the vault through: records the identity (`fstat`) of every
 /// file it opens, as it is opened, before the vault reads it (spec/agent.md §3.1).
-final class IdentifyingFileSystem: VaultFileSystem, @unchecked Sendable {
-    private let base: any VaultFileSystem
+final class IdentifyingFileSystem: ForwardingFileSystem, @unchecked Sendable {
+    let base: any VaultFileSystem
     /// Set by each `open`; used only by the agent's one thread.
     var lastOpened: AgentVaultView.FileIdentity?
 
@@ -176,15 +176,4 @@ final class IdentifyingFileSystem: VaultFileSystem, @unchecked Sendable {
         lastOpened = handle.descriptor.flatMap { AgentVaultView.FileIdentity(descriptor: $0) }
         return handle
     }
-
-    func create(_ path: String) throws -> any VaultFileHandle { try base.create(path) }
-    func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
-    func remove(_ path: String) { base.remove(path) }
-    func fileExists(_ path: String) -> Bool { base.fileExists(path) }
-    func syncDirectory(containing path: String) throws { try base.syncDirectory(containing: path) }
-    func lockExclusively(_ path: String) throws -> any VaultLockHandle { try base.lockExclusively(path) }
-    func lockExistingFile(_ path: String) throws -> any VaultLockHandle { try base.lockExistingFile(path) }
-    func writerLockPath(forVault canonicalPath: String) throws -> String { try base.writerLockPath(forVault: canonicalPath) }
-    func canonicalPath(_ path: String) -> String { base.canonicalPath(path) }
-    func siblings(of path: String, withPrefix prefix: String) -> [String] { base.siblings(of: path, withPrefix: prefix) }
 }

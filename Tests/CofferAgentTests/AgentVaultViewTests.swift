@@ -13,8 +13,8 @@ struct AgentVaultViewTests {
 
     /// Renames `replacement` over `path` on the first open of `path`, just before opening it:
     /// what a sync tool's replacement does between the agent's look at the path and its open.
-    final class SwappingFileSystem: VaultFileSystem, @unchecked Sendable {
-        let base = POSIXFileSystem()
+    final class SwappingFileSystem: ForwardingFileSystem, @unchecked Sendable {
+        let base: any VaultFileSystem = POSIXFileSystem()
         let replacement: String
         var swapped = false
         init(replacement: String) { self.replacement = replacement }
@@ -26,15 +26,6 @@ struct AgentVaultViewTests {
             }
             return try base.open(path, writable: writable)
         }
-        func create(_ path: String) throws -> any VaultFileHandle { try base.create(path) }
-        func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
-        func remove(_ path: String) { base.remove(path) }
-        func fileExists(_ path: String) -> Bool { base.fileExists(path) }
-        func syncDirectory(containing path: String) throws { try base.syncDirectory(containing: path) }
-        func lockExclusively(_ path: String) throws -> any VaultLockHandle { try base.lockExclusively(path) }
-        func writerLockPath(forVault canonicalPath: String) throws -> String { try base.writerLockPath(forVault: canonicalPath) }
-        func canonicalPath(_ path: String) -> String { base.canonicalPath(path) }
-        func siblings(of path: String, withPrefix prefix: String) -> [String] { base.siblings(of: path, withPrefix: prefix) }
     }
 
     static func inode(_ path: String) -> UInt64? {

@@ -42,6 +42,26 @@ extension VaultFileSystem {
     package func siblings(of path: String, withPrefix prefix: String) -> [String] { [] }
 }
 
+/// A file system that changes a call or two of another and passes every other call through
+/// (the agent's identity recorder, tests that gate or swap a file): it names only what it changes.
+package protocol ForwardingFileSystem: VaultFileSystem {
+    var base: any VaultFileSystem { get }
+}
+
+extension ForwardingFileSystem {
+    package func open(_ path: String, writable: Bool) throws -> any VaultFileHandle { try base.open(path, writable: writable) }
+    package func create(_ path: String) throws -> any VaultFileHandle { try base.create(path) }
+    package func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
+    package func remove(_ path: String) { base.remove(path) }
+    package func fileExists(_ path: String) -> Bool { base.fileExists(path) }
+    package func syncDirectory(containing path: String) throws { try base.syncDirectory(containing: path) }
+    package func lockExclusively(_ path: String) throws -> any VaultLockHandle { try base.lockExclusively(path) }
+    package func lockExistingFile(_ path: String) throws -> any VaultLockHandle { try base.lockExistingFile(path) }
+    package func writerLockPath(forVault canonicalPath: String) throws -> String { try base.writerLockPath(forVault: canonicalPath) }
+    package func canonicalPath(_ path: String) -> String { base.canonicalPath(path) }
+    package func siblings(of path: String, withPrefix prefix: String) -> [String] { base.siblings(of: path, withPrefix: prefix) }
+}
+
 package protocol VaultFileHandle: AnyObject {
     func size() throws -> Int
     func read(at offset: Int, count: Int) throws -> [UInt8]

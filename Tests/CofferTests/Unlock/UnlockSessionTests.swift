@@ -6,8 +6,8 @@ import CofferTestSupport
 
 /// A file system whose first opening of `gatedPath` waits until the test opens the gate, so a
 /// test can act while an unlock is "deriving".
-final class GatedFileSystem: VaultFileSystem, @unchecked Sendable {
-    let base = POSIXFileSystem()
+final class GatedFileSystem: ForwardingFileSystem, @unchecked Sendable {
+    let base: any VaultFileSystem = POSIXFileSystem()
     let gatedPath: String
     private var didEnter = false
     private let gate = DispatchSemaphore(value: 0)
@@ -33,12 +33,6 @@ final class GatedFileSystem: VaultFileSystem, @unchecked Sendable {
         }
         return try base.open(path, writable: writable)
     }
-    func create(_ path: String) throws -> any VaultFileHandle { try base.create(path) }
-    func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
-    func remove(_ path: String) { base.remove(path) }
-    func fileExists(_ path: String) -> Bool { base.fileExists(path) }
-    func syncDirectory(containing path: String) throws { try base.syncDirectory(containing: path) }
-    func lockExclusively(_ path: String) throws -> any VaultLockHandle { try base.lockExclusively(path) }
 }
 
 /// spec/unlock.md §1: states, cancellation, locking and auto-lock. Serialized: each gated test
