@@ -54,7 +54,7 @@ let package = Package(
             dependencies: ["Coffer", "CZlibInflate", .product(name: "ZIPFoundation", package: "ZIPFoundation")]),
         // The agent (spec/agent.md): its wire protocol, the server the CLI runs as `coffer agent`,
         // and the client side of the socket. Only the CLI uses it.
-        .target(name: "CofferAgent", dependencies: ["Coffer", "CofferSystem", "CProcess"]),
+        .target(name: "CofferAgent", dependencies: ["Coffer", "CofferSystem", "CofferDesktop", "CProcess"]),
         .target(name: "CofferTestSupport", dependencies: ["Coffer", "CSodium"]),
         // Linux-desktop policy kept out of the core: device secrets in $XDG_RUNTIME_DIR (spec/unlock.md §2).
         .target(name: "CofferDesktop", dependencies: ["Coffer", "CofferSystem"]),

@@ -32,6 +32,8 @@ package struct AgentServer {
     /// A request must have arrived whole this long after its connection was accepted, however
     /// slowly its bytes come; else the connection is closed without a reply.
     static let requestSeconds = 1.0
+    /// A request carrying items (over `maximumRequestPayload` bytes, up to 64 MiB) gets this long.
+    static let changeRequestSeconds = 10.0
     /// The reply must have been sent whole this long after it was ready.
     static let replySeconds = 5.0
 
@@ -171,7 +173,16 @@ package struct AgentServer {
                     if connection.request.count == AgentMessage.headerCount {
                         // A header that is not a frame of a request: closed without reading further.
                         guard let length = AgentMessage.payloadLength(ofHeader: connection.request, magic: AgentMessage.requestMagic) else {
-                            return .done(.other)
+                            guard connection.request.starts(with: AgentMessage.previousRequestMagic) else { return .done(.other) }
+                            // A command of the previous protocol: its own "refused" at once, never a
+                            // key, and no wait (it then prompts, as with no agent).
+                            connection.reply = AgentMessage.previousReplyMagic + [4, 0, 0, 0, 0]
+                            connection.deadline = monotonicNow() + Self.replySeconds
+                            break
+                        }
+                        if length > AgentMessage.maximumRequestPayload {
+                            // A change carrying items: more time to arrive, still bounded.
+                            connection.deadline += Self.changeRequestSeconds - Self.requestSeconds
                         }
                         if length > 0 {
                             connection.request += repeatElement(0, count: length)
@@ -186,11 +197,13 @@ package struct AgentServer {
                 if n <= 0 { return .done(.other) }
                 connection.received += n
             }
-            let (reply, outcome, holdsSecret) = answer(connection.request, secondsLeft: secondsLeft())
-            connection.holdsSecret = holdsSecret
-            connection.reply = reply
-            connection.deadline = monotonicNow() + Self.replySeconds
-            connection.outcome = outcome
+            if connection.reply == nil {
+                let (reply, outcome, holdsSecret) = answer(connection.request, secondsLeft: secondsLeft())
+                connection.holdsSecret = holdsSecret
+                connection.reply = reply
+                connection.deadline = monotonicNow() + Self.replySeconds
+                connection.outcome = outcome
+            }
         }
         while connection.sent < connection.reply!.count {
             let n = connection.reply!.withUnsafeBytes {
@@ -208,21 +221,22 @@ package struct AgentServer {
     }
 
     /// The reply to one whole request frame, what it does to the agent, and whether the reply
-    /// holds a secret (the key or an item: wiped once sent).
+    /// holds a secret (an item or earlier versions: wiped once sent).
     func answer(_ frame: [UInt8], secondsLeft: UInt32) -> (reply: [UInt8], outcome: Outcome, holdsSecret: Bool) {
         var bytes: [UInt8]
         var outcome = Outcome.other
         var holdsSecret = false
-        switch AgentMessage.decodeRequest(frame) {
+        var decoded = AgentMessage.decodeRequest(frame)
+        defer { decoded?.wipeSecrets() }
+        switch decoded {
         case .status?: bytes = AgentMessage.encode(.status(vaultID: vaultID, secondsLeft: secondsLeft))
-        case .key(let asked)? where asked == vaultID:
-            bytes = key.withUnsafeBytes { AgentMessage.encode(key: $0) }
-            outcome = .used
-            holdsSecret = true
         case let request? where request.vaultID == vaultID:
-            bytes = view.answer(request)
+            bytes = request.writes ? view.change(request) : view.answer(request)
             outcome = .used
-            if case .item = request { holdsSecret = true }
+            switch request {
+            case .item, .changes: holdsSecret = true
+            default: break
+            }
         case .lock?:
             bytes = AgentMessage.encode(.done)
             outcome = .lock

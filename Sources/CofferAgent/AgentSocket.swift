@@ -24,18 +24,50 @@ package enum AgentSocket {
     }
 
     /// Sends one request and reads the reply; nil when no agent answers (no socket, a stale
-    /// one, a timeout, or a reply that is not one). Waits at most about a second.
-    package static func ask(_ request: AgentMessage.Request, socketPath: String) -> AgentMessage.Reply? {
+    /// one, a timeout, or a reply that is not one). Waits at most about `seconds` (1 s for a
+    /// question; a change the agent writes gets longer). The request's frame is wiped once sent.
+    package static func ask(_ request: AgentMessage.Request, socketPath: String, seconds: Int = 1) -> AgentMessage.Reply? {
+        var bytes = AgentMessage.encode(request)
+        defer { secureZero(&bytes) }
+        return exchange(&bytes, socketPath: socketPath, seconds: seconds).flatMap { frame in
+            var reply = frame
+            defer { secureZero(&reply) }
+            return AgentMessage.decodeReply(reply)
+        }
+    }
+
+    /// One frame sent, the reply frame read (any magic of the form `CAR?`, its length bounded).
+    static func exchange(_ request: inout [UInt8], socketPath: String, seconds: Int) -> [UInt8]? {
         let fd = SystemCall.unixStreamSocket()
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        setTimeouts(fd, seconds: 1)
-        guard connect(fd, socketPath) else { return nil }
-        var bytes = AgentMessage.encode(request)
-        guard writeFully(fd, &bytes) else { return nil }
-        var reply = readFrame(fd, magic: AgentMessage.replyMagic) ?? []
-        defer { secureZero(&reply) }
-        return AgentMessage.decodeReply(reply)
+        setTimeouts(fd, seconds: seconds)
+        guard connect(fd, socketPath), writeFully(fd, &request) else { return nil }
+        return readFrame(fd, magic: AgentMessage.replyMagic)
+    }
+
+    /// Whether an agent of the previous protocol listens here (it answers protocol 2's
+    /// `status`): a command then says to restart it rather than silently prompting.
+    package static func speaksAnotherProtocol(socketPath: String) -> Bool {
+        var status = AgentMessage.previousRequestMagic + [1, 0, 0, 0, 0]
+        return exchange(&status, socketPath: socketPath, seconds: 1, magic: AgentMessage.previousReplyMagic) != nil
+    }
+
+    /// Locks an agent of the previous protocol (`coffer lock` after an upgrade); true when it did.
+    package static func lockPreviousProtocol(socketPath: String) -> Bool {
+        var lock = AgentMessage.previousRequestMagic + [3, 0, 0, 0, 0]
+        return exchange(&lock, socketPath: socketPath, seconds: 1, magic: AgentMessage.previousReplyMagic)?.dropFirst(4).first == 3
+    }
+
+    private static func exchange(_ request: inout [UInt8], socketPath: String, seconds: Int, magic: [UInt8]) -> [UInt8]? {
+        let fd = SystemCall.unixStreamSocket()
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        setTimeouts(fd, seconds: seconds)
+        guard connect(fd, socketPath), writeFully(fd, &request) else { return nil }
+        var header: [UInt8] = []
+        guard read(fd, AgentMessage.headerCount, appendingTo: &header), header.starts(with: magic) else { return nil }
+        return header
     }
 
     static func setTimeouts(_ fd: Int32, seconds: Int) {

@@ -8,7 +8,7 @@ import CofferSystem
 /// file as it is now. It never writes the file and never takes the writers' lock.
 package final class AgentVaultView {
     let path: String
-    private let key: SecureBytes
+    let key: SecureBytes
     private var vault: Vault?
     private var openedFile: FileIdentity?
     /// Every item's summary, in the index's order (`ItemLookup.find` does not depend on order).
@@ -22,11 +22,11 @@ package final class AgentVaultView {
     private var everything: [UInt8]?
 
     /// Opens the vault file and records the identity of each descriptor it opens.
-    private let files: IdentifyingFileSystem
-    /// Whether the file read ends with bytes that are not a complete record (a torn tail): the
-    /// agent then answers no read, so the command opens the file itself and warns about them
+    let files: IdentifyingFileSystem
+    /// Bytes at the end of the file read that are not a complete record (a torn tail, or a
+    /// write in progress): every read reply says how many, so the command warns about them
     /// exactly as without the agent (spec/cli.md §4).
-    private var tornTail = false
+    private var ignoredTail: UInt32 = 0
 
     /// `fileSystem`: where the vault file is opened (tests put a file system there that swaps
     /// the file while it is being opened).
@@ -77,33 +77,68 @@ package final class AgentVaultView {
         }
     }
 
-    /// The reply frame to a read request (`find`, `list`, `item`); `refused` when the file
-    /// cannot be opened with the key now (gone, rekeyed, replaced, damaged): the command then
-    /// opens the file itself and reports what is wrong exactly as without an agent. An item
-    /// reply holds secrets: the caller wipes it.
+    /// The reply frame to a read request (`find`, `list`, `item`, `changes`, `info`, `verify`);
+    /// `refused` when the file cannot be opened with the key now (gone, rekeyed, replaced,
+    /// damaged): the command then opens the file itself and reports what is wrong exactly as
+    /// without an agent. A reply of an item or of changes holds secrets: the caller wipes it.
     func answer(_ request: AgentMessage.Request) -> [UInt8] {
-        guard let vault = current(), !tornTail else { return AgentMessage.encode(.refused) }
+        guard let vault = current() else { return AgentMessage.encode(.refused) }
         switch request {
-        case .find(_, let query): return AgentMessage.encode(.found(ItemLookup.find(query, in: listed, index: index)))
+        case .find(_, let query):
+            return AgentMessage.encode(.found(ItemLookup.find(query, in: listed, index: index), ignored: ignoredTail))
         case .list(_, "", nil):
-            if everything == nil { everything = AgentMessage.encode(.summaries(natural().map { listed[$0] })) }
+            if everything == nil { everything = AgentMessage.encode(.summaries(natural().map { listed[$0] }, ignored: ignoredTail)) }
             return everything!
         case .list(_, let query, let tag):
             let needle = SearchText.folded(query)
             let index = index()
             let matching = natural().filter { index.matches($0, folded: needle) && listed[$0].hasTag(tag) }
-            return AgentMessage.encode(.summaries(matching.map { listed[$0] }))
+            return AgentMessage.encode(.summaries(matching.map { listed[$0] }, ignored: ignoredTail))
         case .item(_, let id):
             guard let item = try? vault.get(id), var encoded = try? ItemCodec.encode(item) else { return AgentMessage.encode(.refused) }
             defer { secureZero(&encoded) }
-            return AgentMessage.encode(item: encoded)
-        case .status, .key, .lock: return AgentMessage.encode(.refused)
+            return AgentMessage.encode(item: encoded, ignored: ignoredTail)
+        case .changes:
+            return Self.replying {
+                var changes = try vault.lastChanges().map { AgentMessage.Change(overwritten: $0.change == .overwritten, item: try ItemCodec.encode($0.item)) }
+                defer { for i in changes.indices { secureZero(&changes[i].item) } }
+                return AgentMessage.encode(.changes(changes, ignored: ignoredTail))
+            }
+        case .info: return Self.replying { AgentMessage.encode(.info(AgentMessage.InfoFacts(path: vault.path, info: try vault.info()))) }
+        case .verify: return Self.replying { AgentMessage.encode(.verified(try vault.verify())) }
+        default: return AgentMessage.encode(.refused)
         }
+    }
+
+    /// The reply `body` makes, or its error as a `failed` reply (the command reports it).
+    static func replying(_ body: () throws -> [UInt8]) -> [UInt8] {
+        do {
+            return try body()
+        } catch let error as CofferError {
+            return AgentMessage.encode(.failed(code: error.code.rawValue, reason: error.reason))
+        } catch let failure as AgentFailure {
+            return AgentMessage.encode(.failed(code: failure.code, reason: failure.reason))
+        } catch {
+            return AgentMessage.encode(.failed(code: CofferError.Code.io.rawValue, reason: "\(error)"))
+        }
+    }
+
+    /// The vault opened for writing with the key (spec/agent.md §3.2): the writers' lock taken,
+    /// then only the frames appended since the agent last read the file are replayed, when it
+    /// is still the same file (the identity of the descriptor opened, `fstat`); otherwise the
+    /// whole file is read. A torn tail is discarded, as by any writer. The caller closes it.
+    func writable() throws -> Vault {
+        if let vault = current(), let read = openedFile,
+           let reopened = try? vault.reopenedAfterAppends(vaultKey: key, mode: .readWrite, fileSystem: files) {
+            if let opened = files.lastOpened, opened.device == read.device, opened.inode == read.inode { return reopened }
+            reopened.close()
+        }
+        return try Vault.open(at: path, vaultKey: key, mode: .readWrite, fileSystem: files)
     }
 
     /// The vault as the file is now, opened again if the file changed since it was read: when
     /// it only grew (same inode), just the appended frames are read; otherwise all of it.
-    private func current() -> Vault? {
+    func current() -> Vault? {
         guard let now = FileIdentity(path: path) else {
             close()
             return nil
@@ -126,7 +161,7 @@ package final class AgentVaultView {
         vault = opened
         openedFile = identity
         listed = summaries
-        tornTail = opened.openReport.recoveredTornBytes > 0
+        ignoredTail = UInt32(clamping: opened.openReport.recoveredTornBytes)
         return opened
     }
 
@@ -157,7 +192,7 @@ package final class AgentVaultView {
         naturalOrder = nil
         searchIndex = nil
         everything = nil
-        tornTail = false
+        ignoredTail = 0
     }
 }
 

@@ -19,7 +19,7 @@ extension Vault {
     }
 
     /// What a merge did or, for a dry run, would do.
-    public struct MergeReport: Sendable {
+    public struct MergeReport: Sendable, Equatable {
         /// Where the base came from: the copies' common frame prefix, a base file, or none (two-way).
         package enum Base: String, Sendable { case commonPrefix = "common-prefix", baseFile = "base-file", none }
         /// How the result was (or would be) written: nothing, one append, or an atomic rewrite.
@@ -30,6 +30,8 @@ extension Vault {
             public var item: ItemID
             public var field: String
             public var keptIn: String?
+
+            package init(item: ItemID, field: String, keptIn: String?) { (self.item, self.field, self.keptIn) = (item, field, keptIn) }
         }
 
         package var base: Base
@@ -47,6 +49,12 @@ extension Vault {
         /// Bytes at the end of the other copy left out as an incomplete write (format.md §7): a
         /// crash there, or a copy taken while it was being written.
         package var otherTornBytes: Int
+        package init(base: Base, added: [ItemID], changed: [ItemID], deleted: [ItemID], conflicts: [Conflict],
+                     passwordSlot: PasswordSlotOutcome, otherWasRekeyed: Bool, write: WriteKind, otherTornBytes: Int) {
+            (self.base, self.added, self.changed, self.deleted, self.conflicts) = (base, added, changed, deleted, conflicts)
+            (self.passwordSlot, self.otherWasRekeyed, self.write, self.otherTornBytes) = (passwordSlot, otherWasRekeyed, write, otherTornBytes)
+        }
+
         /// Nothing to write: the other copy holds nothing this one lacks.
         public var isNoOp: Bool { write == .none }
     }

@@ -36,4 +36,10 @@ extension Vault {
     public func restore(_ version: EarlierVersion) throws {
         try withWritableState { state in try put(version.item, state: &state) }
     }
+
+    /// `restore` of a version that reached the agent as an item (spec/agent.md §3.2): put back
+    /// exactly as it was, whether an item of its id is there now or not.
+    package func restore(_ item: Item) throws {
+        try withWritableState { state in try put(item, state: &state) }
+    }
 }

@@ -38,6 +38,12 @@ extension Vault {
         }
     }
 
+    /// When the item was last modified, from the index (no record read); nil when there is
+    /// none. The agent's compare-and-swap for `edit` and `rm` (spec/agent.md §3.2).
+    package func modified(of id: ItemID) throws -> Timestamp? {
+        try withOpenState { $0.index.entry(id)?.modified }
+    }
+
     /// Finds one item by id, unique id prefix (4+ hex digits) or exact title (case-insensitive).
     /// `.ambiguousItem` lists the candidates (ids and titles only).
     package func resolve(_ reference: String) throws -> ItemSummary {

@@ -33,6 +33,12 @@ public final class Vault: Sendable {
         public var records: Int
         public var deadRecords: Int
         public var fileSize: Int
+
+        package init(formatVersion: String, vaultID: String, created: Timestamp, passwordKDF: KDFParameters, pinKDF: KDFParameters?,
+                     itemCount: Int, records: Int, deadRecords: Int, fileSize: Int) {
+            (self.formatVersion, self.vaultID, self.created, self.passwordKDF, self.pinKDF) = (formatVersion, vaultID, created, passwordKDF, pinKDF)
+            (self.itemCount, self.records, self.deadRecords, self.fileSize) = (itemCount, records, deadRecords, fileSize)
+        }
     }
 
     /// What `verify()` checked.
@@ -41,6 +47,10 @@ public final class Vault: Sendable {
         public var liveItems: Int
         public var deadRecords: Int
         public var tornTailBytes: Int
+
+        package init(records: Int, liveItems: Int, deadRecords: Int, tornTailBytes: Int) {
+            (self.records, self.liveItems, self.deadRecords, self.tornTailBytes) = (records, liveItems, deadRecords, tornTailBytes)
+        }
     }
 
     struct State {

@@ -152,7 +152,7 @@ struct AddCommand: ParsableCommand {
         }
         let customFields = try fields.newCustomFields()
         let totp = try fields.newTOTP()
-        let vault = try vaultOptions.open(mode: .readWrite)
+        let vault = try VaultAccess(vaultOptions, mode: .readWrite)
         defer { vault.close() }
         if password?.isEmpty == true {
             // An empty entry (Enter twice, an empty file line) is no password, not a password "".
@@ -163,14 +163,11 @@ struct AddCommand: ParsableCommand {
                               urls: fields.urls.filter { !$0.isEmpty }, notes: try fields.resolvedNotes(), tags: fields.tags)
         ItemFieldOptions.apply(customFields, to: &item)
         if let totp { try item.setTOTP(totp) }
-        let twins = try vault.list().filter {
-            $0.title.caseInsensitiveCompare(service) == .orderedSame && ($0.username ?? "") == (fields.username ?? "")
-        }
-        if let twin = twins.first {
+        if let twin = try vault.twins(of: service, username: fields.username).first {
             Terminal.warn("\(service) already has an item with this username (\(twin.id.hex.prefix(8))); added another")
         }
-        let id = try vault.add(item)
-        Terminal.out(id.hex)
+        try vault.add(item)
+        Terminal.out(item.id.hex)
         Terminal.note("Added \(service)")
         if let generated = password, secret.generatesSecret { try secret.handOn(generated, service: service) }
     }

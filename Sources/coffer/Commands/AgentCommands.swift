@@ -28,7 +28,7 @@ struct UnlockCommand: ParsableCommand {
             Terminal.note("already unlocked (coffer lock ends it)")
             return
         }
-        let vault = try vaultOptions.open(mode: .readOnly, useAgent: false)
+        let vault = try vaultOptions.open(mode: .readOnly)
         let vaultID = vault.header.vaultID
         let key = try vault.copyVaultKey()
         vault.close()
@@ -75,7 +75,7 @@ struct LockCommand: ParsableCommand {
 
     func run() throws {
         guard let socketPath = try? AgentSocket.path(forVault: try vaultOptions.path()),
-              AgentSocket.ask(.lock, socketPath: socketPath) == .done else {
+              AgentSocket.ask(.lock, socketPath: socketPath) == .done || AgentSocket.lockPreviousProtocol(socketPath: socketPath) else {
             Terminal.note("already locked")
             return
         }

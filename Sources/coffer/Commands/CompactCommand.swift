@@ -10,11 +10,9 @@ struct CompactCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        let vault = try vaultOptions.open(mode: .readWrite)
+        let vault = try VaultAccess(vaultOptions, mode: .readWrite)
         defer { vault.close() }
-        let before = try vault.info()
-        try Progress.during("Compacting") { try vault.compact() }
-        let after = try vault.info()
-        Terminal.out("compacted: \(before.fileSize) -> \(after.fileSize) bytes, \(before.deadRecords) dead records removed")
+        let (before, after, removed) = try vault.compact()
+        Terminal.out("compacted: \(before) -> \(after) bytes, \(removed) dead records removed")
     }
 }

@@ -32,32 +32,35 @@ struct EditCommand: ParsableCommand {
         let newSecret = try secret.newSecret()
         let customFields = try fields.newCustomFields()
         let newTOTP = try fields.newTOTP()
-        let vault = try vaultOptions.open(mode: .readWrite)
+        let vault = try VaultAccess(vaultOptions, mode: .readWrite)
         defer { vault.close() }
-        var found = try vault.get(ItemPicker.pick(item, in: vault).id)
+        let notes = try fields.resolvedNotes()
         var changed: [String] = []
         var generated: Secret?
-        if let service { found.title = service; changed.append("service") }
-        if let username = fields.username { found.username = username.isEmpty ? nil : username; changed.append("username") }
-        if !fields.urls.isEmpty { found.urls = fields.urls.filter { !$0.isEmpty }; changed.append("urls") }
-        if !customFields.isEmpty { ItemFieldOptions.apply(customFields, to: &found); changed.append("fields") }
-        if let notes = try fields.resolvedNotes() { found.notes = notes.isEmpty ? nil : notes; changed.append("notes") }
-        if !fields.tags.isEmpty { found.tags = fields.tags; changed.append("tags") }
-        if clearTags { found.tags = []; changed.append("tags") }
-        if let totp = newTOTP { try found.setTOTP(totp); changed.append("TOTP") }
-        if let new = newSecret {
-            guard !new.secret.isEmpty else {
-                throw CLIError.usage("the new password is empty; edit keeps the password unless given a non-empty one (nothing was changed)")
+        // Applied to the item as it is when written (again, if another process changed it meanwhile).
+        let updated = try vault.update(try vault.pick(item).id) { found in
+            changed = []
+            if let service { found.title = service; changed.append("service") }
+            if let username = fields.username { found.username = username.isEmpty ? nil : username; changed.append("username") }
+            if !fields.urls.isEmpty { found.urls = fields.urls.filter { !$0.isEmpty }; changed.append("urls") }
+            if !customFields.isEmpty { ItemFieldOptions.apply(customFields, to: &found); changed.append("fields") }
+            if let notes { found.notes = notes.isEmpty ? nil : notes; changed.append("notes") }
+            if !fields.tags.isEmpty { found.tags = fields.tags; changed.append("tags") }
+            if clearTags { found.tags = []; changed.append("tags") }
+            if let totp = newTOTP { try found.setTOTP(totp); changed.append("TOTP") }
+            if let new = newSecret {
+                guard !new.secret.isEmpty else {
+                    throw CLIError.usage("the new password is empty; edit keeps the password unless given a non-empty one (nothing was changed)")
+                }
+                found.changePassword(to: new.secret)
+                changed.append("password")
+                generated = new.generated ? new.secret : nil
             }
-            found.changePassword(to: new.secret)
-            changed.append("password")
-            generated = new.generated ? new.secret : nil
+            guard !changed.isEmpty else {
+                throw CLIError.usage("nothing to change; give at least one of --service, --username, --url, --notes, --notes-file, --field, --field-file, --tag, --totp-file, --ask-totp, --clear-tags or a new password")
+            }
         }
-        guard !changed.isEmpty else {
-            throw CLIError.usage("nothing to change; give at least one of --service, --username, --url, --notes, --notes-file, --field, --field-file, --tag, --totp-file, --ask-totp, --clear-tags or a new password")
-        }
-        try vault.update(found)
-        Terminal.note("Updated \(found.title): \(changed.joined(separator: ", "))")
-        if let generated { try secret.handOn(generated, service: found.title) }
+        Terminal.note("Updated \(updated.title): \(changed.joined(separator: ", "))")
+        if let generated { try secret.handOn(generated, service: updated.title) }
     }
 }

@@ -42,7 +42,9 @@ struct ExportCommand: ParsableCommand {
         if !toStandardOutput && VaultLocation.exists(output) {
             throw CLIError(Exit.cannotCreate, "\(output) already exists; choose another --output or remove it first")
         }
-        let vault = try vaultOptions.open(mode: .readOnly)
+        // Plain text of every secret: the master password itself, even while an agent is unlocked
+        // and never the PIN (spec/cli.md §4.8), as Bitwarden and 1Password ask.
+        let vault = try vaultOptions.open(mode: .readOnly, allowPIN: false)
         defer { vault.close() }
         var text = ""
         var count = 0

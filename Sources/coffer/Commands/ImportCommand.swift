@@ -43,11 +43,15 @@ struct ImportCommand: ParsableCommand {
             let why = strict ? "--strict: nothing imported" : "nothing could be imported"
             throw CofferError(.invalidImport, "\(file): \(result.skipped.count) row(s), entries or value(s) skipped (listed above); \(why)")
         }
-        let vault = try vaultOptions.open(mode: .readWrite)
+        let vault = try VaultAccess(vaultOptions, mode: .readWrite)
         defer { vault.close() }
         // A Coffer export keeps ids; one already in this vault (the same export imported twice,
         // or into the vault it came from) gets a new id rather than replacing the item.
-        let existing = Set(try vault.list().map(\.id))
+        let existing: Set<ItemID>
+        switch try vault.listing("", tag: nil) {
+        case .summaries(let summaries): existing = Set(summaries.map(\.id))
+        case .rows(let rows, let order): existing = Set(order.map { rows.summary($0).id })
+        }
         var renumbered = 0
         for index in result.items.indices where existing.contains(result.items[index].id) {
             result.items[index].id = .random()

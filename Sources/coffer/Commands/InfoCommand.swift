@@ -15,16 +15,16 @@ struct InfoCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        let vault = try vaultOptions.open(mode: .readOnly)
+        let vault = try VaultAccess(vaultOptions)
         defer { vault.close() }
-        let info = try vault.info()
+        let (path, info) = try vault.info()
         func kdf(_ p: KDFParameters) -> JSON {
             .object([("algorithm", .string("argon2id")), ("iterations", .int(Int64(p.iterations))),
                      ("memoryKiB", .int(Int64(p.memoryKiB))), ("parallelism", .int(1))])
         }
         if json {
             Terminal.out(JSON.object([
-                ("path", .string(vault.path)),
+                ("path", .string(path)),
                 ("formatVersion", .string(info.formatVersion)),
                 ("vaultID", .string(info.vaultID)),
                 ("created", .string(info.created.description)),
@@ -39,7 +39,7 @@ struct InfoCommand: ParsableCommand {
             return
         }
         let rows: [(String, String)] = [
-            ("path", vault.path),
+            ("path", path),
             ("format", info.formatVersion),
             ("vault id", info.vaultID),
             ("created", info.created.description),

@@ -26,7 +26,7 @@ struct ListCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        let reader = try VaultReader(vaultOptions)
+        let reader = try VaultAccess(vaultOptions)
         defer { reader.close() }
         let items = try reader.listing(query ?? "", tag: tag)
         if json {

@@ -60,15 +60,17 @@ struct MergeCommand: ParsableCommand {
             if json { Terminal.out(JSON.array([]).render()) } else { Terminal.out("no conflict copies beside \(path)") }
             return
         }
-        let vault = try vaultOptions.open(mode: .readWrite)
+        let vault = try VaultAccess(vaultOptions, mode: .readWrite)
         defer { vault.close() }
         var reports: [(String, Vault.MergeReport)] = []
         var leftAlone: [String] = []
         for copy in copies {
             let report: Vault.MergeReport
             do {
-                report = try MergeRun.merge(vault, from: copy, base: nil, keepPassword: keepPassword == .theirs ? .theirs : .ours,
-                                            otherPasswordFile: otherPasswordFile, dryRun: dryRun, namingTheCopy: !conflicts)
+                report = try MergeRun.merge(copy, otherPasswordFile: otherPasswordFile, namingTheCopy: !conflicts) { password in
+                    try vault.merge(from: copy, base: nil, keepPassword: keepPassword == .theirs ? .theirs : .ours,
+                                    otherPassword: password, dryRun: dryRun)
+                }
             } catch let error as CofferError where conflicts && MergeRun.isAboutTheCopy(error.code) {
                 // Named like a conflict copy but not a copy of this vault (another vault, not a
                 // vault, empty, cut short, damaged): not ours to merge or remove, and no reason
@@ -109,20 +111,21 @@ enum MergeRun {
 
     /// `namingTheCopy`: report an error about the copy as the copy's (its exit code, "nothing
     /// was merged", none of the vault's hints); false leaves it a `CofferError` for the caller.
-    static func merge(_ vault: Vault, from copy: String, base: String?, keepPassword: Vault.PasswordSlotChoice,
-                      otherPasswordFile: String?, dryRun: Bool, namingTheCopy: Bool = true) throws -> Vault.MergeReport {
+    ///
+    /// `merging` merges with the other copy's password given (nil: try this vault's key): the
+    /// vault opened here, or the agent.
+    static func merge(_ copy: String, otherPasswordFile: String?, namingTheCopy: Bool = true,
+                      merging: (SecureBytes?) throws -> Vault.MergeReport) throws -> Vault.MergeReport {
         let given = try otherPasswordFile.map { try SecretInput.firstLine(ofFile: $0, what: "other copy's master password") }
         do {
-            return try vault.merge(from: copy, otherPassword: given, baseFile: base, passwordSlot: keepPassword, dryRun: dryRun)
+            return try merging(given)
         } catch let error as CofferError where namingTheCopy && isAboutTheCopy(error.code) && error.code != .differentVault {
             // About the copy, not the vault: the vault's hints (create one, restore it) do not apply.
             let reason = error.reason.contains(copy) ? error.reason : "merging \(copy): \(error.reason)"
             throw CLIError(Exit.code(for: error.code), "\(reason); nothing was merged [\(error.code)]")
         } catch let error as CofferError where error.code == .otherPasswordNeeded && given == nil && Terminal.canPrompt {
             let password = try SecretInput.prompt("Master password for the other copy \(copy): ", what: "master password")
-            return try Progress.during("Unlocking the other copy") {
-                try vault.merge(from: copy, otherPassword: password, baseFile: base, passwordSlot: keepPassword, dryRun: dryRun)
-            }
+            return try Progress.during("Unlocking the other copy") { try merging(password) }
         }
     }
 

@@ -34,8 +34,17 @@ struct PinSetCommand: ParsableCommand {
             try PINPolicy.validate(pin.unsafeString())
         }
         // Unlocked by `coffer unlock`: the agent vouches for the master password (spec/cli.md §4.11).
-        let unlocked = vaultOptions.passwordFile == nil ? try VaultOpening.openWithAgent(path: path, mode: .readWrite) : nil
-        let vault = try unlocked ?? vaultOptions.open(mode: .readWrite)
+        // The agent sets it (it holds the key); else the vault is opened here with the master password.
+        if vaultOptions.passwordFile == nil, let agent = AgentClient(path: path) {
+            var bytes = pin.withUnsafeBytes { Array($0) }
+            defer { secureZero(&bytes) }
+            let answer = try Progress.during("Deriving the PIN key") { try agent.ask { .pinSet(vaultID: $0, pin: bytes) } }
+            if case .answered(.written) = answer {
+                Terminal.note("PIN set; unlock with --pin (or --pin-file) until logout or reboot")
+                return
+            }
+        }
+        let vault = try vaultOptions.open(mode: .readWrite)
         defer { vault.close() }
         let pins = store.pinUnlock(forVault: vault.path)
         try Progress.during("Deriving the PIN key") { try pins.setPIN(pin, on: vault) }

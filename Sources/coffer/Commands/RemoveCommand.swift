@@ -19,9 +19,9 @@ struct RemoveCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        let vault = try vaultOptions.open(mode: .readWrite)
+        let vault = try VaultAccess(vaultOptions, mode: .readWrite)
         defer { vault.close() }
-        let summary = try ItemPicker.pick(item, in: vault)
+        let summary = try vault.pick(item)
         if !yes {
             switch ItemPicker.confirm("Delete \(Terminal.safe(ItemPicker.describe(summary)))?") {
             case true?: break
@@ -29,7 +29,7 @@ struct RemoveCommand: ParsableCommand {
             case nil: throw CLIError.usage("rm deletes only with --yes when there is no terminal to ask on")
             }
         }
-        try vault.delete(summary.id)
+        try vault.delete(summary)
         Terminal.note("Deleted \(summary.title) (\(summary.id.hex.prefix(8)))")
     }
 }

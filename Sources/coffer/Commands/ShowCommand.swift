@@ -36,7 +36,7 @@ struct ShowCommand: ParsableCommand {
     }
 
     func run() throws {
-        let reader = try VaultReader(vaultOptions)
+        let reader = try VaultAccess(vaultOptions)
         defer { reader.close() }
         let found = try reader.get(reader.pick(item).id)
         if history {

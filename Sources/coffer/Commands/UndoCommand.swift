@@ -23,7 +23,7 @@ struct UndoCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        let vault = try vaultOptions.open(mode: list ? .readOnly : .readWrite)
+        let vault = try VaultAccess(vaultOptions, mode: list ? .readOnly : .readWrite)
         defer { vault.close() }
         let versions = try vault.lastChanges()
         guard !versions.isEmpty else {
@@ -31,13 +31,13 @@ struct UndoCommand: ParsableCommand {
         }
         if list {
             for version in versions.prefix(20) {
-                Terminal.out("\(version.change == .deleted ? "deleted    " : "overwritten")  \(ItemPicker.describe(version.item.summary))")
+                Terminal.out("\(version.overwritten ? "overwritten" : "deleted    ")  \(ItemPicker.describe(version.item.summary))")
             }
             return
         }
         var chosen = versions[0]
         if let item {
-            switch ItemLookup.find(item, in: versions.map(\.item.summary)) {
+            switch ItemLookup.find(item, in: versions.map { $0.item.summary }) {
             case .one(let match): chosen = versions.first { $0.item.id == match.id }!
             case .several(let matches):
                 throw CofferError(.ambiguousItem, "'\(item)' matches \(matches.count) changed items: "
@@ -46,8 +46,8 @@ struct UndoCommand: ParsableCommand {
                 throw CofferError(.itemNotFound, "no changed item matches '\(item)' (coffer undo --list shows them)")
             }
         }
-        try vault.restore(chosen)
-        let what = chosen.change == .deleted ? "deleted" : "overwritten"
+        try vault.restore(chosen.item)
+        let what = chosen.overwritten ? "overwritten" : "deleted"
         Terminal.note("Restored \(chosen.item.title) (\(chosen.item.id.hex.prefix(8))) as it was before it was \(what)")
     }
 }

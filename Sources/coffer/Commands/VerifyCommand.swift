@@ -11,9 +11,9 @@ struct VerifyCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        let vault = try vaultOptions.open(mode: .readOnly)
+        let vault = try VaultAccess(vaultOptions)
         defer { vault.close() }
-        let report = try Progress.during("Verifying") { try vault.verify() }
+        let report = try vault.verify()
         Terminal.out("ok: \(report.records) records, \(report.liveItems) items, \(report.deadRecords) dead records")
         if report.tornTailBytes > 0 {
             Terminal.warn(TornTail.warning(bytes: report.tornTailBytes, discarded: false) + "; the next change discards them")

@@ -44,13 +44,14 @@ struct VaultOptions: ParsableArguments {
 
     func masterPassword(for path: String) throws -> SecureBytes { try OptionHelp.masterPassword(file: passwordFile, path: path) }
 
-    /// Unlocks the vault: checks it exists before asking for anything, shows progress while the
-    /// key is derived, and reports a recovered interrupted write. With --pin / --pin-file the PIN
+    /// Unlocks the vault here (never through the agent: commands reach it through `VaultAccess`):
+    /// checks it exists before asking for anything, shows progress while the key is derived,
+    /// and reports a recovered interrupted write. With --pin / --pin-file the PIN
     /// unlocks (throttled, spec/unlock.md); the master password goes through the same rate limit
     /// whenever the per-user runtime directory exists.
-    func open(mode: Vault.AccessMode, allowPIN: Bool = true, password given: SecureBytes? = nil, useAgent: Bool = true) throws -> Vault {
+    func open(mode: Vault.AccessMode, allowPIN: Bool = true, password given: SecureBytes? = nil) throws -> Vault {
         try VaultOpening.open(path: try path(), passwordFile: passwordFile, usePIN: usePIN, pinFile: pinFile, mode: mode,
-                              allowPIN: allowPIN, password: given, useAgent: useAgent)
+                              allowPIN: allowPIN, password: given)
     }
 }
 
@@ -78,22 +79,20 @@ struct MasterPasswordOptions: ParsableArguments {
     /// Opens with the master password (file or prompt, or `given`), never the PIN or the agent.
     func open(mode: Vault.AccessMode, password given: SecureBytes? = nil) throws -> Vault {
         try VaultOpening.open(path: try path(), passwordFile: passwordFile, usePIN: false, pinFile: nil, mode: mode,
-                              allowPIN: false, password: given, useAgent: false)
+                              allowPIN: false, password: given)
     }
 }
 
-/// The one way commands unlock a vault (spec/cli.md §3, spec/agent.md §1).
+/// The one way commands unlock a vault themselves (spec/cli.md §3); with an agent unlocked they
+/// go through it instead (`VaultAccess`, spec/agent.md §3).
 enum VaultOpening {
     static func open(path: String, passwordFile: String?, usePIN: Bool, pinFile: String?, mode: Vault.AccessMode,
-                     allowPIN: Bool, password given: SecureBytes?, useAgent: Bool) throws -> Vault {
+                     allowPIN: Bool, password given: SecureBytes?) throws -> Vault {
         guard VaultLocation.exists(path) else {
             throw CofferError(.vaultMissing, "no vault at \(path)")
         }
         let vault: Vault
-        if useAgent && allowPIN && given == nil && passwordFile == nil && !usePIN && pinFile == nil,
-           let unlocked = try openWithAgent(path: path, mode: mode) {
-            vault = unlocked
-        } else if usePIN || pinFile != nil {
+        if usePIN || pinFile != nil {
             guard allowPIN else {
                 throw CLIError.usage("this command needs the master password (--password-file or the prompt), not the PIN")
             }
@@ -113,49 +112,6 @@ enum VaultOpening {
             Terminal.warn(TornTail.warning(bytes: vault.openReport.recoveredTornBytes, discarded: mode == .readWrite))
         }
         return vault
-    }
-}
-
-extension VaultOpening {
-    /// The vault opened with the key its agent holds (spec/agent.md §3); nil when no agent is
-    /// unlocked for this file. A key that no longer opens it (the vault was rekeyed, or the file
-    /// replaced) locks the agent and falls back to the password.
-    ///
-    /// `agentOf` names the vault whose agent to ask when `path` is a copy of it elsewhere (git's
-    /// temporary files in a merge: the agent runs for the working-tree file).
-    static func openWithAgent(path: String, agentOf agentPath: String? = nil, mode: Vault.AccessMode) throws -> Vault? {
-        guard let socketPath = try? AgentSocket.path(forVault: agentPath ?? path), let vaultID = Vault.vaultID(at: path),
-              case .key(var bytes)? = AgentSocket.ask(.key(vaultID: vaultID), socketPath: socketPath) else { return nil }
-        defer { secureZero(&bytes) }
-        let key = try bytes.withUnsafeBytes { try SecureBytes(copying: $0, protection: .locked) }
-        do {
-            return try waitingForAnotherWriter { try Vault.open(at: path, vaultKey: key, mode: mode) }
-        } catch let error as CofferError where error.code == .tampered || error.code == .headerCorrupted {
-            _ = AgentSocket.ask(.lock, socketPath: socketPath)
-            Terminal.warn("the agent's key no longer opens \(path) (rekeyed or replaced?); it was locked")
-            return nil
-        }
-    }
-}
-
-extension VaultOpening {
-    /// The longest a writer using the agent's key waits for another process's write.
-    static let writerWaitSeconds = 5.0
-
-    /// Opens, waiting while another process is writing (spec/agent.md §5): with the agent's key,
-    /// opening costs no key derivation and no attempt, so a busy vault is simply tried again
-    /// every 20 ms — a writer then waits for the other's one write instead of failing with 75.
-    /// Still busy after `writerWaitSeconds`: 75 as before.
-    static func waitingForAnotherWriter(_ open: () throws -> Vault) throws -> Vault {
-        var waited = 0.0
-        while true {
-            do {
-                return try open()
-            } catch let error as CofferError where error.code == .vaultBusy && waited < writerWaitSeconds {
-                usleep(20_000)
-                waited += 0.02
-            }
-        }
     }
 }
 
