@@ -181,7 +181,7 @@ for name, text in JSON.items():
     write("FuzzImportBitwardenJSON", name, text)
 
 # --- 1Password (spec/cli.md §8.7, §8.8): byte 0 picks 0 a .1pux, 1 a .1pif, 2 export.data (the harness zips it)
-FIXTURES = os.path.join(ROOT, "Tests", "CofferTests", "Import", "Fixtures", "1password")
+FIXTURES = os.path.join(ROOT, "Tests", "CofferImportTests", "Fixtures", "1password")
 SEPARATOR = b"\n***5642bee8-a5ff-11dc-8314-0800200c9a66***\n"
 for name in ("sample.1pux", "no-export-data.1pux", "declared-huge.1pux", "inflates-past-declared.1pux", "sample.1pif"):
     with open(os.path.join(FIXTURES, name), "rb") as f:
@@ -251,25 +251,50 @@ def summary(ident, title, username=None, urls=(), tags=(), has_password=True):
 VAULT_ID = bytes(range(16))
 GITHUB = summary(bytes([0x11] * 16), b"github", b"me@example.com", [b"https://github.com/login"], [b"work"])
 MAIL = summary(bytes([0x22] * 16), b"mail", None, [], [], has_password=False)
+NONE = struct.pack(">I", 0)  # a read reply's "ignored" bytes: no torn tail
+Q, R = b"CAQ3", b"CAR3"
 AGENT = {
-    "status": frame(b"CAQ2", 1),
-    "key": frame(b"CAQ2", 2, VAULT_ID),
-    "lock": frame(b"CAQ2", 3),
-    "find": frame(b"CAQ2", 4, VAULT_ID + text16(b"git")),
-    "list": frame(b"CAQ2", 5, VAULT_ID + text16(b"") + b"\x00"),
-    "list-tag": frame(b"CAQ2", 5, VAULT_ID + text16(b"hub") + b"\x01" + text16(b"work")),
-    "item": frame(b"CAQ2", 6, VAULT_ID + bytes([0x11] * 16)),
-    "bad-length": b"CAQ2\x01\xff\xff\xff\xff",
+    "status": frame(Q, 1),
+    "lock": frame(Q, 3),
+    "find": frame(Q, 4, VAULT_ID + text16(b"git")),
+    "list": frame(Q, 5, VAULT_ID + text16(b"") + b"\x00"),
+    "list-tag": frame(Q, 5, VAULT_ID + text16(b"hub") + b"\x01" + text16(b"work")),
+    "item": frame(Q, 6, VAULT_ID + bytes([0x11] * 16)),
+    "changes": frame(Q, 7, VAULT_ID),
+    "info": frame(Q, 8, VAULT_ID),
+    "verify": frame(Q, 9, VAULT_ID),
+    "put-new": frame(Q, 10, VAULT_ID + b"\x00" + ITEMS["login"]),
+    "put-edit": frame(Q, 10, VAULT_ID + b"\x01" + struct.pack(">q", 1767225601000) + ITEMS["login"]),
+    "put-any": frame(Q, 10, VAULT_ID + b"\x02" + ITEMS["secure-note"]),
+    "delete": frame(Q, 11, VAULT_ID + bytes([0x11] * 16) + struct.pack(">q", 1767225601000)),
+    "put-all": frame(Q, 12, VAULT_ID + struct.pack(">I", 2) + text32(ITEMS["login"]) + text32(ITEMS["secure-note"])),
+    "compact": frame(Q, 13, VAULT_ID),
+    "merge": frame(Q, 14, VAULT_ID + text16(b"") + text16(b"/v/copy.coffer") + text16(b"") + b"\x01\x00\x00"),
+    "merge-git": frame(Q, 14, VAULT_ID + text16(b"/r/.merge_file_a") + text16(b"/r/.merge_file_b") + text16(b"/r/.merge_file_o")
+                       + b"\x00\x00\x01" + text32(b"other password")),
+    "pin-set": frame(Q, 15, VAULT_ID + b"\x06" + b"246813"),
+    "removed-key": frame(Q, 2, VAULT_ID),
+    "previous-protocol": frame(b"CAQ2", 1),
+    "bad-length": Q + b"\x01\xff\xff\xff\xff",
     "junk": b"hello",
-    "reply-status": frame(b"CAR2", 1, VAULT_ID + struct.pack(">I", 900)),
-    "reply-key": frame(b"CAR2", 2, bytes(32)),
-    "reply-done": frame(b"CAR2", 3),
-    "reply-refused": frame(b"CAR2", 4),
-    "reply-found-one": frame(b"CAR2", 5, b"\x01" + GITHUB),
-    "reply-found-several": frame(b"CAR2", 5, b"\x02" + struct.pack(">I", 2) + GITHUB + MAIL),
-    "reply-found-none": frame(b"CAR2", 5, b"\x03" + struct.pack(">I", 1) + text32(b"github")),
-    "reply-summaries": frame(b"CAR2", 6, struct.pack(">I", 2) + GITHUB + MAIL),
-    "reply-item": frame(b"CAR2", 7, ITEMS["login"]),
+    "reply-status": frame(R, 1, VAULT_ID + struct.pack(">I", 900)),
+    "reply-done": frame(R, 3),
+    "reply-refused": frame(R, 4),
+    "reply-found-one": frame(R, 5, NONE + b"\x01" + GITHUB),
+    "reply-found-several": frame(R, 5, NONE + b"\x02" + struct.pack(">I", 2) + GITHUB + MAIL),
+    "reply-found-none": frame(R, 5, struct.pack(">I", 5) + b"\x03" + struct.pack(">I", 1) + text32(b"github")),
+    "reply-summaries": frame(R, 6, NONE + struct.pack(">I", 2) + GITHUB + MAIL),
+    "reply-item": frame(R, 7, NONE + ITEMS["login"]),
+    "reply-written": frame(R, 8, struct.pack(">II", 1, 0)),
+    "reply-failed": frame(R, 9, text16(b"store.vault-busy") + text32(b"the vault is being written")),
+    "reply-changes": frame(R, 10, NONE + struct.pack(">I", 1) + b"\x02" + text32(ITEMS["login"])),
+    "reply-info": frame(R, 11, text32(b"/v/v.coffer") + text32(b"1.0") + text32(b"00" * 16) + struct.pack(">q", 1767225600000)
+                        + struct.pack(">II", 3, 65536) + b"\x00" + struct.pack(">QQQQ", 2, 3, 1, 4096)),
+    "reply-verified": frame(R, 12, struct.pack(">QQQQ", 3, 2, 1, 0)),
+    "reply-compacted": frame(R, 13, struct.pack(">QQQ", 4096, 2048, 5)),
+    "reply-merged": frame(R, 14, NONE + b"\x00" + struct.pack(">I", 1) + bytes([0x11] * 16) + NONE + NONE
+                          + struct.pack(">I", 1) + bytes([0x11] * 16) + text32(b"password") + b"\x01" + text32(b"password history")
+                          + b"\x00\x00\x01" + struct.pack(">Q", 0)),
 }
 for old_name in os.listdir(os.path.join(CORPUS, "FuzzAgentMessage")):
     if old_name not in AGENT and not re.fullmatch(r"[0-9a-f]{40}", old_name):

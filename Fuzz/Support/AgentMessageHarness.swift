@@ -11,7 +11,7 @@ package enum AgentMessageHarness {
         let bytes = Array(data)
         for magic in [AgentMessage.requestMagic, AgentMessage.replyMagic] {
             if let length = AgentMessage.payloadLength(ofHeader: Array(bytes.prefix(AgentMessage.headerCount)), magic: magic) {
-                try Check.require(length <= AgentMessage.maximumPayload(magic), target, "a header announces \(length) bytes")
+                try Check.require(length <= AgentMessage.maximumPayload(magic, code: bytes[4]), target, "a header announces \(length) bytes")
             }
         }
         var accepted = false

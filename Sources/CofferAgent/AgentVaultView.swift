@@ -27,6 +27,8 @@ package final class AgentVaultView {
     /// write in progress): every read reply says how many, so the command warns about them
     /// exactly as without the agent (spec/cli.md §4).
     private var ignoredTail: UInt32 = 0
+    /// Why the file could not be opened with the key at the last look, if it could not.
+    private var openError: CofferError?
 
     /// `fileSystem`: where the vault file is opened (tests put a file system there that swaps
     /// the file while it is being opened).
@@ -82,7 +84,7 @@ package final class AgentVaultView {
     /// damaged): the command then opens the file itself and reports what is wrong exactly as
     /// without an agent. A reply of an item or of changes holds secrets: the caller wipes it.
     func answer(_ request: AgentMessage.Request) -> [UInt8] {
-        guard let vault = current() else { return AgentMessage.encode(.refused) }
+        guard let vault = current() else { return unavailable() }
         switch request {
         case .find(_, let query):
             return AgentMessage.encode(.found(ItemLookup.find(query, in: listed, index: index), ignored: ignoredTail))
@@ -108,6 +110,14 @@ package final class AgentVaultView {
         case .verify: return Self.replying { AgentMessage.encode(.verified(try vault.verify())) }
         default: return AgentMessage.encode(.refused)
         }
+    }
+
+    /// The reply when the file cannot be opened with the key: `failed` when the key no longer
+    /// opens it (rekeyed, or another vault put at the path: the command locks the agent and
+    /// says so), else `refused` (gone, damaged: the command opens it itself and says what is wrong).
+    private func unavailable() -> [UInt8] {
+        guard let error = openError, error.code == .tampered || error.code == .headerCorrupted else { return AgentMessage.encode(.refused) }
+        return AgentMessage.encode(.failed(code: error.code.rawValue, reason: error.reason))
     }
 
     /// The reply `body` makes, or its error as a `failed` reply (the command reports it).
@@ -141,6 +151,7 @@ package final class AgentVaultView {
     func current() -> Vault? {
         guard let now = FileIdentity(path: path) else {
             close()
+            openError = nil
             return nil
         }
         if let vault, now == openedFile { return vault }
@@ -150,7 +161,14 @@ package final class AgentVaultView {
             opened = try? vault.reopenedAfterAppends(vaultKey: key)
         }
         close()
-        if opened == nil { opened = try? Vault.open(at: path, vaultKey: key, mode: .readOnly, fileSystem: files) }
+        openError = nil
+        if opened == nil {
+            do {
+                opened = try Vault.open(at: path, vaultKey: key, mode: .readOnly, fileSystem: files)
+            } catch {
+                openError = error as? CofferError
+            }
+        }
         // The identity of the descriptor that was read, taken when it was opened, before reading
         // (a write during the read leaves a newer identity, so the next request reads again);
         // never the path's: a file swapped in between would be cached under the other's identity.

@@ -23,13 +23,29 @@ struct AgentMessageTests {
         [UInt8](try Data(contentsOf: Repository.url("Fuzz/Corpus/FuzzAgentMessage/\(name)")))
     }
 
+    static let login: [UInt8] = Array([UInt8](try! Data(contentsOf: Repository.url("Fuzz/Corpus/FuzzItemDecoder/login"))))
+    static let note: [UInt8] = Array([UInt8](try! Data(contentsOf: Repository.url("Fuzz/Corpus/FuzzItemDecoder/secure-note"))))
+    static let time = Timestamp(millisecondsSince1970: 1_767_225_601_000)
+
     @Test func requestsRoundTripAndMatchTheSpecSeeds() throws {
+        let id = Self.vaultID
         let requests: [(String, AgentMessage.Request)] = [
-            ("status", .status), ("key", .key(vaultID: Self.vaultID)), ("lock", .lock),
-            ("find", .find(vaultID: Self.vaultID, query: "git")),
-            ("list", .list(vaultID: Self.vaultID, query: "", tag: nil)),
-            ("list-tag", .list(vaultID: Self.vaultID, query: "hub", tag: "work")),
-            ("item", .item(vaultID: Self.vaultID, id: Self.github.id)),
+            ("status", .status), ("lock", .lock),
+            ("find", .find(vaultID: id, query: "git")),
+            ("list", .list(vaultID: id, query: "", tag: nil)),
+            ("list-tag", .list(vaultID: id, query: "hub", tag: "work")),
+            ("item", .item(vaultID: id, id: Self.github.id)),
+            ("changes", .changes(vaultID: id)), ("info", .info(vaultID: id)), ("verify", .verify(vaultID: id)),
+            ("put-new", .put(vaultID: id, expecting: .absent, item: Self.login)),
+            ("put-edit", .put(vaultID: id, expecting: .modified(Self.time), item: Self.login)),
+            ("put-any", .put(vaultID: id, expecting: .any, item: Self.note)),
+            ("delete", .delete(vaultID: id, id: Self.github.id, modified: Self.time)),
+            ("put-all", .putAll(vaultID: id, items: [Self.login, Self.note])),
+            ("compact", .compact(vaultID: id)),
+            ("merge", .merge(vaultID: id, .init(target: "", other: "/v/copy.coffer", base: "", choice: .ours, dryRun: false, otherPassword: nil))),
+            ("merge-git", .merge(vaultID: id, .init(target: "/r/.merge_file_a", other: "/r/.merge_file_b", base: "/r/.merge_file_o",
+                                                    choice: .automatic, dryRun: false, otherPassword: Array("other password".utf8)))),
+            ("pin-set", .pinSet(vaultID: id, pin: Array("246813".utf8))),
         ]
         for (name, request) in requests {
             let bytes = AgentMessage.encode(request)
@@ -39,14 +55,43 @@ struct AgentMessageTests {
         }
         let unicode = AgentMessage.Request.find(vaultID: Self.vaultID, query: "Müller 🙂")
         #expect(AgentMessage.decodeRequest(AgentMessage.encode(unicode)) == unicode)
+        // Protocol 3 has no key request: its old code and the previous protocol's frames decode to nothing.
+        #expect(AgentMessage.decodeRequest(try Self.seed("removed-key")) == nil)
+        #expect(AgentMessage.decodeRequest(try Self.seed("previous-protocol")) == nil)
+    }
+
+    @Test func wipingARequestZeroesItsSecretsInPlace() {
+        var request = AgentMessage.Request.pinSet(vaultID: Self.vaultID, pin: Array("246813".utf8))
+        request.wipeSecrets()
+        #expect(request == .pinSet(vaultID: Self.vaultID, pin: [0, 0, 0, 0, 0, 0]))
+        var put = AgentMessage.Request.putAll(vaultID: Self.vaultID, items: [Self.login])
+        put.wipeSecrets()
+        #expect(put == .putAll(vaultID: Self.vaultID, items: [[UInt8](repeating: 0, count: Self.login.count)]))
     }
 
     @Test func repliesRoundTripAndMatchTheSpecSeeds() throws {
+        let conflict = Vault.MergeReport.Conflict(item: Self.github.id, field: "password", keptIn: "password history")
+        let merged = Vault.MergeReport(base: .commonPrefix, added: [Self.github.id], changed: [], deleted: [], conflicts: [conflict],
+                                       passwordSlot: .same, otherWasRekeyed: false, write: .append, otherTornBytes: 0)
+        let info = Vault.Info(formatVersion: "1.0", vaultID: String(repeating: "00", count: 16),
+                              created: Timestamp(millisecondsSince1970: 1_767_225_600_000),
+                              passwordKDF: KDFParameters(iterations: 3, memoryKiB: 65_536), pinKDF: nil,
+                              itemCount: 2, records: 3, deadRecords: 1, fileSize: 4_096)
         let replies: [(String, AgentMessage.Reply)] = [
-            ("reply-status", .status(vaultID: Self.vaultID, secondsLeft: 900)), ("reply-key", .key([UInt8](repeating: 0, count: 32))),
+            ("reply-status", .status(vaultID: Self.vaultID, secondsLeft: 900)),
             ("reply-done", .done), ("reply-refused", .refused),
-            ("reply-found-one", .found(.one(Self.github))), ("reply-found-several", .found(.several([Self.github, Self.mail]))),
-            ("reply-found-none", .found(.none(suggestions: ["github"]))), ("reply-summaries", .summaries([Self.github, Self.mail])),
+            ("reply-found-one", .found(.one(Self.github), ignored: 0)),
+            ("reply-found-several", .found(.several([Self.github, Self.mail]), ignored: 0)),
+            ("reply-found-none", .found(.none(suggestions: ["github"]), ignored: 5)),
+            ("reply-summaries", .summaries([Self.github, Self.mail], ignored: 0)),
+            ("reply-item", .item(Self.login, ignored: 0)),
+            ("reply-written", .written(count: 1, discarded: 0)),
+            ("reply-failed", .failed(code: "store.vault-busy", reason: "the vault is being written")),
+            ("reply-changes", .changes([AgentMessage.Change(overwritten: true, item: Self.login)], ignored: 0)),
+            ("reply-info", .info(AgentMessage.InfoFacts(path: "/v/v.coffer", info: info))),
+            ("reply-verified", .verified(Vault.VerifyReport(records: 3, liveItems: 2, deadRecords: 1, tornTailBytes: 0))),
+            ("reply-compacted", .compacted(before: 4_096, after: 2_048, removed: 5)),
+            ("reply-merged", .merged(merged, discarded: 0)),
         ]
         for (name, reply) in replies {
             let bytes = AgentMessage.encode(reply)
@@ -57,41 +102,52 @@ struct AgentMessageTests {
         let item = Item(id: Self.github.id, title: "github", username: "me", password: try Secret("hunter2"))
         var encoded = try ItemCodec.encode(item)
         defer { secureZero(&encoded) }
-        guard case .item(let carried)? = AgentMessage.decodeReply(AgentMessage.encode(.item(encoded))) else {
+        guard case .item(let carried, _)? = AgentMessage.decodeReply(AgentMessage.encode(item: encoded, ignored: 0)) else {
             Issue.record("the item reply does not decode")
             return
         }
         #expect(try ItemCodec.decode(carried).password?.reveal() == "hunter2")
-        #expect(AgentMessage.decodeReply(AgentMessage.encode(.summaries([]))) == .summaries([]))
+        #expect(AgentMessage.decodeReply(AgentMessage.encode(.summaries([], ignored: 0))) == .summaries([], ignored: 0))
+        // Protocol 3 has no key reply: its old code decodes to nothing.
+        #expect(AgentMessage.decodeReply(Array("CAR3".utf8) + [2, 0, 0, 0, 32] + [UInt8](repeating: 7, count: 32)) == nil)
     }
 
     @Test func malformedAndNonCanonicalFramesAreRefused() throws {
-        let several = AgentMessage.encode(.found(.several([Self.github, Self.mail])))
+        let several = AgentMessage.encode(.found(.several([Self.github, Self.mail]), ignored: 0))
         var cases: [(String, [UInt8])] = []
-        cases.append(("a length over the request bound", Array("CAQ2".utf8) + [1, 0, 0, 0x10, 0x01]))
-        cases.append(("the old version", Array("CAQ1".utf8) + [1, 0, 0]))
-        cases.append(("a truncated payload", Array(AgentMessage.encode(.key(vaultID: Self.vaultID)).dropLast())))
+        cases.append(("a length over the request bound", Array("CAQ3".utf8) + [1, 0, 0, 0x10, 0x01]))
+        cases.append(("a change over its bound", Array("CAQ3".utf8) + [10, 0x04, 0, 0, 1]))
+        cases.append(("the previous version", Array("CAQ2".utf8) + [1, 0, 0, 0, 0]))
+        cases.append(("a truncated payload", Array(AgentMessage.encode(.item(vaultID: Self.vaultID, id: Self.github.id)).dropLast())))
         cases.append(("a trailing byte", AgentMessage.encode(.status).prefix(8) + [1, 0]))
         var longQuery = AgentMessage.encode(.find(vaultID: Self.vaultID, query: String(repeating: "a", count: 1_025)))
         cases.append(("a query over 1 KiB", longQuery))
         longQuery = []
         cases.append(("a list tag flag of 2", AgentMessage.encode(.list(vaultID: Self.vaultID, query: "", tag: nil)).dropLast() + [2]))
+        cases.append(("a put expecting 3", AgentMessage.encode(.put(vaultID: Self.vaultID, expecting: .any, item: Self.login))
+                        .enumerated().map { $0.offset == AgentMessage.headerCount + 16 ? 3 : $0.element }))
+        cases.append(("an empty put", AgentMessage.encode(.compact(vaultID: Self.vaultID)).enumerated().map { $0.offset == 4 ? 10 : $0.element }))
+        cases.append(("an empty batch", AgentMessage.encode(.putAll(vaultID: Self.vaultID, items: []))))
+        cases.append(("a merge with no other copy", AgentMessage.encode(.merge(vaultID: Self.vaultID, .init(
+            target: "", other: "", base: "", choice: .ours, dryRun: false, otherPassword: nil)))))
+        cases.append(("an empty PIN", AgentMessage.encode(.pinSet(vaultID: Self.vaultID, pin: []))))
         for (what, bytes) in cases {
             #expect(AgentMessage.decodeRequest(Array(bytes)) == nil, "\(what)")
         }
+        let payload = AgentMessage.headerCount + 4  // after the "ignored" count
         // A "several" of one item is not canonical (one match is `.one`).
-        var one = AgentMessage.encode(.found(.one(Self.github)))
-        one[AgentMessage.headerCount] = 2
-        one.insert(contentsOf: [0, 0, 0, 1], at: AgentMessage.headerCount + 1)
+        var one = AgentMessage.encode(.found(.one(Self.github), ignored: 0))
+        one[payload] = 2
+        one.insert(contentsOf: [0, 0, 0, 1], at: payload + 1)
         let length = one.count - AgentMessage.headerCount
         one.replaceSubrange(5..<9, with: [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)])
         #expect(AgentMessage.decodeReply(one) == nil)
         // A count larger than the bytes left is refused before anything is built.
         var hugeCount = several
-        hugeCount.replaceSubrange(AgentMessage.headerCount + 1..<AgentMessage.headerCount + 5, with: [0xFF, 0xFF, 0xFF, 0xFF])
+        hugeCount.replaceSubrange(payload + 1..<payload + 5, with: [0xFF, 0xFF, 0xFF, 0xFF])
         #expect(AgentMessage.decodeReply(hugeCount) == nil)
         // Unknown summary flags, an unknown kind and ill-formed UTF-8 in a title.
-        let flagsAt = AgentMessage.headerCount + 1 + 4 + 16 + 1 + 16
+        let flagsAt = payload + 1 + 4 + 16 + 1 + 16
         var flags = several
         flags[flagsAt] |= 4
         #expect(AgentMessage.decodeReply(flags) == nil)
@@ -101,7 +157,9 @@ struct AgentMessageTests {
         var utf8 = several
         utf8[flagsAt + 1 + 4] = 0xFF  // the first byte of "github"
         #expect(AgentMessage.decodeReply(utf8) == nil)
-        #expect(AgentMessage.payloadLength(ofHeader: Array("CAR2".utf8) + [6, 0x04, 0, 0, 1], magic: AgentMessage.replyMagic) == nil,
+        #expect(AgentMessage.payloadLength(ofHeader: Array("CAR3".utf8) + [6, 0x04, 0, 0, 1], magic: AgentMessage.replyMagic) == nil,
                 "a reply over 64 MiB")
+        #expect(AgentMessage.payloadLength(ofHeader: Array("CAQ3".utf8) + [12, 0x04, 0, 0, 0], magic: AgentMessage.requestMagic) == 64 << 20,
+                "a batch of up to 64 MiB")
     }
 }

@@ -50,7 +50,7 @@ struct AgentVaultViewTests {
         let view = AgentVaultView(path: path, key: key, fileSystem: SwappingFileSystem(replacement: copy))
         defer { view.close() }
         let reply = AgentMessage.decodeReply(view.answer(.list(vaultID: vaultID, query: "", tag: nil)))
-        guard case .summaries(let summaries)? = reply else {
+        guard case .summaries(let summaries, _)? = reply else {
             Issue.record("no listing: \(String(describing: reply))")
             return
         }

@@ -258,7 +258,7 @@ struct CLIAgentTests {
         s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
         print('connected', flush=True)
         start = time.monotonic()
-        for b in b'CAQ2\\x04\\x00\\x00\\x10\\x00' + bytes(4096):
+        for b in b'CAQ3\\x04\\x00\\x00\\x10\\x00' + bytes(4096):
             if time.monotonic() - start > float(sys.argv[2]):
                 print('kept', flush=True); sys.exit(0)
             try:
@@ -344,7 +344,7 @@ struct CLIAgentTests {
             import socket, sys
             s = socket.socket(socket.AF_UNIX); s.settimeout(3); s.connect(sys.argv[1])
             try:
-                s.sendall(b'CAQ2\\x01\\x00\\x00\\x00\\x00')
+                s.sendall(b'CAQ3\\x01\\x00\\x00\\x00\\x00')
                 data = s.recv(64)
             except OSError:
                 data = b''  # the agent closed the connection at once (EPIPE or reset): no reply
