@@ -219,6 +219,127 @@ struct CLIAgentTests {
         #expect(alone.status == 0 && !alone.stderr.contains("agent"), "\(alone)")
     }
 
+    /// spec/agent.md §3.2: with an agent unlocked, every command that writes sends its change to
+    /// the agent: under `strace`, no command opens the vault (or its writers' lock) for writing,
+    /// and every change is in the file afterwards. An old copy (a backup made before a rekey)
+    /// cannot be opened through the agent after it: merging it needs its own password.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace"), "needs strace"))
+    func everyWriteGoesThroughTheAgentAndNoCommandOpensTheVaultForWriting() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        try ws.add("GitHub", secret: "gh-secret")
+        let copy = ws.file("other.coffer")
+        try FileManager.default.copyItem(atPath: ws.vault, toPath: copy)
+        try ws.write("s2", "mail-secret\n")
+        #expect(try ws.run(["add", "FromTheCopy", "--secret-file", ws.file("s2"), "--vault", copy, "--password-file", ws.file("pw")]).status == 0)
+        try ws.write("in.csv", "title,username,password,url\nBank,b,bank-pw,https://bank.example\nShop,s,shop-pw,https://shop.example\n")
+        try ws.write("pin", "246813\n")
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        defer { _ = try? bare(ws, env, "lock") }
+        let commands: [[String]] = [
+            ["add", "Mail", "--secret-file", ws.file("s2")], ["edit", "GitHub", "--username", "me"],
+            ["import", ws.file("in.csv")], ["rm", "Shop", "--yes"], ["undo"], ["merge", copy], ["compact"],
+            ["pin", "set", "--new-pin-file", ws.file("pin")],
+        ]
+        for command in commands {
+            let trace = ws.file("trace")
+            let result = try ws.run(["/usr/bin/strace", "-f", "-qq", "-e", "trace=openat", "-o", trace, "coffer"] + command + ["--vault", ws.vault],
+                                    environment: env, viaPath: true)
+            #expect(result.status == 0, "\(command): \(result)")
+            let opens = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+            let writing = opens.filter { ($0.contains("v.coffer") || $0.contains("/lock-")) && ($0.contains("O_RDWR") || $0.contains("O_WRONLY")) }
+            #expect(writing.isEmpty, "\(command) opened for writing: \(writing)")
+            #expect(opens.contains { $0.contains("v.coffer") }, "\(command): the trace shows no open of the vault at all")
+        }
+        let listed = try bare(ws, env, "ls")
+        for title in ["GitHub", "Mail", "Bank", "Shop", "FromTheCopy"] { #expect(listed.stdout.contains(title), "\(title): \(listed)") }
+        #expect(try bare(ws, env, "show", "GitHub", "--field", "username").stdout == "me\n")
+        #expect(try bare(ws, env, "verify").status == 0)
+        #expect(try ws.run(["pin", "status", "--vault", ws.vault], environment: env).stdout.hasPrefix("PIN: set"))
+        #expect(try bare(ws, env, "status").stdout.hasPrefix("unlocked"))
+
+        // A backup, the vault rekeyed (the agent locks), unlocked again: the agent's key does not
+        // open the backup, so nothing it answers can read it.
+        let backup = ws.file("backup.coffer")
+        try FileManager.default.copyItem(atPath: ws.vault, toPath: backup)
+        #expect(try ws.run(["rekey"] + ws.unlock, environment: env).status == 0)
+        #expect(try bare(ws, env, "status").stdout == "locked\n")
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        let merged = try bare(ws, env, "merge", backup, "--dry-run")
+        #expect(merged.status != 0 && merged.stderr.contains("password"), "\(merged)")
+    }
+
+    /// spec/cli.md §4.8: a plain-text export asks for the master password even while the agent
+    /// is unlocked (and never takes the PIN).
+    @Test func exportAsksForTheMasterPasswordWhileUnlocked() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.initVaultWithPIN()
+        try ws.add("GitHub", secret: "gh-secret")
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        defer { _ = try? bare(ws, env, "lock") }
+        let bareExport = try bare(ws, env, "export", "--format", "csv", "--output", "-")
+        #expect(bareExport.status == 64 && bareExport.stderr.contains("master password") && !bareExport.stdout.contains("gh-secret"),
+                "\(bareExport)")
+        let withPIN = try ws.run(["export", "--format", "csv", "--output", "-", "--vault", ws.vault, "--pin-file", ws.file("pin")],
+                                 environment: env)
+        #expect(withPIN.status == 64 && !withPIN.stdout.contains("gh-secret"), "\(withPIN)")
+        let given = try ws.run(["export", "--format", "csv", "--output", "-"] + ws.unlock, environment: env)
+        #expect(given.status == 0 && given.stdout.contains("gh-secret"), "\(given)")
+    }
+
+    /// spec/agent.md §3: protocol 2 asked for the key. A command of that protocol gets its
+    /// protocol's refusal at once (never the key, never a wait); a command of this one that
+    /// finds an agent of that protocol says to restart it, and `lock` ends it.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
+    func theProtocolsOfOtherVersionsAreToldApart() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        let directory = ws.file("runtime/coffer")
+        let socket = directory + "/" + (try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasSuffix(".sock") } ?? "")
+        let oldClient = """
+            import socket, sys, time
+            s = socket.socket(socket.AF_UNIX); s.settimeout(3); s.connect(sys.argv[1])
+            start = time.monotonic()
+            s.sendall(b'CAQ2\\x02\\x00\\x00\\x00\\x10' + bytes(16))
+            data = s.recv(64)
+            print(data.hex(), round(time.monotonic() - start, 2))
+            """
+        let (status, output) = try ChildProcess(["/usr/bin/python3", "-c", oldClient, socket]).runCapturingOutput(timeoutSeconds: 20)
+        let words = String(decoding: output, as: UTF8.self).split(separator: " ")
+        #expect(status == 0 && words.first == "4341523204000000" + "00", "\(words)")  // CAR2, refused, no payload
+        #expect((Double(words.last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "9") ?? 9) < 0.5)
+        #expect(try bare(ws, env, "lock").stderr.contains("Locked"))
+
+        // An agent of protocol 2 (a stand-in answering its status and lock) at the socket.
+        let oldAgent = """
+            import os, socket, sys
+            path = sys.argv[1]
+            if os.path.exists(path): os.unlink(path)
+            l = socket.socket(socket.AF_UNIX); l.bind(path); l.listen(4)
+            print('listening', flush=True)
+            while True:
+                c, _ = l.accept()
+                head = c.recv(9)
+                if head[:4] == b'CAQ2' and head[4] == 1: c.sendall(b'CAR2\\x01\\x00\\x00\\x00\\x14' + bytes(16) + b'\\x00\\x00\\x03\\x84')
+                elif head[:4] == b'CAQ2' and head[4] == 3: c.sendall(b'CAR2\\x03\\x00\\x00\\x00\\x00'); c.close(); os.unlink(path); sys.exit(0)
+                c.close()
+            """
+        var agent = ChildProcess(["/usr/bin/python3", "-c", oldAgent, socket])
+        agent.stdout = .file(ws.file("old-agent"))
+        let running = try agent.start(input: [])
+        defer { kill(running.pid, SIGKILL); _ = try? running.wait(timeoutSeconds: 5) }
+        for _ in 0..<500 where !((try? String(contentsOfFile: ws.file("old-agent"), encoding: .utf8)) ?? "").contains("listening") {
+            usleep(10_000)
+        }
+        let read = try bare(ws, env, "ls")
+        #expect(read.status == 64 && read.stderr.contains("another version of coffer"), "\(read)")
+        #expect(try bare(ws, env, "lock").stderr.contains("Locked"))
+        #expect(!FileManager.default.fileExists(atPath: socket))
+    }
+
     /// spec/cli.md §4, spec/agent.md §3.1: a vault whose last record is torn gets the same
     /// warning whether the agent is unlocked or not (the agent does not answer reads of such a
     /// file: the command opens it itself, as without the agent).

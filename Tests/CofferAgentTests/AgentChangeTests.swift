@@ -1,0 +1,146 @@
+@testable import CofferAgent
+@testable import CofferTestHelpers
+import Foundation
+import Testing
+@_spi(CofferInternals) @testable import Coffer
+
+/// spec/agent.md §3.2: the agent writes commands' changes itself and its key never leaves it.
+/// These drive the agent's own request handling (`AgentServer.answer`) with whole frames, as a
+/// command's would arrive.
+@Suite("Agent changes")
+struct AgentChangeTests {
+    let directory = TemporaryDirectory()
+
+    struct Agent {
+        let server: AgentServer
+        let vaultID: [UInt8]
+        let key: [UInt8]
+        let path: String
+
+        /// The reply frame to a request, and the reply it decodes to.
+        func ask(_ request: AgentMessage.Request) -> (frame: [UInt8], reply: AgentMessage.Reply?) {
+            let frame = server.answer(AgentMessage.encode(request), secondsLeft: 60).reply
+            return (frame, AgentMessage.decodeReply(frame))
+        }
+    }
+
+    func agent(items: [Item] = [.login("alpha", username: "me", password: try! Secret("alpha-pw"))]) throws -> Agent {
+        let vault = try Fixtures.createVault(in: directory, items: items)
+        let key = try vault.copyVaultKey()
+        let vaultID = vault.header.vaultID
+        let path = vault.path
+        vault.close()
+        let keyBytes = key.withUnsafeBytes { Array($0) }
+        let server = AgentServer(socketPath: directory.file("agent.sock"), vaultPath: path, vaultID: vaultID, key: key, idleSeconds: 60)
+        return Agent(server: server, vaultID: vaultID, key: keyBytes, path: path)
+    }
+
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard haystack.count >= needle.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { haystack[$0..<$0 + needle.count].elementsEqual(needle) }
+    }
+
+    /// Every request of protocol 3, with the reply type each gets; no reply frame holds the
+    /// 32 bytes of the vault key, and the old key request gets nothing but a refusal.
+    @Test func noReplyOfAnyKindHoldsTheKey() throws {
+        let agent = try agent()
+        let id = agent.vaultID
+        let alpha = try #require(try Vault.open(at: agent.path, password: Fixtures.password, mode: .readOnly).list().first)
+        let item = Item.login("beta", password: try Secret("beta-pw"))
+        let copy = directory.file("copy.coffer")
+        try FileManager.default.copyItem(atPath: agent.path, toPath: copy)
+        var edited = try Vault.open(at: agent.path, password: Fixtures.password, mode: .readOnly).get(alpha.id)
+        edited.username = "you"
+        let requests: [(AgentMessage.Request, String)] = [
+            (.status, "status"), (.find(vaultID: id, query: "alp"), "found"), (.list(vaultID: id, query: "", tag: nil), "summaries"),
+            (.item(vaultID: id, id: alpha.id), "item"),
+            (.put(vaultID: id, expecting: .absent, item: try ItemCodec.encode(item)), "written"),
+            (.put(vaultID: id, expecting: .modified(alpha.modified), item: try ItemCodec.encode(edited)), "written"),
+            (.changes(vaultID: id), "changes"), (.info(vaultID: id), "info"), (.verify(vaultID: id), "verified"),
+            (.putAll(vaultID: id, items: [try ItemCodec.encode(.login("gamma"))]), "written"),
+            (.delete(vaultID: id, id: item.id, modified: item.modified), "written"),
+            (.put(vaultID: id, expecting: .absent, item: try ItemCodec.encode(edited)), "failed"),  // alpha is there: duplicate
+            (.merge(vaultID: id, .init(target: "", other: copy, base: "", choice: .ours, dryRun: true, otherPassword: nil)), "merged"),
+            (.compact(vaultID: id), "compacted"),
+            (.pinSet(vaultID: id, pin: Array("246813".utf8)), "written"),
+            (.find(vaultID: [UInt8](repeating: 9, count: 16), query: "alp"), "refused"),
+            (.lock, "done"),
+        ]
+        var kinds: Set<String> = []
+        for (request, expected) in requests {
+            let (frame, reply) = agent.ask(request)
+            let kind = reply.map { String(describing: $0).prefix { $0 != "(" } }.map(String.init) ?? "nil"
+            if case .pinSet = request, case .failed(let code, _)? = reply {
+                // Without a per-user runtime directory there is nowhere to keep a PIN's device secret.
+                #expect(code == CofferError.Code.pinUnavailable.rawValue)
+            } else {
+                #expect(kind == expected, "\(request): \(String(describing: reply))")
+            }
+            kinds.insert(kind)
+            #expect(!Self.contains(frame, agent.key), "a reply to \(request) holds the vault key")
+        }
+        #expect(kinds.isSuperset(of: ["status", "found", "summaries", "item", "written", "changes", "info", "verified", "merged",
+                                      "compacted", "refused", "done", "failed"]), "\(kinds)")
+        // The key request of protocol 2, in either framing: refused, never answered with the key.
+        let oldKey = Array("CAQ2".utf8) + [2, 0, 0, 0, 16] + id
+        let newCode2 = Array("CAQ3".utf8) + [2, 0, 0, 0, 16] + id
+        for frame in [oldKey, newCode2] {
+            let reply = agent.server.answer(frame, secondsLeft: 60).reply
+            #expect(AgentMessage.decodeReply(reply) == .refused)
+            #expect(!Self.contains(reply, agent.key))
+        }
+    }
+
+    /// An edit sent with the time of the version it read is written only if that is still the
+    /// item's version: another process's change in between is not overwritten.
+    @Test func anEditOfAnItemChangedMeanwhileIsRefusedNotLost() throws {
+        let agent = try agent()
+        let vault = try Vault.open(at: agent.path, password: Fixtures.password)
+        let read = try vault.get(try vault.list()[0].id)
+        var theirs = read
+        theirs.username = "another process"
+        usleep(2_000)
+        try vault.update(theirs)
+        vault.close()
+        var mine = read
+        mine.notes = "mine"
+        let reply = agent.ask(.put(vaultID: agent.vaultID, expecting: .modified(read.modified), item: try ItemCodec.encode(mine))).reply
+        #expect(reply == .failed(code: AgentVaultView.changedMeanwhile, reason: "the item changed meanwhile"))
+        #expect(try Vault.open(at: agent.path, password: Fixtures.password, mode: .readOnly).get(read.id).username == "another process")
+        // The same delete: refused too.
+        let delete = agent.ask(.delete(vaultID: agent.vaultID, id: read.id, modified: read.modified)).reply
+        #expect(delete == .failed(code: AgentVaultView.changedMeanwhile, reason: "the item changed meanwhile"))
+    }
+
+    /// Another process appends between the agent's writes: the agent's next write continues
+    /// after it (the log stays one chain: the file verifies, both items are there).
+    @Test func anotherProcesssAppendsAreKeptBetweenTheAgentsWrites() throws {
+        let agent = try agent()
+        #expect(agent.ask(.put(vaultID: agent.vaultID, expecting: .absent, item: try ItemCodec.encode(.login("one")))).reply
+                == .written(count: 1, discarded: 0))
+        let other = try Vault.open(at: agent.path, password: Fixtures.password)
+        try other.add(.login("by another process"))
+        other.close()
+        #expect(agent.ask(.put(vaultID: agent.vaultID, expecting: .absent, item: try ItemCodec.encode(.login("two")))).reply
+                == .written(count: 1, discarded: 0))
+        let vault = try Vault.open(at: agent.path, password: Fixtures.password, mode: .readOnly)
+        #expect(try vault.list().map(\.title) == ["alpha", "by another process", "one", "two"])
+        #expect(try vault.verify().liveItems == 4)
+    }
+
+    /// While another process holds the writers' lock the agent does not wait (it serves other
+    /// clients meanwhile): it answers `store.vault-busy` at once, and the command tries again.
+    @Test func aBusyVaultIsAnsweredAtOnce() throws {
+        let agent = try agent()
+        let holder = try Vault.open(at: agent.path, password: Fixtures.password)
+        defer { holder.close() }
+        let start = Date()
+        let reply = agent.ask(.put(vaultID: agent.vaultID, expecting: .absent, item: try ItemCodec.encode(.login("x")))).reply
+        guard case .failed(let code, _)? = reply else {
+            Issue.record("\(String(describing: reply))")
+            return
+        }
+        #expect(code == CofferError.Code.vaultBusy.rawValue)
+        #expect(Date().timeIntervalSince(start) < 1)
+    }
+}
