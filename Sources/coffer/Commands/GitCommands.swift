@@ -15,8 +15,8 @@ struct GitMergeCommand: ParsableCommand {
         discussion: """
             Git runs `coffer git-merge %O %A %B %P` when both sides changed a vault: %O is the common \
             ancestor, %A our version (the result is written there), %B theirs, %P the file's path in the \
-            working tree. The key comes from the agent unlocked for %P (`coffer unlock`), else from \
-            --password-file, else a prompt on the terminal. When none is available the merge fails and \
+            working tree. The agent unlocked for %P (`coffer unlock`) does the merge with its key; else \
+            the vault is opened with --password-file, else a prompt on the terminal. When none is available the merge fails and \
             git leaves the file conflicted; `coffer unlock` and a new merge then resolve it.
             """)
 
