@@ -285,7 +285,8 @@ AGENT = {
     "reply-found-none": frame(R, 5, struct.pack(">I", 5) + b"\x03" + struct.pack(">I", 1) + text32(b"github")),
     "reply-summaries": frame(R, 6, NONE + struct.pack(">I", 2) + GITHUB + MAIL),
     "reply-item": frame(R, 7, NONE + ITEMS["login"]),
-    "reply-written": frame(R, 8, struct.pack(">II", 1, 0)),
+    "reply-written": frame(R, 8, struct.pack(">II", 1, 0) + b"\x00"),
+    "reply-written-twin": frame(R, 8, struct.pack(">II", 1, 0) + b"\x01" + bytes([0x11] * 16)),
     "reply-failed": frame(R, 9, text16(b"store.vault-busy") + text32(b"the vault is being written")),
     "reply-changes": frame(R, 10, NONE + struct.pack(">I", 1) + b"\x02" + text32(ITEMS["login"])),
     "reply-info": frame(R, 11, text32(b"/v/v.coffer") + text32(b"1.0") + text32(b"00" * 16) + struct.pack(">q", 1767225600000)

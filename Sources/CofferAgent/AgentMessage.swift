@@ -173,9 +173,10 @@ package enum AgentMessage {
         /// The answer to `item`: the item's encoding (spec/format.md §5), secrets included;
         /// the caller decodes it with `ItemCodec` and wipes the bytes.
         case item([UInt8], ignored: UInt32)
-        /// A change made durable: how many items it wrote, and the bytes of a torn tail that
-        /// opening the file for writing discarded first (the command warns about them).
-        case written(count: UInt32, discarded: UInt32)
+        /// A change made durable: how many items it wrote, the bytes of a torn tail that opening
+        /// the file for writing discarded first (the command warns about them), and for an
+        /// `add` an item already there with the same service and username (`add` warns).
+        case written(count: UInt32, discarded: UInt32, twin: ItemID?)
         /// The request failed with this error (`CofferError`'s stable code and reason): the
         /// command reports it as if it had failed itself.
         case failed(code: String, reason: String)
@@ -322,9 +323,15 @@ package enum AgentMessage {
             w.uint32(ignored)
             w.uint32(UInt32(summaries.count))
             for summary in summaries { w.summary(summary) }
-        case .written(let count, let discarded):
+        case .written(let count, let discarded, let twin):
             w.uint32(count)
             w.uint32(discarded)
+            if let twin {
+                w.byte(1)
+                w.bytes(twin.bytes)
+            } else {
+                w.byte(0)
+            }
         case .failed(let code, let reason):
             w.text16(code)
             w.text32(reason)
@@ -507,8 +514,13 @@ package enum AgentMessage {
             guard let ignored = r.uint32() else { return nil }
             reply = .item(r.rest(), ignored: ignored)
         case 8:
-            guard let count = r.uint32(), let discarded = r.uint32() else { return nil }
-            reply = .written(count: count, discarded: discarded)
+            guard let count = r.uint32(), let discarded = r.uint32(), let hasTwin = r.byte(), hasTwin <= 1 else { return nil }
+            var twin: ItemID?
+            if hasTwin == 1 {
+                guard let id = r.itemID() else { return nil }
+                twin = id
+            }
+            reply = .written(count: count, discarded: discarded, twin: twin)
         case 9:
             guard let code = r.text16(), let reason = r.text32() else { return nil }
             reply = .failed(code: code, reason: reason)

@@ -36,7 +36,10 @@ extension AgentVaultView {
             // The request's secrets are wiped by the server once answered (`wipeSecrets`).
             let item = try ItemCodec.decode(encoded)
             switch expecting {
-            case .absent: try vault.add(item)
+            case .absent:
+                let twin = twin(of: item)
+                try vault.add(item)
+                return AgentMessage.encode(.written(count: 1, discarded: discarded, twin: twin))
             case .modified(let time):
                 guard let modified = try vault.modified(of: item.id) else {
                     throw CofferError(.itemNotFound, "no item with id \(item.id) (deleted meanwhile?)")
@@ -45,16 +48,16 @@ extension AgentVaultView {
                 try vault.update(item)
             case .any: try vault.restore(item)
             }
-            return AgentMessage.encode(.written(count: 1, discarded: discarded))
+            return AgentMessage.encode(.written(count: 1, discarded: discarded, twin: nil))
         case .delete(_, let id, let modified):
             guard let current = try vault.modified(of: id) else { throw CofferError(.itemNotFound, "no item with id \(id) (deleted meanwhile?)") }
             guard current == modified else { throw AgentFailure(code: Self.changedMeanwhile, reason: "the item changed meanwhile") }
             try vault.delete(id)
-            return AgentMessage.encode(.written(count: 1, discarded: discarded))
+            return AgentMessage.encode(.written(count: 1, discarded: discarded, twin: nil))
         case .putAll(_, let encoded):
             let items = try encoded.map { try ItemCodec.decode($0) }
             try vault.addAll(items)
-            return AgentMessage.encode(.written(count: UInt32(items.count), discarded: discarded))
+            return AgentMessage.encode(.written(count: UInt32(items.count), discarded: discarded, twin: nil))
         case .compact:
             let before = try vault.info()
             try vault.compact()
@@ -66,10 +69,18 @@ extension AgentVaultView {
         case .pinSet(_, let pin):
             let secret = try pin.withUnsafeBytes { try SecureBytes(copying: $0, protection: .locked) }
             try RuntimeDirectoryDeviceSecretStore.forCurrentUser().pinUnlock(forVault: vault.path).setPIN(secret, on: vault)
-            return AgentMessage.encode(.written(count: 0, discarded: discarded))
+            return AgentMessage.encode(.written(count: 0, discarded: discarded, twin: nil))
         default:
             return AgentMessage.encode(.refused)
         }
+    }
+
+    /// An item of the vault as last read with the same service (case aside) and username as
+    /// `item`, the least id of them: what `add` warns about, found without a search.
+    private func twin(of item: Item) -> ItemID? {
+        let title = item.title.lowercased(), length = item.title.utf8.count
+        return listed.lazy.filter { $0.title.utf8.count == length && $0.title.lowercased() == title && ($0.username ?? "") == (item.username ?? "") }
+            .map(\.id).min()
     }
 
     private func merge(_ order: AgentMessage.MergeOrder, into vault: Vault) throws -> [UInt8] {

@@ -12,7 +12,7 @@ package final class AgentVaultView {
     private var vault: Vault?
     private var openedFile: FileIdentity?
     /// Every item's summary, in the index's order (`ItemLookup.find` does not depend on order).
-    private var listed: [ItemSummary] = []
+    private(set) var listed: [ItemSummary] = []
     /// Positions in `listed`, in natural order by service, as `coffer ls` prints; computed
     /// when a listing first needs it.
     private var naturalOrder: [Int]?

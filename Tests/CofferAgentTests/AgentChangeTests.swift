@@ -117,12 +117,12 @@ struct AgentChangeTests {
     @Test func anotherProcesssAppendsAreKeptBetweenTheAgentsWrites() throws {
         let agent = try agent()
         #expect(agent.ask(.put(vaultID: agent.vaultID, expecting: .absent, item: try ItemCodec.encode(.login("one")))).reply
-                == .written(count: 1, discarded: 0))
+                == .written(count: 1, discarded: 0, twin: nil))
         let other = try Vault.open(at: agent.path, password: Fixtures.password)
         try other.add(.login("by another process"))
         other.close()
         #expect(agent.ask(.put(vaultID: agent.vaultID, expecting: .absent, item: try ItemCodec.encode(.login("two")))).reply
-                == .written(count: 1, discarded: 0))
+                == .written(count: 1, discarded: 0, twin: nil))
         let vault = try Vault.open(at: agent.path, password: Fixtures.password, mode: .readOnly)
         #expect(try vault.list().map(\.title) == ["alpha", "by another process", "one", "two"])
         #expect(try vault.verify().liveItems == 4)

@@ -163,10 +163,9 @@ struct AddCommand: ParsableCommand {
                               urls: fields.urls.filter { !$0.isEmpty }, notes: try fields.resolvedNotes(), tags: fields.tags)
         ItemFieldOptions.apply(customFields, to: &item)
         if let totp { try item.setTOTP(totp) }
-        if let twin = try vault.twins(of: service, username: fields.username).first {
-            Terminal.warn("\(service) already has an item with this username (\(twin.id.hex.prefix(8))); added another")
+        if let twin = try vault.add(item) {
+            Terminal.warn("\(service) already has an item with this username (\(twin.hex.prefix(8))); added another")
         }
-        try vault.add(item)
         Terminal.out(item.id.hex)
         Terminal.note("Added \(service)")
         if let generated = password, secret.generatesSecret { try secret.handOn(generated, service: service) }

@@ -75,14 +75,15 @@ final class VaultAccess {
     /// The item a person means (spec/cli.md §4.0): a pick list when several fit.
     func pick(_ query: String) throws -> ItemSummary { try ItemPicker.pick(query, from: find(query)) }
 
-    /// The items a service name already has with this username (`add` warns about them).
-    func twins(of service: String, username: String?) throws -> [ItemSummary] {
+    /// The items a service name already has with this username.
+    private func twins(of service: String, username: String?) throws -> [ItemSummary] {
         let candidates: [ItemSummary]
         switch try listing(service, tag: nil) {
         case .summaries(let summaries): candidates = summaries
         case .rows(let rows, let order): candidates = order.map { rows.summary($0) }
         }
-        return candidates.filter { $0.title.caseInsensitiveCompare(service) == .orderedSame && ($0.username ?? "") == (username ?? "") }
+        let title = service.lowercased()
+        return candidates.filter { $0.title.lowercased() == title && ($0.username ?? "") == (username ?? "") }
     }
 
     /// The earlier versions `coffer undo` can put back, most recent first.
@@ -111,10 +112,13 @@ final class VaultAccess {
 
     // MARK: Changing
 
-    /// Adds a new item durably.
-    func add(_ item: Item) throws {
-        if try change({ .put(vaultID: $0, expecting: .absent, item: try ItemCodec.encode(item)) }) { return }
+    /// Adds a new item durably. Returns an item that was already there with the same service
+    /// (case aside) and username, which `add` warns about.
+    func add(_ item: Item) throws -> ItemID? {
+        if let written = try change({ .put(vaultID: $0, expecting: .absent, item: try ItemCodec.encode(item)) }) { return written.twin }
+        let twin = try twins(of: item.title, username: item.username).map(\.id).min()
         try opened().add(item)
+        return twin
     }
 
     /// Applies `edit` to the item as it is now and writes it. Through the agent, the write
@@ -127,7 +131,7 @@ final class VaultAccess {
             let read = item.modified
             try edit(&item)
             do {
-                if try change({ .put(vaultID: $0, expecting: .modified(read), item: try ItemCodec.encode(item)) }) { return item }
+                if try change({ .put(vaultID: $0, expecting: .modified(read), item: try ItemCodec.encode(item)) }) != nil { return item }
             } catch is AgentClient.ChangedMeanwhile {
                 continue
             }
@@ -143,7 +147,7 @@ final class VaultAccess {
     /// Deletes the item a person chose, unless it changed since (then nothing is deleted).
     func delete(_ summary: ItemSummary) throws {
         do {
-            if try change({ .delete(vaultID: $0, id: summary.id, modified: summary.modified) }) { return }
+            if try change({ .delete(vaultID: $0, id: summary.id, modified: summary.modified) }) != nil { return }
         } catch is AgentClient.ChangedMeanwhile {
             throw CLIError(Exit.tempFail, "\(summary.title) was changed by another process while you confirmed; nothing was deleted (run rm again)")
         }
@@ -160,14 +164,14 @@ final class VaultAccess {
                 throw CLIError(Exit.usage, "\(items.count) items are more than the agent takes at once (64 MiB); "
                                + "run `coffer lock` and import again (it then asks for the master password)")
             }
-            if try change({ .putAll(vaultID: $0, items: encoded) }) { return }
+            if try change({ .putAll(vaultID: $0, items: encoded) }) != nil { return }
         }
         try opened().addAll(items, progress: progress)
     }
 
     /// Puts an earlier version back as it was.
     func restore(_ item: Item) throws {
-        if try change({ .put(vaultID: $0, expecting: .any, item: try ItemCodec.encode(item)) }) { return }
+        if try change({ .put(vaultID: $0, expecting: .any, item: try ItemCodec.encode(item)) }) != nil { return }
         try opened().restore(item)
     }
 
@@ -205,22 +209,22 @@ final class VaultAccess {
 
     // MARK: The agent, else the file
 
-    /// A change through the agent: true once it is durable; false when no agent took it (the
-    /// caller writes it itself, having opened the vault).
-    private func change(_ make: ([UInt8]) throws -> AgentMessage.Request) throws -> Bool {
-        guard hasAgent, let agent else { return false }
+    /// What the agent said it wrote.
+    struct Written { var twin: ItemID? }
+
+    /// A change through the agent: what it wrote once it is durable; nil when no agent took it
+    /// (the caller writes it itself, having opened the vault).
+    private func change(_ make: ([UInt8]) throws -> AgentMessage.Request) throws -> Written? {
+        guard hasAgent, let agent else { return nil }
         var request = try make(agent.vaultID)
         defer { request.wipeSecrets() }
         switch try agent.ask({ _ in request }) {
-        case .answered(.written(_, let discarded)):
+        case .answered(.written(_, let discarded, let twin)):
             warnAboutDiscarded(discarded)
-            return true
-        case .answered:
+            return Written(twin: twin)
+        case .answered, .unavailable:
             self.agent = nil
-            return false
-        case .unavailable:
-            self.agent = nil
-            return false
+            return nil
         }
     }
 
