@@ -14,6 +14,7 @@ int main(int argc, char **argv) {
         {"minimal", 1, 8 * 1024},
         {"pin (t=2, 64 MiB)", 2, 64u << 20},
         {"interactive", 2, 64u << 20},
+        {"standard", 16, 64u << 20},
         {"moderate", 3, 256u << 20},
         {"sensitive", 4, 1024u << 20},
     };

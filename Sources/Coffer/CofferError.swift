@@ -21,6 +21,9 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let kdfParametersRefused = Code(rawValue: "crypto.kdf-parameters-refused")
         /// The key derivation itself failed, typically for lack of memory (crypto.md §3).
         public static let kdfFailed = Code(rawValue: "crypto.kdf-failed")
+        /// The keyslot's key derivation needs more memory than the caller allows (an app
+        /// extension's budget); checked before anything is allocated (crypto.md §3).
+        public static let kdfOverMemoryBudget = Code(rawValue: "crypto.kdf-over-memory-budget")
         /// An AEAD open failed: wrong key, or the ciphertext, nonce or associated data changed (crypto.md §4).
         public static let authenticationFailed = Code(rawValue: "crypto.authentication-failed")
 
@@ -79,6 +82,9 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let pinDisabled = Code(rawValue: "unlock.pin-disabled")
         /// A PIN slot exists but this device has no secret for it (unlock.md §2).
         public static let pinUnavailable = Code(rawValue: "unlock.pin-unavailable")
+        /// This device is not enrolled to open the vault without its password, or its device key
+        /// no longer opens it (rekeyed): unlock with the master password and enrol again (unlock.md §11).
+        public static let deviceKeyUnavailable = Code(rawValue: "unlock.device-key-unavailable")
         /// The attempt-counter file was missing or altered, so the PIN was erased (unlock.md §6).
         public static let throttleStateTampered = Code(rawValue: "unlock.throttle-state-tampered")
         /// The caller cancelled an unlock while the key was being derived (unlock.md §1).
@@ -110,12 +116,12 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         /// Every code above, in declaration order: what a caller mapping codes (the CLI's exit
         /// codes) must cover.
         public static let all: [Code] = [
-            .cryptoUnavailable, .invalidArgument, .kdfParametersRefused, .kdfFailed, .authenticationFailed,
+            .cryptoUnavailable, .invalidArgument, .kdfParametersRefused, .kdfFailed, .kdfOverMemoryBudget, .authenticationFailed,
             .wrongPassword, .notAVault, .headerCorrupted, .tampered, .recordCorrupted, .truncated, .unsupportedVersion,
             .limitExceeded, .malformedItem,
             .vaultMissing, .vaultExists, .vaultBusy, .io, .itemNotFound, .ambiguousItem, .locked, .readOnly, .duplicateItem,
             .unsupportedFile, .noPrivateDirectory,
-            .wrongPIN, .throttled, .pinDisabled, .pinUnavailable, .throttleStateTampered, .cancelled,
+            .wrongPIN, .throttled, .pinDisabled, .pinUnavailable, .deviceKeyUnavailable, .throttleStateTampered, .cancelled,
             .invalidRules, .unsatisfiablePolicy, .policyViolation, .invalidOption,
             .invalidImport,
             .differentVault, .otherPasswordNeeded,
@@ -132,6 +138,9 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         /// `policy.invalid-rules`: 0-based offset, in Unicode scalars, of the first offending
         /// character (the input's length for a premature end).
         case position(Int)
+        /// `crypto.kdf-over-memory-budget`: the memory the key derivation needs and the memory
+        /// allowed, in KiB, so an app can say "this vault needs 256 MiB".
+        case memory(neededKiB: UInt32, allowedKiB: UInt32)
     }
 
     public let code: Code

@@ -14,7 +14,7 @@ public final class AsyncVault: Sendable {
     }
 
     /// Creates a new vault (see ``Vault/create(at:password:kdf:)``) off the calling task.
-    public static func create(at path: String, password: SecureBytes, kdf: KDFParameters = .moderate) async throws -> AsyncVault {
+    public static func create(at path: String, password: SecureBytes, kdf: KDFParameters = .standard) async throws -> AsyncVault {
         AsyncVault(try await BlockingWork.run { try Vault.create(at: path, password: password, kdf: kdf) })
     }
 

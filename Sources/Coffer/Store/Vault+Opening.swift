@@ -4,13 +4,13 @@ import Dispatch
 
 extension Vault {
     /// Creates a new vault at `path` protected by `password`; `.vaultExists` if one is there.
-    public static func create(at path: String, password: SecureBytes, kdf: KDFParameters = .moderate) throws -> Vault {
+    public static func create(at path: String, password: SecureBytes, kdf: KDFParameters = .standard) throws -> Vault {
         try create(at: path, password: password, kdf: kdf, fileSystem: POSIXFileSystem())
     }
 
     /// `create(at:password:kdf:)` on an injected file system and random source (fault-injection tests).
     package static func create(
-        at path: String, password: SecureBytes, kdf: KDFParameters = .moderate,
+        at path: String, password: SecureBytes, kdf: KDFParameters = .standard,
         fileSystem: any VaultFileSystem, random: any RandomSource = SystemRandom()
     ) throws -> Vault {
         try kdf.validate()
@@ -40,33 +40,41 @@ extension Vault {
     }
 
     /// Opens the vault at `path` with its master password.
-    public static func open(at path: String, password: SecureBytes, mode: AccessMode = .readWrite) throws -> Vault {
-        try open(at: path, password: password, mode: mode, fileSystem: POSIXFileSystem())
+    ///
+    /// `memoryBudgetKiB`: the most memory the key derivation may take (an app extension's
+    /// budget). A vault whose password slot needs more fails with `crypto.kdf-over-memory-budget`
+    /// (its detail says how much it needs) before anything is allocated or derived.
+    public static func open(at path: String, password: SecureBytes, mode: AccessMode = .readWrite,
+                            memoryBudgetKiB: UInt32? = nil) throws -> Vault {
+        try open(at: path, password: password, mode: mode, memoryBudgetKiB: memoryBudgetKiB, fileSystem: POSIXFileSystem())
     }
 
-    /// `open(at:password:mode:)` on an injected file system and random source.
+    /// `open(at:password:mode:memoryBudgetKiB:)` on an injected file system and random source.
     package static func open(
-        at path: String, password: SecureBytes, mode: AccessMode = .readWrite,
+        at path: String, password: SecureBytes, mode: AccessMode = .readWrite, memoryBudgetKiB: UInt32? = nil,
         fileSystem: any VaultFileSystem, random: any RandomSource = SystemRandom()
     ) throws -> Vault {
         try open(at: path, mode: mode, fileSystem: fileSystem, random: random) { header in
-            try passwordVaultKey(header: header, password: password)
+            try passwordVaultKey(header: header, password: password, memoryBudgetKiB: memoryBudgetKiB)
         }
     }
 
     /// Opens the vault off the calling thread (Argon2id takes most of a second), for async callers.
     /// Cancelling the task discards the result once the derivation returns.
-    public static func open(at path: String, password: SecureBytes, mode: AccessMode = .readWrite) async throws -> Vault {
-        try await open(at: path, password: password, mode: mode, fileSystem: POSIXFileSystem())
+    public static func open(at path: String, password: SecureBytes, mode: AccessMode = .readWrite,
+                            memoryBudgetKiB: UInt32? = nil) async throws -> Vault {
+        try await open(at: path, password: password, mode: mode, memoryBudgetKiB: memoryBudgetKiB, fileSystem: POSIXFileSystem())
     }
 
     /// The async open on an injected file system.
     package static func open(
-        at path: String, password: SecureBytes, mode: AccessMode = .readWrite,
+        at path: String, password: SecureBytes, mode: AccessMode = .readWrite, memoryBudgetKiB: UInt32? = nil,
         fileSystem: any VaultFileSystem
     ) async throws -> Vault {
         // Argon2id blocks its thread for most of a second: off the cooperative pool.
-        let vault = try await BlockingWork.run { try Vault.open(at: path, password: password, mode: mode, fileSystem: fileSystem) }
+        let vault = try await BlockingWork.run {
+            try Vault.open(at: path, password: password, mode: mode, memoryBudgetKiB: memoryBudgetKiB, fileSystem: fileSystem)
+        }
         if Task.isCancelled {
             vault.close()
             throw CofferError(.cancelled, "unlock cancelled")
@@ -132,11 +140,12 @@ extension Vault {
                               chain: RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys.recordKey))
     }
 
-    static func passwordVaultKey(header: VaultHeader, password: SecureBytes) throws -> SecretKey {
+    static func passwordVaultKey(header: VaultHeader, password: SecureBytes, memoryBudgetKiB: UInt32? = nil) throws -> SecretKey {
         guard let slot = header.passwordSlot else {
             throw CofferError(.headerCorrupted, "header corrupted: no password keyslot")
         }
         try slot.kdf.validate()
+        try slot.kdf.check(memoryBudgetKiB: memoryBudgetKiB)
         let kek = try SecretKey(PasswordKDF.deriveKey(password: password, salt: slot.salt, parameters: slot.kdf))
         do {
             return try slot.unwrap(kek: kek, vaultID: header.vaultID)

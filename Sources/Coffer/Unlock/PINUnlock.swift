@@ -138,18 +138,20 @@ public struct PINUnlock: Sendable {
     // MARK: Unlocking
 
     /// Opens the vault with the PIN. Throws `CofferError` with an `unlock.*` code (or the store's).
-    public func unlock(pin: SecureBytes, mode: Vault.AccessMode = .readWrite) throws -> Vault {
-        try attempt(pin: pin, mode: mode).get()
+    /// `memoryBudgetKiB`: as for `Vault.open(at:password:mode:memoryBudgetKiB:)`; a PIN slot over
+    /// it is refused before the attempt is counted.
+    public func unlock(pin: SecureBytes, mode: Vault.AccessMode = .readWrite, memoryBudgetKiB: UInt32? = nil) throws -> Vault {
+        try attempt(pin: pin, mode: mode, memoryBudgetKiB: memoryBudgetKiB).get()
     }
 
     /// Opens the vault with the master password, rate-limited (§7); a read-write unlock also
     /// removes a PIN slot this device can no longer open (§2.4).
-    public func unlock(password: SecureBytes, mode: Vault.AccessMode = .readWrite) throws -> Vault {
-        try attempt(password: password, mode: mode).get()
+    public func unlock(password: SecureBytes, mode: Vault.AccessMode = .readWrite, memoryBudgetKiB: UInt32? = nil) throws -> Vault {
+        try attempt(password: password, mode: mode, memoryBudgetKiB: memoryBudgetKiB).get()
     }
 
     /// `unlock(pin:mode:)` with typed failures, for lock screens.
-    package func attempt(pin: SecureBytes, mode: Vault.AccessMode = .readWrite) -> Result<Vault, CofferError> {
+    package func attempt(pin: SecureBytes, mode: Vault.AccessMode = .readWrite, memoryBudgetKiB: UInt32? = nil) -> Result<Vault, CofferError> {
         Result {
             // Input that cannot be a PIN (§5.1 step 0) is refused before anything is counted:
             // a mistyped file is a usage error, not a guess.
@@ -159,7 +161,7 @@ public struct PINUnlock: Sendable {
             let lock = try lockAttempts()
             defer { lock.unlock() }
             return try Vault.open(at: vaultPath, mode: mode, fileSystem: fileSystem, random: random) { header in
-                try vaultKey(pin: pin, header: header)
+                try vaultKey(pin: pin, header: header, memoryBudgetKiB: memoryBudgetKiB)
             }
         }.mapError(CofferError.unlockFailure)
     }
@@ -167,10 +169,10 @@ public struct PINUnlock: Sendable {
     /// `unlock(password:mode:)` with typed failures. Takes no lock and writes nothing unless the
     /// password is wrong (or right after earlier failures), so readers run in parallel and on a
     /// read-only medium (§7.3).
-    package func attempt(password: SecureBytes, mode: Vault.AccessMode = .readWrite) -> Result<Vault, CofferError> {
+    package func attempt(password: SecureBytes, mode: Vault.AccessMode = .readWrite, memoryBudgetKiB: UInt32? = nil) -> Result<Vault, CofferError> {
         Result {
             let vault = try Vault.open(at: vaultPath, mode: mode, fileSystem: fileSystem, random: random) { header in
-                try vaultKey(password: password, header: header)
+                try vaultKey(password: password, header: header, memoryBudgetKiB: memoryBudgetKiB)
             }
             if mode == .readWrite { try? pruneDeadPINSlot(vault) }
             return vault
@@ -178,7 +180,7 @@ public struct PINUnlock: Sendable {
     }
 
     /// §5.1, run with the vault's header while the throttle lock is held.
-    func vaultKey(pin: SecureBytes, header: VaultHeader) throws -> SecretKey {
+    func vaultKey(pin: SecureBytes, header: VaultHeader, memoryBudgetKiB: UInt32? = nil) throws -> SecretKey {
         let policy = ThrottlePolicy.pin
         let limit = policy.destroyAfter ?? Int.max
         guard let slot = header.pinSlot else {
@@ -211,6 +213,7 @@ public struct PINUnlock: Sendable {
             break
         }
         try slot.kdf.validate()
+        try slot.kdf.check(memoryBudgetKiB: memoryBudgetKiB)
         let tag = try keys.guessTag(pin: pin, slotSalt: slot.salt)
         if state.isRecentWrongGuess(tag, now: now) {
             if state != loaded { try file.save(state, key: stateKey) }
@@ -241,7 +244,7 @@ public struct PINUnlock: Sendable {
     /// §7: a gentler schedule than the PIN's, never a lockout, and no write on the way to a
     /// success: the state is read without a lock, a failure is recorded after the check (under
     /// the throttle lock, best effort), and a success clears earlier failures (best effort).
-    func vaultKey(password: SecureBytes, header: VaultHeader) throws -> SecretKey {
+    func vaultKey(password: SecureBytes, header: VaultHeader, memoryBudgetKiB: UInt32? = nil) throws -> SecretKey {
         let now = try clock.now()
         let before = passwordState(header: header, now: now)
         if case .wait(let remaining) = ThrottlePolicy.password.decide(
@@ -249,7 +252,7 @@ public struct PINUnlock: Sendable {
             throw CofferError.throttled(remaining: remaining)
         }
         do {
-            let vaultKey = try Vault.passwordVaultKey(header: header, password: password)
+            let vaultKey = try Vault.passwordVaultKey(header: header, password: password, memoryBudgetKiB: memoryBudgetKiB)
             if before.failures > 0 { try? passwordStateFile.remove() }
             return vaultKey
         } catch let error as CofferError where error.code == .wrongPassword {

@@ -16,7 +16,7 @@ struct InitCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("Key derivation cost: interactive (~0.1 s), moderate (~0.8 s, default) or sensitive (~3 s).",
                                valueName: "cost"))
-    var kdf: KDFChoice = .moderate
+    var kdf: KDFChoice = .standard
 
     func run() throws {
         let path = try vaultOptions.path()

@@ -46,11 +46,11 @@ enum Exit {
             return cannotCreate
         case .vaultBusy, .throttled:
             return tempFail
-        case .wrongPassword, .wrongPIN, .pinDisabled, .pinUnavailable, .throttleStateTampered, .locked, .otherPasswordNeeded:
+        case .wrongPassword, .wrongPIN, .pinDisabled, .pinUnavailable, .deviceKeyUnavailable, .throttleStateTampered, .locked, .otherPasswordNeeded:
             return noPermission
         case .io, .readOnly:
             return ioError
-        case .kdfFailed, .cryptoUnavailable, .noPrivateDirectory:
+        case .kdfFailed, .kdfOverMemoryBudget, .cryptoUnavailable, .noPrivateDirectory:
             return osError
         case .cancelled:
             return interrupted

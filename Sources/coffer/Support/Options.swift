@@ -33,11 +33,16 @@ struct VaultOptions: ParsableArguments {
         "Unlock with the PIN read from the first line of this file.", valueName: "file"))
     var pinFile: String?
 
+    @Option(name: .customLong("kdf-memory-limit"), help: ArgumentHelp(
+        "Refuse (exit 71) a vault whose key derivation needs more than this many MiB, before allocating it.", valueName: "MiB"))
+    var kdfMemoryLimit: UInt32?
+
     func validate() throws {
         if (usePIN || pinFile != nil) && passwordFile != nil {
             throw ValidationError("unlock with either the PIN (--pin, --pin-file) or the master password (--password-file), not both")
         }
         if usePIN && pinFile != nil { throw ValidationError("--pin prompts for the PIN; --pin-file reads it; choose one") }
+        if let kdfMemoryLimit, kdfMemoryLimit == 0 || kdfMemoryLimit > 1 << 20 { throw ValidationError("--kdf-memory-limit takes 1 to 1048576 MiB") }
     }
 
     func path() throws -> String { try VaultLocation.resolve(vault) }
@@ -51,7 +56,7 @@ struct VaultOptions: ParsableArguments {
     /// whenever the per-user runtime directory exists.
     func open(mode: Vault.AccessMode, allowPIN: Bool = true, password given: SecureBytes? = nil) throws -> Vault {
         try VaultOpening.open(path: try path(), passwordFile: passwordFile, usePIN: usePIN, pinFile: pinFile, mode: mode,
-                              allowPIN: allowPIN, password: given)
+                              allowPIN: allowPIN, password: given, memoryBudgetKiB: kdfMemoryLimit.map { $0 &* 1024 })
     }
 }
 
@@ -87,7 +92,7 @@ struct MasterPasswordOptions: ParsableArguments {
 /// go through it instead (`VaultAccess`, spec/agent.md §3).
 enum VaultOpening {
     static func open(path: String, passwordFile: String?, usePIN: Bool, pinFile: String?, mode: Vault.AccessMode,
-                     allowPIN: Bool, password given: SecureBytes?) throws -> Vault {
+                     allowPIN: Bool, password given: SecureBytes?, memoryBudgetKiB: UInt32? = nil) throws -> Vault {
         guard VaultLocation.exists(path) else {
             throw CofferError(.vaultMissing, "no vault at \(path)")
         }
@@ -98,14 +103,16 @@ enum VaultOpening {
             }
             let pins = try RuntimeDirectoryDeviceSecretStore.forCurrentUser().pinUnlock(forVault: path)
             let pin = try SecretInput.read(file: pinFile, label: "PIN for \(path): ", what: "PIN", option: "--pin-file FILE")
-            vault = try Progress.during("Unlocking") { try pins.unlock(pin: pin, mode: mode) }
+            vault = try Progress.during("Unlocking") { try pins.unlock(pin: pin, mode: mode, memoryBudgetKiB: memoryBudgetKiB) }
         } else {
             let password = try given ?? OptionHelp.masterPassword(file: passwordFile, path: path)
             if let store = try? RuntimeDirectoryDeviceSecretStore.forCurrentUser() {
                 let pins = store.pinUnlock(forVault: path)
-                vault = try Progress.during("Unlocking") { try pins.unlock(password: password, mode: mode) }
+                vault = try Progress.during("Unlocking") { try pins.unlock(password: password, mode: mode, memoryBudgetKiB: memoryBudgetKiB) }
             } else {
-                vault = try Progress.during("Unlocking") { try Vault.open(at: path, password: password, mode: mode) }
+                vault = try Progress.during("Unlocking") {
+                    try Vault.open(at: path, password: password, mode: mode, memoryBudgetKiB: memoryBudgetKiB)
+                }
             }
         }
         if vault.openReport.recoveredTornBytes > 0 {
@@ -117,14 +124,15 @@ enum VaultOpening {
 
 /// The Argon2id cost for a new password. `minimal` exists for tests only and is hidden.
 enum KDFChoice: String, ExpressibleByArgument, CaseIterable {
-    case interactive, moderate, sensitive
+    case standard, interactive, moderate, sensitive
     /// INSECURE: for the test suite only (hidden from help; warns when used).
     case minimal = "insecure-test-only"
 
-    static var allValueStrings: [String] { ["interactive", "moderate", "sensitive"] }
+    static var allValueStrings: [String] { ["standard", "interactive", "moderate", "sensitive"] }
 
     var parameters: KDFParameters {
         switch self {
+        case .standard: return .standard
         case .interactive: return .interactive
         case .moderate: return .moderate
         case .sensitive: return .sensitive
