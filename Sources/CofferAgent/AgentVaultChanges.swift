@@ -22,10 +22,21 @@ extension AgentVaultView {
                 defer { target.close() }
                 return try merge(order, into: target)
             default:
-                let vault = try writable()
+                let (vault, listedIsCurrent) = try writable()
                 defer { vault.close() }
-                return try apply(request, to: vault)
+                let reply = try apply(request, to: vault)
+                adopt(vault, changed: listedIsCurrent ? Self.itemChanged(by: request) : nil)
+                return reply
             }
+        }
+    }
+
+    /// The one item a `put` or `delete` changes.
+    private static func itemChanged(by request: AgentMessage.Request) -> ItemID? {
+        switch request {
+        case .put(_, _, let encoded): return try? encoded.withUnsafeBytes { try ItemCodec.decodeSummary($0).id }
+        case .delete(_, let id, _): return id
+        default: return nil
         }
     }
 

@@ -136,14 +136,59 @@ package final class AgentVaultView {
     /// The vault opened for writing with the key (spec/agent.md §3.2): the writers' lock taken,
     /// then only the frames appended since the agent last read the file are replayed, when it
     /// is still the same file (the identity of the descriptor opened, `fstat`); otherwise the
-    /// whole file is read. A torn tail is discarded, as by any writer. The caller closes it.
-    func writable() throws -> Vault {
-        if let vault = current(), let read = openedFile,
-           let reopened = try? vault.reopenedAfterAppends(vaultKey: key, mode: .readWrite, fileSystem: files) {
-            if let opened = files.lastOpened, opened.device == read.device, opened.inode == read.inode { return reopened }
+    /// whole file is read. A torn tail is discarded, as by any writer. The writer takes the
+    /// view's vault over (its index moves rather than being copied); `adopt` gives it back after
+    /// the write. `listedIsCurrent`: the writer read no record the view had not (so the view's
+    /// summaries can be updated by the change alone). The caller closes the writer.
+    func writable() throws -> (vault: Vault, listedIsCurrent: Bool) {
+        if let vault = current(), let read = openedFile, let records = try? vault.recordCount,
+           let reopened = try? vault.reopenedAfterAppends(vaultKey: key, mode: .readWrite, fileSystem: files, consuming: true) {
+            // The view's vault is closed now: it is the writer's.
+            self.vault = nil
+            openedFile = nil
+            if let opened = files.lastOpened, opened.device == read.device, opened.inode == read.inode {
+                return (reopened, (try? reopened.recordCount) == records)
+            }
             reopened.close()
         }
-        return try Vault.open(at: path, vaultKey: key, mode: .readWrite, fileSystem: files)
+        return (try Vault.open(at: path, vaultKey: key, mode: .readWrite, fileSystem: files), false)
+    }
+
+    /// After a write: the writer's vault continued read-only becomes the view's, so the next
+    /// answer reads nothing again. `changed`: the one item put or deleted, when the view's
+    /// summaries need only that change; nil to list them all again.
+    func adopt(_ writer: Vault, changed: ItemID?) {
+        guard let continued = try? writer.continuedReadOnly(fileSystem: files), let identity = files.lastOpened else {
+            close()
+            return
+        }
+        let previous = listed
+        close()
+        if let id = changed, let summaries = Self.updated(previous, id: id, in: continued) {
+            listed = summaries
+        } else if let summaries = try? continued.unsortedSummaries() {
+            listed = summaries
+        } else {
+            continued.close()
+            return
+        }
+        vault = continued
+        openedFile = identity
+    }
+
+    /// `listed` with one item's summary replaced, added or removed, as `vault` has it now.
+    private static func updated(_ listed: [ItemSummary], id: ItemID, in vault: Vault) -> [ItemSummary]? {
+        let summary: ItemSummary?
+        do { summary = try vault.summary(of: id) } catch { return nil }
+        var out = listed
+        let at = out.firstIndex { $0.id == id }
+        switch (at, summary) {
+        case (let i?, let summary?): out[i] = summary
+        case (nil, let summary?): out.append(summary)
+        case (let i?, nil): out.remove(at: i)
+        case (nil, nil): break
+        }
+        return out
     }
 
     /// The vault as the file is now, opened again if the file changed since it was read: when

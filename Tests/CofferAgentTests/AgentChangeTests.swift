@@ -143,4 +143,39 @@ struct AgentChangeTests {
         #expect(code == CofferError.Code.vaultBusy.rawValue)
         #expect(Date().timeIntervalSince(start) < 1)
     }
+
+    /// After each write the agent keeps the vault as it wrote it (no reopening): its answers
+    /// show the write at once, and a write after another process's append shows both.
+    @Test func theAgentsAnswersFollowItsOwnWrites() throws {
+        let agent = try agent()
+        func titles() -> [String] {
+            guard case .summaries(let summaries, _)? = agent.ask(.list(vaultID: agent.vaultID, query: "", tag: nil)).reply else { return [] }
+            return summaries.map(\.title)
+        }
+        var beta = Item.login("beta", username: "b")
+        #expect(agent.ask(.put(vaultID: agent.vaultID, expecting: .absent, item: try ItemCodec.encode(beta))).reply
+                == .written(count: 1, discarded: 0, twin: nil))
+        #expect(titles() == ["alpha", "beta"])
+        guard case .found(.one(let found), _)? = agent.ask(.find(vaultID: agent.vaultID, query: "beta")).reply else {
+            Issue.record("beta not found")
+            return
+        }
+        beta.username = "renamed"
+        beta.title = "gamma"
+        #expect(agent.ask(.put(vaultID: agent.vaultID, expecting: .modified(found.modified), item: try ItemCodec.encode(beta))).reply
+                == .written(count: 1, discarded: 0, twin: nil))
+        #expect(titles() == ["alpha", "gamma"])
+        let other = try Vault.open(at: agent.path, password: Fixtures.password)
+        try other.add(.login("delta"))
+        other.close()
+        guard case .found(.one(let gamma), _)? = agent.ask(.find(vaultID: agent.vaultID, query: "gamma")).reply else {
+            Issue.record("gamma not found")
+            return
+        }
+        #expect(gamma.username == "renamed")
+        #expect(agent.ask(.delete(vaultID: agent.vaultID, id: gamma.id, modified: gamma.modified)).reply
+                == .written(count: 1, discarded: 0, twin: nil))
+        #expect(titles() == ["alpha", "delta"])
+        #expect(try Vault.open(at: agent.path, password: Fixtures.password, mode: .readOnly).list().map(\.title) == ["alpha", "delta"])
+    }
 }

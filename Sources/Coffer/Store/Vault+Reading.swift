@@ -38,6 +38,11 @@ extension Vault {
         }
     }
 
+    /// One item's summary from the index; nil when there is no such item.
+    package func summary(of id: ItemID) throws -> ItemSummary? {
+        try withOpenState { state in state.index.entry(id).map { state.index.summary($0) } }
+    }
+
     /// When the item was last modified, from the index (no record read); nil when there is
     /// none. The agent's compare-and-swap for `edit` and `rm` (spec/agent.md §3.2).
     package func modified(of id: ItemID) throws -> Timestamp? {
