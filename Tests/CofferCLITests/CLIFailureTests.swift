@@ -76,6 +76,21 @@ struct CLIFailureTests {
         #expect(!list.stderr.contains("no acknowledged change was lost") && list.stderr.contains("damage to the last record"))
     }
 
+    /// spec/crypto.md §3.1: `--kdf-memory-limit` refuses a vault whose key derivation needs more,
+    /// exit 71, naming both figures; and `init` with its defaults makes a vault of at most 64 MiB.
+    @Test func aKDFOverTheMemoryLimitIsRefused() throws {
+        let ws = try CLIWorkspace()
+        let made = try ws.run(["init"] + ws.unlock)  // the default KDF: standard
+        #expect(made.status == 0, "\(made)")
+        let info = try ws.coffer("info", "--json")
+        let kdf = try #require((try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])?["kdf"] as? [String: Any])
+        #expect((kdf["memoryKiB"] as? Int ?? .max) <= 64 * 1024, "\(kdf)")
+        let limited = try ws.run(["ls", "--kdf-memory-limit", "32"] + ws.unlock)
+        #expect(limited.status == 71 && limited.stderr.contains("64 MiB") && limited.stderr.contains("32 MiB")
+                && limited.stderr.contains("crypto.kdf-over-memory-budget"), "\(limited)")
+        #expect(try ws.run(["ls", "--kdf-memory-limit", "64"] + ws.unlock).status == 0)
+    }
+
     @Test func busyVaultIs75() throws {
         let ws = try vaultWithItems()
         let fd = open(ws.lockFile(), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)

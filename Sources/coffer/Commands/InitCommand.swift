@@ -14,7 +14,7 @@ struct InitCommand: ParsableCommand {
 
     @OptionGroup var vaultOptions: MasterPasswordOptions
 
-    @Option(help: ArgumentHelp("Key derivation cost: interactive (~0.1 s), moderate (~0.8 s, default) or sensitive (~3 s).",
+    @Option(help: ArgumentHelp("Key derivation cost: standard (16 passes over 64 MiB, ~0.6 s, default: fits an app extension), interactive (~0.1 s), moderate (256 MiB, ~0.7 s) or sensitive (1 GiB, ~3 s).",
                                valueName: "cost"))
     var kdf: KDFChoice = .standard
 

@@ -26,7 +26,7 @@ struct PasswdCommand: ParsableCommand {
                                                                       valueName: "file"))
     var newPasswordFile: String?
 
-    @Option(help: ArgumentHelp("Also change the key derivation cost: interactive, moderate or sensitive.", valueName: "cost"))
+    @Option(help: ArgumentHelp("Also change the key derivation cost: standard (the default for new vaults), interactive, moderate or sensitive.", valueName: "cost"))
     var kdf: KDFChoice?
 
     @Flag(help: "Also make a new vault key and re-seal every item (old copies and old passwords stop working on the new file; the PIN is removed).")
@@ -61,7 +61,7 @@ struct RekeyCommand: ParsableCommand {
             of the vault keep their old key: rekeying protects what is written from now on.
             """)
 
-    @Option(help: ArgumentHelp("Also change the key derivation cost: interactive, moderate or sensitive.", valueName: "cost"))
+    @Option(help: ArgumentHelp("Also change the key derivation cost: standard (the default for new vaults), interactive, moderate or sensitive.", valueName: "cost"))
     var kdf: KDFChoice?
 
     @OptionGroup var vaultOptions: MasterPasswordOptions
