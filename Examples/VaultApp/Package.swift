@@ -10,6 +10,8 @@ let package = Package(
     dependencies: [.package(name: "Coffer", path: "../..")],
     targets: [
         .target(name: "VaultApp", dependencies: [.product(name: "Coffer", package: "Coffer")]),
+        // An AutoFill extension's path: the device key, no key derivation (spec/unlock.md §11).
+        .executableTarget(name: "VaultAutoFill", dependencies: [.product(name: "Coffer", package: "Coffer")]),
         .testTarget(name: "VaultAppTests", dependencies: ["VaultApp", .product(name: "Coffer", package: "Coffer")]),
     ]
 )

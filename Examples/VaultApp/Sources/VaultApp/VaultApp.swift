@@ -13,7 +13,7 @@ public struct VaultApp: Sendable {
 
     /// The Argon2id cost of turning the master password into the vault key: libsodium's
     /// INTERACTIVE preset (2 passes, 64 MiB), a fraction of a second per unlock. Coffer's
-    /// default (`.moderate`, 256 MiB) is stronger; an app picks what its devices can afford, but
+    /// default (`.standard`, 16 passes over the same 64 MiB) is stronger; an app picks what its devices can afford, but
     /// always a real cost: a vault made with the minimum (8 KiB) falls to guessing at millions of
     /// tries a second, which is why no such preset is public in `Coffer`.
     public static let kdf = KDFParameters.interactive
