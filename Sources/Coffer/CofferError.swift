@@ -105,6 +105,11 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         /// columns, encrypted export, too large. Single bad rows are skipped and reported instead.
         public static let invalidImport = Code(rawValue: "import.invalid-file")
 
+        // Audit (spec/cli.md §4.23)
+        /// A Pwned Passwords file (or directory) that is not the format, not sorted, or missing
+        /// a prefix's file. Package API, not in `all`: only the CLI's `audit` reads such a file.
+        package static let invalidBreachFile = Code(rawValue: "audit.invalid-breach-file")
+
         // Merge (spec/merge.md)
         /// The other file is a copy of another vault (another `vault_id`); only copies of one
         /// vault can be merged (merge.md §1).

@@ -38,7 +38,7 @@ struct CofferCommand: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             InitCommand.self, AddCommand.self, ListCommand.self, ShowCommand.self, EditCommand.self,
-            RemoveCommand.self, UndoCommand.self, MergeCommand.self, GitMergeCommand.self, GitSetupCommand.self, ClipCommand.self, TOTPCommand.self, GenerateCommand.self, CheckCommand.self, PasswdCommand.self,
+            RemoveCommand.self, UndoCommand.self, MergeCommand.self, GitMergeCommand.self, GitSetupCommand.self, ClipCommand.self, TOTPCommand.self, GenerateCommand.self, CheckCommand.self, AuditCommand.self, PasswdCommand.self,
             RekeyCommand.self, PinCommand.self,
             InfoCommand.self, VerifyCommand.self, CompactCommand.self, ImportCommand.self, ExportCommand.self,
             UnlockCommand.self, LockCommand.self, StatusCommand.self,

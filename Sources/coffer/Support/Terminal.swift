@@ -124,27 +124,32 @@ final class Progress: @unchecked Sendable {
         return try body()
     }
 
-    /// Like `during`, but `body` may report a count (`update("312/1000")`).
-    static func counting<T>(_ label: String, _ body: (_ update: @escaping (String) -> Void) throws -> T) rethrows -> T {
+    /// Like `during`, but `body` may report a count (`update("312/1000")`). With `after`, nothing
+    /// is drawn unless the work is still running that many seconds later (a check that is
+    /// usually instant should not flash a spinner).
+    static func counting<T>(_ label: String, after delay: Double = 0, _ body: (_ update: @escaping (String) -> Void) throws -> T) rethrows -> T {
         guard Terminal.stderrTakesControlSequences else { return try body { _ in } }
         let progress = Progress(label: label)
-        progress.start()
+        progress.start(after: delay)
         defer { progress.stop() }
         return try body { text in progress.condition.lock(); progress.current = text; progress.condition.unlock() }
     }
 
-    private func start() {
+    private func start(after delay: Double = 0) {
         let thread = Thread { [self] in
             let frames = ["|", "/", "-", "\\"]
             var i = 0
             condition.lock()
+            let firstDraw = Date().addingTimeInterval(delay)
+            while !done && Date() < firstDraw { _ = condition.wait(until: firstDraw) }
+            let drew = !done
             while !done {
                 let text = current.isEmpty ? "" : " " + current
                 Terminal.writeError("\r\u{1B}[K\(label)… \(frames[i % frames.count])\(text)")
                 i += 1
                 _ = condition.wait(until: Date().addingTimeInterval(0.1))
             }
-            Terminal.writeError("\r\u{1B}[K")
+            if drew { Terminal.writeError("\r\u{1B}[K") }
             finished = true
             condition.broadcast()
             condition.unlock()

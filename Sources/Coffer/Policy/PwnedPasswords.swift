@@ -1,0 +1,406 @@
+import CofferSystem
+import Crypto
+import Foundation
+
+// An offline breach check against Have I Been Pwned's "Pwned Passwords" SHA-1 list
+// (spec/cli.md §4.23). The list is searched in place, never loaded: its published form is
+// tens of gigabytes, and `coffer audit` must answer for 10,000 items in well under a second.
+
+/// A password's SHA-1, as the Pwned Passwords files list it: 40 hex digits, compared as a
+/// number (the files are sorted by it). Three words, so comparing costs no allocation.
+package struct PwnedHash: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// Hex digits 0–15, 16–31 and 32–39 (the last 8).
+    package var high: UInt64
+    package var middle: UInt64
+    package var low: UInt32
+
+    package init(high: UInt64, middle: UInt64, low: UInt32) {
+        self.high = high
+        self.middle = middle
+        self.low = low
+    }
+
+    /// From a 20-byte digest.
+    package init(digest: some Sequence<UInt8>) {
+        var bytes = Array(digest)
+        precondition(bytes.count == 20, "SHA-1 digest size")
+        func word(_ range: Range<Int>) -> UInt64 { bytes[range].reduce(0) { $0 << 8 | UInt64($1) } }
+        high = word(0..<8)
+        middle = word(8..<16)
+        low = UInt32(word(16..<20))
+        bytes.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) }
+    }
+
+    /// The SHA-1 of a password's UTF-8 bytes (the published list hashes UTF-8).
+    package static func of(_ password: UnsafeRawBufferPointer) -> PwnedHash {
+        PwnedHash(digest: Insecure.SHA1.hash(data: password))
+    }
+
+    /// The first five hex digits: the name of its file in the per-prefix layout.
+    package var prefix: UInt32 { UInt32(truncatingIfNeeded: high >> 44) }
+
+    /// Five upper-case hex digits, as the downloader names its files.
+    package var prefixHex: String {
+        let digits = String(prefix, radix: 16, uppercase: true)
+        return String(repeating: "0", count: 5 - digits.count) + digits
+    }
+
+    /// 40 upper-case hex digits (a hash of a password is not the password, but the CLI never
+    /// prints one anyway: it is for tests and messages about the file's own lines).
+    package var description: String {
+        func hex(_ value: UInt64, _ digits: Int) -> String {
+            let text = String(value, radix: 16, uppercase: true)
+            return String(repeating: "0", count: digits - text.count) + text
+        }
+        return hex(high, 16) + hex(middle, 16) + hex(UInt64(low), 8)
+    }
+
+    package static func < (lhs: PwnedHash, rhs: PwnedHash) -> Bool {
+        (lhs.high, lhs.middle, lhs.low) < (rhs.high, rhs.middle, rhs.low)
+    }
+}
+
+/// One line of a Pwned Passwords file: `HASH:COUNT`, the hash in upper- or lower-case hex, a
+/// decimal count, an optional CR before the LF (the LF is not part of `line`).
+package enum PwnedPasswordsLine {
+    /// Which hex digits a line holds.
+    package enum Layout: Equatable, Sendable {
+        /// The single sorted file: all 40 digits.
+        case full
+        /// A file of the per-prefix directory: the 35 digits after the five that name the file.
+        case suffix(prefix: UInt32)
+
+        package var hexDigits: Int { self == .full ? 40 : 35 }
+    }
+
+    /// The largest count accepted: 19 digits always fit in 64 bits.
+    package static let maximumCountDigits = 19
+    /// The longest well-formed line without its LF: 40 digits, `:`, 19 digits, CR.
+    package static let maximumLength = 40 + 1 + maximumCountDigits + 1
+
+    /// What is wrong with a line; the searcher adds where it is.
+    package enum Malformation: Error, Equatable, Sendable, CustomStringConvertible {
+        case wrongLength(Int)
+        case notHex(at: Int)
+        case noColon
+        case badCount
+
+        package var description: String {
+            switch self {
+            case .wrongLength(let n): return "a line of \(n) bytes (a line is HASH:COUNT, at most \(PwnedPasswordsLine.maximumLength) bytes)"
+            case .notHex(let at): return "a byte that is not a hex digit at column \(at + 1)"
+            case .noColon: return "no ':' after the hash"
+            case .badCount: return "a count that is not 1 to \(PwnedPasswordsLine.maximumCountDigits) decimal digits"
+            }
+        }
+    }
+
+    /// Parses one line (without its LF). Throws `Malformation`; never reads outside `line`.
+    package static func parse(_ line: UnsafeRawBufferPointer, layout: Layout) throws(Malformation) -> (hash: PwnedHash, count: UInt64) {
+        var end = line.count
+        if end > 0 && line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+        let digits = layout.hexDigits
+        guard end <= maximumLength, end >= digits + 2 else { throw .wrongLength(line.count) }
+        var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        var nibble = 0
+        func push(_ value: UInt64) {
+            if nibble < 16 { words.0 = words.0 << 4 | value } else if nibble < 32 { words.1 = words.1 << 4 | value } else { words.2 = words.2 << 4 | value }
+            nibble += 1
+        }
+        if case .suffix(let prefix) = layout {
+            for shift in stride(from: 16, through: 0, by: -4) { push(UInt64(prefix >> UInt32(shift) & 0xF)) }
+        }
+        for index in 0..<digits {
+            guard let value = hexValue(line[index]) else { throw .notHex(at: index) }
+            push(value)
+        }
+        guard line[digits] == UInt8(ascii: ":") else { throw .noColon }
+        let countDigits = end - digits - 1
+        guard (1...maximumCountDigits).contains(countDigits) else { throw .badCount }
+        var count: UInt64 = 0
+        for index in (digits + 1)..<end {
+            let byte = line[index]
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { throw .badCount }
+            count = count * 10 + UInt64(byte - UInt8(ascii: "0"))
+        }
+        return (PwnedHash(high: words.0, middle: words.1, low: UInt32(truncatingIfNeeded: words.2)), count)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt64? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt64(byte - UInt8(ascii: "0"))
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return UInt64(byte - UInt8(ascii: "A") + 10)
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt64(byte - UInt8(ascii: "a") + 10)
+        default: return nil
+        }
+    }
+}
+
+/// Bytes the searcher can read at any offset: an open file (`pread`), or memory in tests and
+/// the fuzz harness.
+package protocol PwnedPasswordsBytes {
+    var size: Int { get }
+    /// Reads up to `buffer.count` bytes at `offset`; fewer only at the end of the data.
+    func read(at offset: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+}
+
+/// Bytes in memory.
+package struct PwnedPasswordsMemory: PwnedPasswordsBytes {
+    package let bytes: [UInt8]
+    package init(_ bytes: [UInt8]) { self.bytes = bytes }
+    package var size: Int { bytes.count }
+    package func read(at offset: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let count = max(0, min(buffer.count, bytes.count - offset))
+        if count > 0 { bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + count])) } }
+        return count
+    }
+}
+
+/// A file opened read-only, read with `pread`: nothing is mapped or loaded, so a 40 GB file
+/// costs what the search reads.
+package final class PwnedPasswordsFileBytes: PwnedPasswordsBytes {
+    private let fd: Int32
+    private let path: String
+    package let size: Int
+
+    /// Opens `path`; `store.io` if it cannot be opened or is not a regular file.
+    package init(path: String) throws {
+        let fd = SystemCall.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CofferError(.io, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            SystemCall.close(fd)
+            throw CofferError(.io, "\(path) is not a regular file")
+        }
+        self.fd = fd
+        self.path = path
+        self.size = Int(info.st_size)
+    }
+
+    deinit { SystemCall.close(fd) }
+
+    package func read(at offset: Int, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { throw CofferError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+}
+
+/// Looks hashes up in one sorted Pwned Passwords file by searching it in place.
+///
+/// Why interpolation first: SHA-1 values are uniform, so the position of a hash in the file is
+/// nearly proportional to its value, and a guess from the value lands within a few pages of the
+/// line after two or three probes (a plain bisection needs about log2(lines / 64) ≈ 21 probes for
+/// 100 million lines). Every other probe after the first six is a bisection, so a file whose
+/// values are not uniform (or are hostile) still ends in O(log n) reads.
+///
+/// Why the order checks: each probe's line must lie strictly between the two lines that bound the
+/// search, and the last few kilobytes are read whole and must be strictly increasing. A file
+/// that is not sorted, or not this format, is reported (`audit.invalid-breach-file`) from what
+/// the search itself reads, rather than answered with a wrong "not found". The first and last
+/// 4 KiB are checked when the file is opened, so random bytes, zeros (a sparse file) or a
+/// truncated last line fail at once.
+package final class PwnedPasswordsSortedFile {
+    /// Below this many bytes the rest of the range is read whole and scanned.
+    static let scanLimit = 4096
+    /// One probe's read: from the byte before the probe, enough for the rest of the line it
+    /// lands in and the whole next line.
+    static let probeLength = 2 * (PwnedPasswordsLine.maximumLength + 1) + 1
+
+    private let source: any PwnedPasswordsBytes
+    private let layout: PwnedPasswordsLine.Layout
+    private let name: String
+    /// Reads so far (each at most 4 KiB): tests check the search stays bounded.
+    package private(set) var reads = 0
+
+    /// Checks the first and last 4 KiB. `name` is how errors refer to the file.
+    package init(_ source: any PwnedPasswordsBytes, layout: PwnedPasswordsLine.Layout, name: String) throws {
+        self.source = source
+        self.layout = layout
+        self.name = name
+        guard source.size > 0 else { throw invalid("it is empty") }
+        try scan(from: 0, to: min(source.size, Self.scanLimit), below: nil, above: nil, partialEdges: true, target: nil)
+        if source.size > Self.scanLimit {
+            try scan(from: source.size - Self.scanLimit, to: source.size, below: nil, above: nil, partialEdges: true, target: nil)
+        }
+    }
+
+    /// The count listed for `hash`, or nil when the file does not list it.
+    package func count(of target: PwnedHash) throws -> UInt64? {
+        var lo = 0, hi = source.size
+        var below: PwnedHash?, above: PwnedHash?
+        var probes = 0
+        var window = [UInt8](repeating: 0, count: Self.probeLength)
+        while hi - lo > Self.scanLimit {
+            let range = hi - lo
+            var mid = lo + range / 2
+            if probes < 6 || probes % 2 == 0, let guess = interpolate(target, lo: lo, hi: hi, below: below, above: above) { mid = guess }
+            mid = min(max(mid, lo + 1), hi - Self.probeLength)
+            probes += 1
+            let (lineStart, next, entry) = try probe(at: mid, window: &window)
+            if let below, !(below < entry.hash) { throw notSorted(at: lineStart) }
+            if let above, !(entry.hash < above) { throw notSorted(at: lineStart) }
+            if entry.hash == target { return entry.count }
+            if target < entry.hash {
+                hi = lineStart
+                above = entry.hash
+            } else {
+                lo = next
+                below = entry.hash
+            }
+        }
+        return try scan(from: lo, to: hi, below: below, above: above, partialEdges: false, target: target)
+    }
+
+    /// Where `target` would be if the values between the bounds were spread evenly.
+    private func interpolate(_ target: PwnedHash, lo: Int, hi: Int, below: PwnedHash?, above: PwnedHash?) -> Int? {
+        let floor = below?.high ?? (layout == .full ? 0 : UInt64(layoutPrefix) << 44)
+        let ceiling = above?.high ?? (layout == .full ? UInt64.max : UInt64(layoutPrefix) << 44 | (1 << 44 - 1))
+        guard ceiling > floor, target.high >= floor, target.high <= ceiling else { return nil }
+        let fraction = Double(target.high - floor) / Double(ceiling - floor)
+        return lo + Int(fraction * Double(hi - lo))
+    }
+
+    private var layoutPrefix: UInt32 {
+        if case .suffix(let prefix) = layout { return prefix }
+        return 0
+    }
+
+    /// Reads around `mid` and parses the first line that starts after `mid - 1`.
+    private func probe(at mid: Int, window: inout [UInt8]) throws -> (start: Int, next: Int, entry: (hash: PwnedHash, count: UInt64)) {
+        let origin = mid - 1
+        let n = try window.withUnsafeMutableBytes { try source.read(at: origin, into: $0) }
+        reads += 1
+        return try window.withUnsafeBytes { buffer in
+            let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+            guard let first = bytes.firstIndex(of: 10), first <= PwnedPasswordsLine.maximumLength else {
+                throw invalid("no line break within \(PwnedPasswordsLine.maximumLength + 1) bytes of offset \(origin)")
+            }
+            let start = first + 1
+            let end: Int
+            if let lf = bytes[start...].firstIndex(of: 10) {
+                end = lf
+            } else if origin + n == source.size {
+                end = n  // the last line, without a final LF
+            } else {
+                throw invalid("a line longer than \(PwnedPasswordsLine.maximumLength) bytes at offset \(origin + start)")
+            }
+            let entry = try parsed(UnsafeRawBufferPointer(rebasing: bytes[start..<end]), at: origin + start)
+            return (origin + start, origin + min(end + 1, n), entry)
+        }
+    }
+
+    /// Reads `[from, to)` whole and parses its lines, which must be strictly increasing and lie
+    /// between `below` and `above`. With `partialEdges` (the checks at open), a piece of a line
+    /// at either end of the range is skipped, but a last line of the file must be complete.
+    /// Returns the count for `target` if a line lists it.
+    @discardableResult
+    private func scan(from: Int, to: Int, below: PwnedHash?, above: PwnedHash?, partialEdges: Bool, target: PwnedHash?) throws -> UInt64? {
+        guard to > from else { return nil }
+        var buffer = [UInt8](repeating: 0, count: to - from)
+        let n = try buffer.withUnsafeMutableBytes { try source.read(at: from, into: $0) }
+        reads += 1
+        guard n == to - from else { throw invalid("it ended early at offset \(from + n) (it changed while being read?)") }
+        return try buffer.withUnsafeBytes { bytes in
+            var start = 0
+            if partialEdges && from > 0 {
+                guard let lf = bytes.firstIndex(of: 10), lf <= PwnedPasswordsLine.maximumLength else {
+                    throw invalid("no line break within \(PwnedPasswordsLine.maximumLength + 1) bytes of offset \(from)")
+                }
+                start = lf + 1
+            }
+            var previous = below
+            var found: UInt64?
+            while start < n {
+                var end: Int
+                if let lf = bytes[start...].firstIndex(of: 10) {
+                    end = lf
+                } else if to == source.size {
+                    end = n
+                } else if partialEdges {
+                    break  // a line cut by the end of the range; the next read sees it whole
+                } else {
+                    throw invalid("a line longer than \(PwnedPasswordsLine.maximumLength) bytes at offset \(from + start)")
+                }
+                if end - start > PwnedPasswordsLine.maximumLength {
+                    if partialEdges && to == source.size && end == n {
+                        throw invalid("its last line is \(end - start) bytes long (a truncated or damaged file?)")
+                    }
+                    throw invalid("a line longer than \(PwnedPasswordsLine.maximumLength) bytes at offset \(from + start)")
+                }
+                let entry = try parsed(UnsafeRawBufferPointer(rebasing: bytes[start..<end]), at: from + start)
+                if let previous, !(previous < entry.hash) { throw notSorted(at: from + start) }
+                if let above, !(entry.hash < above) { throw notSorted(at: from + start) }
+                if entry.hash == target { found = entry.count }
+                previous = entry.hash
+                start = end + 1
+            }
+            return found
+        }
+    }
+
+    private func parsed(_ line: UnsafeRawBufferPointer, at offset: Int) throws -> (hash: PwnedHash, count: UInt64) {
+        do {
+            return try PwnedPasswordsLine.parse(line, layout: layout)
+        } catch {
+            throw invalid("\(error) at offset \(offset)")
+        }
+    }
+
+    private func invalid(_ what: String) -> CofferError {
+        let expected = layout == .full ? "sorted 40-hex-digit HASH:COUNT lines" : "sorted 35-hex-digit SUFFIX:COUNT lines"
+        return CofferError(.invalidBreachFile, "\(name) is not a Pwned Passwords SHA-1 file (\(expected)): \(what)")
+    }
+
+    private func notSorted(at offset: Int) -> CofferError {
+        CofferError(.invalidBreachFile, "\(name) is not sorted by hash (found out of order at offset \(offset)); download the SHA-1 list ordered by hash")
+    }
+}
+
+/// An offline Pwned Passwords list: one sorted file, or the downloader's directory of files
+/// named by the first five hex digits (`ABCDE.txt`, lines of the other 35 digits).
+package final class PwnedPasswords {
+    private enum Storage {
+        case file(PwnedPasswordsSortedFile)
+        case directory(String)
+    }
+
+    private let storage: Storage
+    /// Reads so far over every file searched (for tests and the benchmark's notes).
+    package private(set) var directoryReads = 0
+
+    /// Opens `path`: `store.io` if it cannot be opened, `audit.invalid-breach-file` if its
+    /// beginning or end is not the format.
+    package init(path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw CofferError(.io, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            storage = .directory(path)
+        } else {
+            storage = .file(try PwnedPasswordsSortedFile(PwnedPasswordsFileBytes(path: path), layout: .full, name: path))
+        }
+    }
+
+    /// How often `hash` appears in the breaches the list covers; nil when it is not listed.
+    package func count(of hash: PwnedHash) throws -> UInt64? {
+        switch storage {
+        case .file(let file):
+            return try file.count(of: hash)
+        case .directory(let directory):
+            let prefix = hash.prefixHex
+            let candidates = [prefix + ".txt", prefix.lowercased() + ".txt", prefix, prefix.lowercased()].map { directory + "/" + $0 }
+            guard let path = candidates.first(where: { access($0, F_OK) == 0 }) else {
+                throw CofferError(.invalidBreachFile, "\(directory) has no file for prefix \(prefix) (\(prefix).txt): the download is incomplete; run the downloader again")
+            }
+            let file = try PwnedPasswordsSortedFile(PwnedPasswordsFileBytes(path: path), layout: .suffix(prefix: hash.prefix), name: path)
+            defer { directoryReads += file.reads }
+            return try file.count(of: hash)
+        }
+    }
+}
