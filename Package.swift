@@ -118,6 +118,7 @@ let package = Package(
         .executableTarget(name: "FuzzTOTPURI", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzTOTPURI"),
         .executableTarget(name: "FuzzAgentMessage", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzAgentMessage"),
         .executableTarget(name: "FuzzVaultMerge", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzVaultMerge"),
+        .executableTarget(name: "FuzzPwnedPasswords", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzPwnedPasswords"),
     ]
 )
 

@@ -303,5 +303,32 @@ for old_name in os.listdir(os.path.join(CORPUS, "FuzzAgentMessage")):
 for name, data in AGENT.items():
     write("FuzzAgentMessage", name, data)
 
+# --- Pwned Passwords lists (spec/cli.md §4.23): byte 0 even = one file of 40-digit lines,
+# odd = a per-prefix file of 35-digit lines; the harness searches the rest with a small scan limit.
+def pwned(hashes, end=b"\r\n", lower=False, digits=40):
+    out = b""
+    for n, h in enumerate(hashes):
+        h = h[40 - digits:]
+        out += (h.lower() if lower else h).encode() + b":" + str(n + 1).encode() + end
+    return out
+
+
+SHA1S = sorted("%040X" % ((n * 0x9E3779B97F4A7C15F39CC0605CEDC834) % (1 << 160)) for n in range(1, 13))
+SUFFIXES = sorted("0ABC" + "%036X" % ((n * 0x9E3779B97F4A7C15F39CC0605CEDC834) % (1 << 144)) for n in range(1, 9))
+PWNED = {
+    "crlf": b"\x00" + pwned(SHA1S),
+    "lf-lower": b"\x02" + pwned(SHA1S, end=b"\n", lower=True),
+    "no-final-lf": b"\x00" + pwned(SHA1S)[:-2],
+    "one-line": b"\x00" + pwned(SHA1S[:1]),
+    "prefix-file": b"\x01" + pwned(SUFFIXES, digits=35),
+    "unsorted": b"\x00" + pwned(SHA1S[6:] + SHA1S[:6]),
+    "short-line": b"\x00" + pwned(SHA1S).replace(b"\r\n" + SHA1S[5][:2].encode(), b"\r\n", 1),
+    "truncated": b"\x00" + pwned(SHA1S)[:-30],
+    "empty": b"\x00",
+    "zeros": b"\x00" + bytes(600),
+}
+for name, data in PWNED.items():
+    write("FuzzPwnedPasswords", name, data)
+
 for target in sorted(os.listdir(CORPUS)):
     print("%-22s %d files" % (target, len(os.listdir(os.path.join(CORPUS, target)))))

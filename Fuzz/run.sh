@@ -34,6 +34,7 @@ FuzzThrottleState 1024     2048    5          throttle.dict
 FuzzTOTPURI       4200     2048    5          totp.dict
 FuzzAgentMessage  1024     2048    5          agent.dict
 FuzzVaultMerge    128      2048    10         merge.dict
+FuzzPwnedPasswords 4096    2048    5          pwned.dict
 "
 
 time_s=60 regressions=0 merge=0 build=1 build_only=0 selected=()

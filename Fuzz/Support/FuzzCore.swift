@@ -35,6 +35,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case totpURI = "FuzzTOTPURI"
     case agentMessage = "FuzzAgentMessage"
     case vaultMerge = "FuzzVaultMerge"
+    case pwnedPasswords = "FuzzPwnedPasswords"
 
     /// Runs one input through the harness. Throws `InvariantViolation` when an invariant breaks.
     package func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
@@ -51,6 +52,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .totpURI: return try TOTPURIHarness.run(data)
         case .agentMessage: return try AgentMessageHarness.run(data)
         case .vaultMerge: return try VaultMergeHarness.run(data)
+        case .pwnedPasswords: return try PwnedPasswordsHarness.run(data)
         }
     }
 

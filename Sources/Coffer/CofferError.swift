@@ -107,7 +107,8 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
 
         // Audit (spec/cli.md §4.23)
         /// A Pwned Passwords file (or directory) that is not the format, not sorted, or missing
-        /// a prefix's file. Package API, not in `all`: only the CLI's `audit` reads such a file.
+        /// a prefix's file. Package API (only the CLI's `audit` reads such a file), listed in `all`
+        /// so the CLI's exit-code table covers it.
         package static let invalidBreachFile = Code(rawValue: "audit.invalid-breach-file")
 
         // Merge (spec/merge.md)
@@ -128,7 +129,7 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
             .unsupportedFile, .noPrivateDirectory,
             .wrongPIN, .throttled, .pinDisabled, .pinUnavailable, .deviceKeyUnavailable, .throttleStateTampered, .cancelled,
             .invalidRules, .unsatisfiablePolicy, .policyViolation, .invalidOption,
-            .invalidImport,
+            .invalidImport, .invalidBreachFile,
             .differentVault, .otherPasswordNeeded,
         ]
     }

@@ -208,26 +208,32 @@ package final class PwnedPasswordsFileBytes: PwnedPasswordsBytes {
 /// truncated last line fail at once.
 package final class PwnedPasswordsSortedFile {
     /// Below this many bytes the rest of the range is read whole and scanned.
-    static let scanLimit = 4096
+    package static let defaultScanLimit = 4096
     /// One probe's read: from the byte before the probe, enough for the rest of the line it
     /// lands in and the whole next line.
-    static let probeLength = 2 * (PwnedPasswordsLine.maximumLength + 1) + 1
+    package static let probeLength = 2 * (PwnedPasswordsLine.maximumLength + 1) + 1
 
     private let source: any PwnedPasswordsBytes
     private let layout: PwnedPasswordsLine.Layout
     private let name: String
+    private let scanLimit: Int
     /// Reads so far (each at most 4 KiB): tests check the search stays bounded.
     package private(set) var reads = 0
 
-    /// Checks the first and last 4 KiB. `name` is how errors refer to the file.
-    package init(_ source: any PwnedPasswordsBytes, layout: PwnedPasswordsLine.Layout, name: String) throws {
+    /// Checks the first and last `scanLimit` bytes. `name` is how errors refer to the file.
+    /// A smaller `scanLimit` (at least `probeLength + 1`) makes the fuzz harness reach the probes
+    /// with small inputs.
+    package init(_ source: any PwnedPasswordsBytes, layout: PwnedPasswordsLine.Layout, name: String,
+                 scanLimit: Int = defaultScanLimit) throws {
+        precondition(scanLimit > Self.probeLength, "scan limit below one probe")
         self.source = source
         self.layout = layout
         self.name = name
+        self.scanLimit = scanLimit
         guard source.size > 0 else { throw invalid("it is empty") }
-        try scan(from: 0, to: min(source.size, Self.scanLimit), below: nil, above: nil, partialEdges: true, target: nil)
-        if source.size > Self.scanLimit {
-            try scan(from: source.size - Self.scanLimit, to: source.size, below: nil, above: nil, partialEdges: true, target: nil)
+        try scan(from: 0, to: min(source.size, scanLimit), below: nil, above: nil, partialEdges: true, target: nil)
+        if source.size > scanLimit {
+            try scan(from: source.size - scanLimit, to: source.size, below: nil, above: nil, partialEdges: true, target: nil)
         }
     }
 
@@ -237,7 +243,7 @@ package final class PwnedPasswordsSortedFile {
         var below: PwnedHash?, above: PwnedHash?
         var probes = 0
         var window = [UInt8](repeating: 0, count: Self.probeLength)
-        while hi - lo > Self.scanLimit {
+        while hi - lo > scanLimit {
             let range = hi - lo
             var mid = lo + range / 2
             if probes < 6 || probes % 2 == 0, let guess = interpolate(target, lo: lo, hi: hi, below: below, above: above) { mid = guess }
