@@ -75,6 +75,34 @@ struct CLIAuditTests {
         #expect(clean.status == 0 && cleanFindings.isEmpty, "\(clean)")
     }
 
+    /// Age comes from the password history, else the item's last modification.
+    @Test func oldPasswordsFromTheHistory() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        func item(_ id: String, _ service: String, modified: String, changed: String?) -> String {
+            let history = changed.map { #"[{"password": "earlier-\#(service)-Pw-1", "changed": "\#($0)"}]"# } ?? "[]"
+            return #"{"id": "\#(id)", "kind": "login", "service": "\#(service)", "username": null, "password": "Now-\#(service)-Pw-7781!x", "#
+                + #""urls": [], "notes": null, "tags": [], "fields": [], "value": null, "passwordHistory": \#(history), "extensionFields": [], "#
+                + #""created": "2019-01-01T00:00:00.000Z", "modified": "\#(modified)"}"#
+        }
+        let recent = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-10 * 86_400))
+        let items = [
+            item(String(repeating: "1", count: 32), "untouched", modified: "2020-01-01T00:00:00.000Z", changed: nil),
+            item(String(repeating: "2", count: 32), "notes-edited", modified: recent, changed: "2020-06-01T00:00:00.000Z"),
+            item(String(repeating: "3", count: 32), "rotated", modified: "2020-01-01T00:00:00.000Z", changed: recent),
+            item(String(repeating: "4", count: 32), "fresh", modified: recent, changed: nil),
+        ]
+        try ws.write("old.json", #"{"format": "coffer-export", "version": 1, "items": ["# + items.joined(separator: ", ") + "]}")
+        let imported = try ws.coffer("import", ws.file("old.json"), "--from", "coffer-json")
+        try #require(imported.status == 0, "\(imported)")
+        let result = try ws.coffer("audit", "--only", "old", "--json")
+        #expect(result.status == 1, "\(result)")
+        let old = findings(try json(result)).map(\.id)
+        #expect(Set(old) == [String(repeating: "1", count: 32), String(repeating: "2", count: 32)], "\(result)")
+        // A threshold beyond their age: nothing is old.
+        #expect(try ws.coffer("audit", "--only", "old", "--older-than", "30y").status == 0)
+    }
+
     @Test func insecureURLsAndShortTOTPSecrets() throws {
         let ws = try CLIWorkspace()
         try ws.initVault()
