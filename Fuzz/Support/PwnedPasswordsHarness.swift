@@ -7,7 +7,7 @@
 /// Invariants: each LF-separated line is accepted or refused with a `Malformation`, and an
 /// accepted line written back (upper-case, CR LF) parses to the same hash and count. The searcher
 /// (with a small scan limit, so inputs of a few hundred bytes reach its probes) opens the file or
-/// refuses it with `audit.invalid-breach-file`, never another error; looking up each line's hash
+/// refuses it with `policy.invalid-breach-file`, never another error; looking up each line's hash
 /// gives that line's count or that same refusal, never "not listed" when every line parsed and
 /// the lines are strictly increasing (a well-formed list), and never a count for a hash no line has.
 package enum PwnedPasswordsHarness {

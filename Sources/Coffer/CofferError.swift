@@ -105,11 +105,12 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         /// columns, encrypted export, too large. Single bad rows are skipped and reported instead.
         public static let invalidImport = Code(rawValue: "import.invalid-file")
 
-        // Audit (spec/cli.md §4.23)
+        // The breach list of `coffer audit` (spec/cli.md §4.23); in the policy namespace, as the
+        // searcher lives with the policy code (Policy/PwnedPasswords.swift).
         /// A Pwned Passwords file (or directory) that is not the format, not sorted, or missing
         /// a prefix's file. Package API (only the CLI's `audit` reads such a file), listed in `all`
         /// so the CLI's exit-code table covers it.
-        package static let invalidBreachFile = Code(rawValue: "audit.invalid-breach-file")
+        package static let invalidBreachFile = Code(rawValue: "policy.invalid-breach-file")
 
         // Merge (spec/merge.md)
         /// The other file is a copy of another vault (another `vault_id`); only copies of one

@@ -22,9 +22,9 @@ struct CofferCommand: ParsableCommand {
 
             Exit codes:
               0   ok
-              1   not found, ambiguous item, check failed, new password/PIN refused
+              1   not found, ambiguous item, check failed, audit found something, new password/PIN refused
               64  usage error (bad option, no terminal to prompt on)
-              65  data error: vault damaged, tampered, truncated, unsupported; bad import
+              65  data error: vault damaged, tampered, truncated, unsupported; bad import; bad --hibp list
               66  vault (or input file) missing
               69  no clipboard tool (clip)
               73  vault (or export file) already exists

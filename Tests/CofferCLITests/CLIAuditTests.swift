@@ -136,7 +136,7 @@ struct CLIAuditTests {
         try ws.write("random.bin", (0..<10_000).map { _ in UInt8.random(in: 0...255) })
         for name in ["reversed.txt", "empty.txt", "random.bin"] {
             let result = try ws.coffer("audit", "--hibp", ws.file(name))
-            #expect(result.status == 65 && result.stderr.contains("[audit.invalid-breach-file]"), "\(name): \(result)")
+            #expect(result.status == 65 && result.stderr.contains("[policy.invalid-breach-file]"), "\(name): \(result)")
         }
         // The downloader's directory with the needed prefix missing: 65, naming the prefix.
         try FileManager.default.createDirectory(atPath: ws.file("range"), withIntermediateDirectories: true)

@@ -202,7 +202,7 @@ package final class PwnedPasswordsFileBytes: PwnedPasswordsBytes {
 ///
 /// Why the order checks: each probe's line must lie strictly between the two lines that bound the
 /// search, and the last few kilobytes are read whole and must be strictly increasing. A file
-/// that is not sorted, or not this format, is reported (`audit.invalid-breach-file`) from what
+/// that is not sorted, or not this format, is reported (`policy.invalid-breach-file`) from what
 /// the search itself reads, rather than answered with a wrong "not found". The first and last
 /// 4 KiB are checked when the file is opened, so random bytes, zeros (a sparse file) or a
 /// truncated last line fail at once.
@@ -381,7 +381,7 @@ package final class PwnedPasswords {
     /// Reads so far over every file searched (for tests and the benchmark's notes).
     package private(set) var directoryReads = 0
 
-    /// Opens `path`: `store.io` if it cannot be opened, `audit.invalid-breach-file` if its
+    /// Opens `path`: `store.io` if it cannot be opened, `policy.invalid-breach-file` if its
     /// beginning or end is not the format.
     package init(path: String) throws {
         var info = stat()
