@@ -273,6 +273,7 @@ AGENT = {
     "merge-git": frame(Q, 14, VAULT_ID + text16(b"/r/.merge_file_a") + text16(b"/r/.merge_file_b") + text16(b"/r/.merge_file_o")
                        + b"\x00\x00\x01" + text32(b"other password")),
     "pin-set": frame(Q, 15, VAULT_ID + b"\x06" + b"246813"),
+    "items": frame(Q, 16, VAULT_ID),
     "removed-key": frame(Q, 2, VAULT_ID),
     "previous-protocol": frame(b"CAQ2", 1),
     "bad-length": Q + b"\x01\xff\xff\xff\xff",
@@ -291,6 +292,7 @@ AGENT = {
     "reply-changes": frame(R, 10, NONE + struct.pack(">I", 1) + b"\x02" + text32(ITEMS["login"])),
     "reply-info": frame(R, 11, text32(b"/v/v.coffer") + text32(b"1.0") + text32(b"00" * 16) + struct.pack(">q", 1767225600000)
                         + struct.pack(">II", 3, 65536) + b"\x00" + struct.pack(">QQQQ", 2, 3, 1, 4096)),
+    "reply-items": frame(R, 15, NONE + struct.pack(">I", 2) + text32(ITEMS["login"]) + text32(ITEMS["secure-note"])),
     "reply-verified": frame(R, 12, struct.pack(">QQQQ", 3, 2, 1, 0)),
     "reply-compacted": frame(R, 13, struct.pack(">QQQ", 4096, 2048, 5)),
     "reply-merged": frame(R, 14, NONE + b"\x00" + struct.pack(">I", 1) + bytes([0x11] * 16) + NONE + NONE

@@ -83,6 +83,8 @@ package enum AgentMessage {
         case merge(vaultID: [UInt8], MergeOrder)
         /// `coffer pin set`: the new PIN, already checked by the command (wiped after use).
         case pinSet(vaultID: [UInt8], pin: [UInt8])
+        /// Every item, secrets included (`coffer audit`).
+        case items(vaultID: [UInt8])
 
         /// The vault a request is about; nil for `status` and `lock`.
         package var vaultID: [UInt8]? {
@@ -90,7 +92,7 @@ package enum AgentMessage {
             case .status, .lock: return nil
             case .find(let id, _), .list(let id, _, _), .item(let id, _), .changes(let id), .info(let id), .verify(let id),
                  .put(let id, _, _), .delete(let id, _, _), .putAll(let id, _), .compact(let id), .merge(let id, _),
-                 .pinSet(let id, _):
+                 .pinSet(let id, _), .items(let id):
                 return id
             }
         }
@@ -147,6 +149,7 @@ package enum AgentMessage {
             case .compact: return 13
             case .merge: return 14
             case .pinSet: return 15
+            case .items: return 16
             }
         }
     }
@@ -190,6 +193,8 @@ package enum AgentMessage {
         case compacted(before: UInt64, after: UInt64, removed: UInt64)
         /// The answer to `merge`.
         case merged(Vault.MergeReport, discarded: UInt32)
+        /// The answer to `items`: every item's encoding, secrets included (the caller wipes them).
+        case items([[UInt8]], ignored: UInt32)
 
         var code: UInt8 {
             switch self {
@@ -207,6 +212,7 @@ package enum AgentMessage {
             case .verified: return 12
             case .compacted: return 13
             case .merged: return 14
+            case .items: return 15
             }
         }
     }
@@ -246,7 +252,7 @@ package enum AgentMessage {
         case .item(let vaultID, let id):
             w.bytes(vaultID)
             w.bytes(id.bytes)
-        case .changes(let vaultID), .info(let vaultID), .verify(let vaultID), .compact(let vaultID):
+        case .changes(let vaultID), .info(let vaultID), .verify(let vaultID), .compact(let vaultID), .items(let vaultID):
             w.bytes(vaultID)
         case .put(let vaultID, let expecting, let item):
             w.out.reserveCapacity(headerCount + 26 + item.count)
@@ -361,6 +367,14 @@ package enum AgentMessage {
             for count in [report.records, report.liveItems, report.deadRecords, report.tornTailBytes] { w.uint64(UInt64(count)) }
         case .compacted(let before, let after, let removed):
             for count in [before, after, removed] { w.uint64(count) }
+        case .items(let items, let ignored):
+            w.out.reserveCapacity(headerCount + 8 + items.reduce(0) { $0 + 4 + $1.count })
+            w.uint32(ignored)
+            w.uint32(UInt32(items.count))
+            for item in items {
+                w.uint32(UInt32(item.count))
+                w.bytes(item)
+            }
         case .merged(let report, let discarded):
             w.uint32(discarded)
             w.byte(UInt8(mergeBases.firstIndex(of: report.base)!))
@@ -480,6 +494,7 @@ package enum AgentMessage {
         case 15:
             guard let vaultID = vaultID(), let length = r.byte(), length > 0, let pin = r.bytes(Int(length)) else { return nil }
             request = .pinSet(vaultID: vaultID, pin: pin)
+        case 16: request = vaultID().map { .items(vaultID: $0) }
         default: return nil
         }
         return r.atEnd ? request : nil
@@ -566,6 +581,12 @@ package enum AgentMessage {
             reply = .merged(Vault.MergeReport(base: base, added: added, changed: changed, deleted: deleted, conflicts: conflicts,
                                               passwordSlot: slot, otherWasRekeyed: rekeyed == 1, write: write,
                                               otherTornBytes: Int(torn)), discarded: discarded)
+        case 15:
+            guard let ignored = r.uint32() else { return nil }
+            reply = r.list({ reader -> [UInt8]? in
+                guard let length = reader.uint32() else { return nil }
+                return reader.bytes(Int(length))
+            }).map { .items($0, ignored: ignored) }
         default: return nil
         }
         return r.atEnd ? reply : nil

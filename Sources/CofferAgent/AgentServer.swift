@@ -234,7 +234,7 @@ package struct AgentServer {
             bytes = request.writes ? view.change(request) : view.answer(request)
             outcome = .used
             switch request {
-            case .item, .changes: holdsSecret = true
+            case .item, .changes, .items: holdsSecret = true
             default: break
             }
         case .lock?:

@@ -106,6 +106,13 @@ package final class AgentVaultView {
                 defer { for i in changes.indices { secureZero(&changes[i].item) } }
                 return AgentMessage.encode(.changes(changes, ignored: ignoredTail))
             }
+        case .items:
+            return Self.replying {
+                var items: [[UInt8]] = []
+                defer { for i in items.indices { secureZero(&items[i]) } }
+                try vault.forEachItem { items.append(try ItemCodec.encode($0)) }
+                return AgentMessage.encode(.items(items, ignored: ignoredTail))
+            }
         case .info: return Self.replying { AgentMessage.encode(.info(AgentMessage.InfoFacts(path: vault.path, info: try vault.info()))) }
         case .verify: return Self.replying { AgentMessage.encode(.verified(try vault.verify())) }
         default: return AgentMessage.encode(.refused)

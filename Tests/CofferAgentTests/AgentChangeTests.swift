@@ -56,7 +56,7 @@ struct AgentChangeTests {
             (.item(vaultID: id, id: alpha.id), "item"),
             (.put(vaultID: id, expecting: .absent, item: try ItemCodec.encode(item)), "written"),
             (.put(vaultID: id, expecting: .modified(alpha.modified), item: try ItemCodec.encode(edited)), "written"),
-            (.changes(vaultID: id), "changes"), (.info(vaultID: id), "info"), (.verify(vaultID: id), "verified"),
+            (.changes(vaultID: id), "changes"), (.items(vaultID: id), "items"), (.info(vaultID: id), "info"), (.verify(vaultID: id), "verified"),
             (.putAll(vaultID: id, items: [try ItemCodec.encode(.login("gamma"))]), "written"),
             (.delete(vaultID: id, id: item.id, modified: item.modified), "written"),
             (.put(vaultID: id, expecting: .absent, item: try ItemCodec.encode(edited)), "failed"),  // alpha is there: duplicate
@@ -80,7 +80,7 @@ struct AgentChangeTests {
             #expect(!Self.contains(frame, agent.key), "a reply to \(request) holds the vault key")
         }
         #expect(kinds.isSuperset(of: ["status", "found", "summaries", "item", "written", "changes", "info", "verified", "merged",
-                                      "compacted", "refused", "done", "failed"]), "\(kinds)")
+                                      "compacted", "refused", "done", "failed", "items"]), "\(kinds)")
         // The key request of protocol 2, in either framing: refused, never answered with the key.
         let oldKey = Array("CAQ2".utf8) + [2, 0, 0, 0, 16] + id
         let newCode2 = Array("CAQ3".utf8) + [2, 0, 0, 0, 16] + id

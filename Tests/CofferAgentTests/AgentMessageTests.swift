@@ -46,6 +46,7 @@ struct AgentMessageTests {
             ("merge-git", .merge(vaultID: id, .init(target: "/r/.merge_file_a", other: "/r/.merge_file_b", base: "/r/.merge_file_o",
                                                     choice: .automatic, dryRun: false, otherPassword: Array("other password".utf8)))),
             ("pin-set", .pinSet(vaultID: id, pin: Array("246813".utf8))),
+            ("items", .items(vaultID: id)),
         ]
         for (name, request) in requests {
             let bytes = AgentMessage.encode(request)
@@ -90,6 +91,7 @@ struct AgentMessageTests {
             ("reply-failed", .failed(code: "store.vault-busy", reason: "the vault is being written")),
             ("reply-changes", .changes([AgentMessage.Change(overwritten: true, item: Self.login)], ignored: 0)),
             ("reply-info", .info(AgentMessage.InfoFacts(path: "/v/v.coffer", info: info))),
+            ("reply-items", .items([Self.login, Self.note], ignored: 0)),
             ("reply-verified", .verified(Vault.VerifyReport(records: 3, liveItems: 2, deadRecords: 1, tornTailBytes: 0))),
             ("reply-compacted", .compacted(before: 4_096, after: 2_048, removed: 5)),
             ("reply-merged", .merged(merged, discarded: 0)),

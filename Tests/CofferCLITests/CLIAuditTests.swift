@@ -73,6 +73,15 @@ struct CLIAuditTests {
         let clean = try ws.coffer("audit", "--only", "insecure", "--only", "old", "--json")
         let cleanFindings = findings(try json(clean))
         #expect(clean.status == 0 && cleanFindings.isEmpty, "\(clean)")
+
+        // Through the agent (spec/agent.md §3.1: one `items` request): the same report, no password asked.
+        let env = try ws.makeRuntimeDirectory()
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        defer { _ = try? ws.run(["lock", "--vault", ws.vault], environment: env) }
+        let throughAgent = try ws.run(["audit", "--hibp", ws.file("hibp.txt"), "--json", "--vault", ws.vault], environment: env)
+        #expect(throughAgent.status == 1, "\(throughAgent)")
+        noSecret(in: throughAgent)
+        #expect(Set(findings(try json(throughAgent)).map { "\($0.id) \($0.finding)" }) == Set(found.map { "\($0.id) \($0.finding)" }))
     }
 
     /// Age comes from the password history, else the item's last modification.

@@ -70,11 +70,10 @@ struct AuditCommand: ParsableCommand {
         if !findings.isEmpty { throw ExitCode(Exit.failed) }
     }
 
-    /// The one place `audit` reads the vault: every item, one at a time, secrets included.
-    /// Read-only, as the other reading commands open it; to read through the agent instead
-    /// (spec/agent.md), only this function changes.
+    /// The one place `audit` reads the vault: every item, secrets included, through the agent
+    /// when one is unlocked (spec/agent.md §3.1), else opened read-only here.
     static func forEachItem(_ options: VaultOptions, _ body: (Item) throws -> Void) throws {
-        let vault = try options.open(mode: .readOnly)
+        let vault = try VaultAccess(options)
         defer { vault.close() }
         try vault.forEachItem(body)
     }

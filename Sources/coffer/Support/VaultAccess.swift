@@ -86,6 +86,18 @@ final class VaultAccess {
         return candidates.filter { $0.title.lowercased() == title && ($0.username ?? "") == (username ?? "") }
     }
 
+    /// Every item in turn, secrets included (`audit`): through the agent in one reply, else
+    /// decrypted one at a time from the file.
+    func forEachItem(_ body: (Item) throws -> Void) throws {
+        if case .items(var items, let ignored)? = try ask({ .items(vaultID: $0) }) {
+            defer { for i in items.indices { secureZero(&items[i]) } }
+            warnAboutTail(ignored)
+            for encoded in items { try body(try ItemCodec.decode(encoded)) }
+            return
+        }
+        try opened().forEachItem(body)
+    }
+
     /// The earlier versions `coffer undo` can put back, most recent first.
     func lastChanges() throws -> [(item: Item, overwritten: Bool)] {
         if case .changes(var changes, let ignored)? = try ask({ .changes(vaultID: $0) }) {
