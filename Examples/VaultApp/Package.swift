@@ -11,7 +11,7 @@ let package = Package(
     targets: [
         .target(name: "VaultApp", dependencies: [.product(name: "Coffer", package: "Coffer")]),
         // An AutoFill extension's path: the device key, no key derivation (spec/unlock.md §11).
-        .executableTarget(name: "VaultAutoFill", dependencies: [.product(name: "Coffer", package: "Coffer")]),
+        .executableTarget(name: "VaultAutoFill", dependencies: ["VaultApp", .product(name: "Coffer", package: "Coffer")]),
         .testTarget(name: "VaultAppTests", dependencies: ["VaultApp", .product(name: "Coffer", package: "Coffer")]),
     ]
 )

@@ -97,4 +97,31 @@ import VaultApp
         }
         #expect(error?.code == .unsatisfiablePolicy)
     }
+
+    /// The extension's path (spec/unlock.md §11): enrolled once in the app, the vault then opens
+    /// with the device key and the login for a site is found and read; after another launch of
+    /// the app writes, still; a vault over the extension's memory budget is named at enrolment.
+    @Test func theAutoFillPathNeedsNoKeyDerivation() async throws {
+        defer { removeDirectory() }
+        let app = try await VaultApp.create(at: path, masterPassword: master)
+        _ = try await app.addLogin(service: "github.com", username: "alice", url: "https://github.com/login", siteRules: siteRules)
+        let keys = directory.appendingPathComponent("keys").path
+        try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let autofill = AutoFillPath(vaultPath: path, keyDirectory: keys)
+        try autofill.enrol(masterPassword: master)
+        _ = try await app.addLogin(service: "gitlab.com", username: "bob", url: "https://GitLab.com.", siteRules: siteRules)
+        await app.close()
+        let found = try #require(try autofill.fill("https://gitlab.com/users/sign_in"))
+        #expect(found.first.username == "bob" && found.first.password != nil)
+        #expect(try autofill.fill("https://gitlab.com.evil.example/") == nil)
+
+        let heavy = directory.appendingPathComponent("heavy.coffer").path
+        try Vault.create(at: heavy, password: try SecureBytes(utf8: master), kdf: .moderate).close()
+        do {
+            try AutoFillPath(vaultPath: heavy, keyDirectory: keys).enrol(masterPassword: master)
+            Issue.record("a 256 MiB vault was opened under a 64 MiB budget")
+        } catch let error as CofferError {
+            #expect(error.code == .kdfOverMemoryBudget && error.detail == .memory(neededKiB: 256 * 1024, allowedKiB: 64 * 1024))
+        }
+    }
 }

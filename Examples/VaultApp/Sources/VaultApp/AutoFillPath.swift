@@ -1,0 +1,73 @@
+import Coffer
+import Foundation
+
+/// An AutoFill extension's path (spec/unlock.md §11): the device key opens the vault with no key
+/// derivation, the logins for the site are found from summaries alone, and one password is read.
+/// `enrol` is the app's half, after an unlock with the master password under an extension-sized
+/// memory budget (so a vault too costly for the extension is named at once).
+public struct AutoFillPath: Sendable {
+    public let device: DeviceKeyUnlock
+
+    /// The memory an extension allows a key derivation (spec/crypto.md §3.1).
+    public static let memoryBudgetKiB: UInt32 = 64 * 1024
+
+    public init(vaultPath: String, keyDirectory: String) {
+        device = DeviceKeyUnlock(vaultPath: vaultPath, deviceSecrets: DirectoryDeviceSecretStore(directory: keyDirectory),
+                                 directory: keyDirectory)
+    }
+
+    /// In the app: unlock with the master password (refused over the budget), enrol this device.
+    public func enrol(masterPassword: String) throws {
+        let vault = try Vault.open(at: device.vaultPath, password: try SecureBytes(utf8: masterPassword), mode: .readOnly,
+                                   memoryBudgetKiB: Self.memoryBudgetKiB)
+        defer { vault.close() }
+        try device.enrol(vault)
+    }
+
+    /// In the extension: the logins whose URL has the host of `url`, and the first one whole
+    /// (its password decrypted); nil when there is none.
+    public func fill(_ url: String) throws -> (logins: [ItemSummary], first: Item)? {
+        let vault = try device.open(mode: .readOnly)
+        defer { vault.close() }
+        let site = Self.host(url)
+        let logins = try vault.list().filter { summary in summary.kind == .login && summary.urls.contains { Self.host($0) == site } }
+        guard let login = logins.first else { return nil }
+        return (logins, try vault.get(login.id))
+    }
+
+    /// The host of a URL, lowercased, without a trailing dot (matching by registrable domain with
+    /// the Public Suffix List is the CLI's, spec/urls.md; this example compares hosts).
+    public static func host(_ url: String) -> String {
+        var host = URLComponents(string: url)?.host?.lowercased() ?? url.lowercased()
+        if host.hasSuffix(".") { host.removeLast() }
+        return host
+    }
+}
+
+/// The device-secret store of this example on Linux: one 0600 file per secret in a 0700
+/// directory. An app on Apple platforms passes `KeychainDeviceSecretStore(accessGroup:)`.
+public struct DirectoryDeviceSecretStore: DeviceSecretStore {
+    public let directory: String
+
+    public init(directory: String) { self.directory = directory }
+
+    func path(_ vaultID: [UInt8]) -> String { directory + "/secret-" + vaultID.map { String(format: "%02x", $0) }.joined() }
+
+    public func load(vaultID: [UInt8]) throws -> SecureBytes? {
+        guard let data = FileManager.default.contents(atPath: path(vaultID)) else { return nil }
+        var bytes = [UInt8](data)
+        defer { for i in bytes.indices { bytes[i] = 0 } }
+        return try bytes.withUnsafeBytes { try SecureBytes(copying: $0) }
+    }
+
+    public func store(_ secret: SecureBytes, vaultID: [UInt8]) throws {
+        let target = path(vaultID)
+        let temporary = target + ".new"
+        let created = secret.withUnsafeBytes { FileManager.default.createFile(atPath: temporary, contents: Data($0), attributes: [.posixPermissions: 0o600]) }
+        guard created, rename(temporary, target) == 0 else { throw CocoaError(.fileWriteUnknown) }
+    }
+
+    public func delete(vaultID: [UInt8]) throws {
+        try? FileManager.default.removeItem(atPath: path(vaultID))
+    }
+}
