@@ -27,11 +27,15 @@ python3 Benchmarks/peer/make-items.py "$n" "$work/items.xml" "$work/items.csv"
 "$COFFER" init --vault "$work/v.coffer" --password-file "$work/pw" 2>/dev/null   # the default KDF
 "$COFFER" import "$work/items.csv" --from csv --vault "$work/v.coffer" --password-file "$work/pw" >/dev/null 2>&1
 "$fill" enrol "$work/v.coffer" "$work/keys" "$work/pw"
-url="https://service-$((n / 2)).example/login"
+url="https://site$((n / 2)).example/signin?x=1"
 "$fill" fill "$work/v.coffer" "$work/keys" "$url" 2> "$work/fill.err"
 cat "$work/fill.err" >&2
 peak_self=$(sed -n 's/.*peak memory: \([0-9]*\) KiB.*/\1/p' "$work/fill.err")
-peak_time=$( { /usr/bin/time -f '%M' "$fill" fill "$work/v.coffer" "$work/keys" "$url" >/dev/null 2>/dev/null; } 2>&1 | tail -1 || true)
+peak_time=0
+if [ -x /usr/bin/time ]; then
+  /usr/bin/time -f '%M' -o "$work/time" "$fill" fill "$work/v.coffer" "$work/keys" "$url" >/dev/null 2>&1 || true
+  peak_time=$(tail -1 "$work/time")
+fi
 hyperfine -N --warmup 3 --runs "${EXTENSION_RUNS:-20}" --style basic --export-json "$work/fill.json" \
   -n "extension: device key, find by URL, one password" "$fill fill $work/v.coffer $work/keys $url" >&2
 mkdir -p "$root/Benchmarks/Results"
