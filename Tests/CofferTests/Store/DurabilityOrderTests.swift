@@ -128,4 +128,28 @@ struct DurabilityOrderTests {
         #expect(steps.first == "create tmp")
         #expect(Array(steps.suffix(3)) == ["sync tmp", "rename tmp → file", "sync directory"], "\(steps)")
     }
+    @Test("A torn tail is cut off by a writer (truncate, then sync) and left alone by a read-only open (format.md §7)")
+    func tornTailIsCutThenSyncedByAWriterOnly() throws {
+        let directory = TemporaryDirectory()
+        let recorder = RecordingFileSystem()
+        let (vault, path) = try Self.vault(in: directory, recorder: recorder)
+        try vault.add(Item(title: "kept"))
+        vault.close()
+        let end = try Self.fileSize(path)
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data([1, 2, 3, 4, 5]))
+        try handle.close()
+        recorder.clear()
+        let reader = try Vault.open(at: path, password: Fixtures.password, mode: .readOnly, fileSystem: recorder)
+        #expect(reader.openReport.recoveredTornBytes == 5)
+        reader.close()
+        #expect(recorder.events.isEmpty, "a reader leaves the file alone")
+        #expect(try Self.fileSize(path) == end + 5)
+        let writer = try Vault.open(at: path, password: Fixtures.password, fileSystem: recorder)
+        defer { writer.close() }
+        #expect(Self.steps(recorder.events, on: path) == ["truncate file", "sync file"])
+        #expect(recorder.events.contains(.truncate(path, to: end)))
+        #expect(try Self.fileSize(path) == end)
+    }
 }
