@@ -25,8 +25,10 @@ struct CLIClipTests {
         try ws.initVault()
         try ws.add("a", secret: "clip-me ✓")
         // A hang (the old behaviour) is caught by the runner's timeout, not by a time assertion.
-        // 5 s before clearing: with 1 s a loaded machine (the whole suite on 2 cores) sometimes
-        // cleared it before the check below could read it (issue 29: 2 runs of 18 with xsel).
+        // The read right after `clip` returns is the point of the test: `xsel --input` exits
+        // before the selection server it forks owns the selection, so `clip` used to return
+        // before the value was there (issue 29: 2 runs of 18; now `clip` reads it back first).
+        // 5 s before clearing leaves a loaded machine time for that read.
         let result = try ws.run(["clip", "a", "--clear-after", "5"] + ws.unlock, environment: session.environment(for: ws),
                             timeoutSeconds: 60)
         #expect(result.status == 0, "\(result)")
@@ -201,6 +203,9 @@ struct XSession {
         var copy = ChildProcess(tool == "xclip" ? [bin + "/xclip", "-selection", "clipboard", "-in"] : [bin + "/xsel", "--clipboard", "--input"])
         copy.environment = toolEnvironment
         #expect(try copy.run(input: Array(text.utf8), timeoutSeconds: 10) == 0)
+        // xsel returns before its forked server owns the selection: wait until it is there, as
+        // a user who copies something would see it.
+        #expect(waitUntil(timeoutSeconds: 10) { (try? clipboard()) == text }, "the copy never reached the clipboard")
     }
 
     func waitUntil(timeoutSeconds: Double, _ condition: () -> Bool) -> Bool {
@@ -219,12 +224,19 @@ struct XSession {
         !clearers(tool: tool, after: seconds).isEmpty
     }
 
-    /// The pids of `coffer clip-clear --after N --tool T` processes (any N when `seconds` is nil).
+    /// The pids of `coffer clip-clear --after N --tool T` processes (any N when `seconds` is nil)
+    /// started from one of this test process's own copies of coffer (the build's, `CLI.binary`, and
+    /// the per-process installed one): another suite running on the machine at the same time
+    /// (another checkout or worktree) has clearers of its own, which this one must neither wait
+    /// for nor kill.
     static func clearers(tool: String, after seconds: Int?) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        let own = Set([CLI.binary, CLI.installedDirectory.map { $0 + "/coffer" }].compactMap { $0 }
+            .flatMap { [$0, URL(fileURLWithPath: $0).resolvingSymlinksInPath().path] })
         return entries.compactMap { pid -> pid_t? in
             guard pid.allSatisfy(\.isNumber), let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return nil }
             let words = cmdline.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            guard let program = words.first, own.contains(program) else { return nil }
             guard words.contains("clip-clear"), words.contains(tool), let flag = words.firstIndex(of: "--after"),
                   words.indices.contains(flag + 1) else { return nil }
             return seconds == nil || words[flag + 1] == String(seconds!) ? pid_t(pid) : nil

@@ -45,10 +45,29 @@ struct ClipboardTool {
     /// Longest a copy or paste may take before it counts as a failure (an unreachable display).
     static let timeoutSeconds = 10.0
 
-    /// Puts `value` on the clipboard. The tool's own process is waited for, not the selection
-    /// server it forks (xclip, xsel and wl-copy all leave one running to serve the value).
+    /// Puts `value` on the clipboard and returns once the clipboard holds it. The tool's own
+    /// process is waited for, not the selection server it forks (xclip, xsel and wl-copy all leave
+    /// one running to serve the value), and xsel's parent exits before its server has taken the
+    /// selection: a paste right after `xsel --input` returned read the previous value in 90 of
+    /// 200 tries here (issue 29). So "copied" is said only after a paste reads the value back.
     func copy(_ value: [UInt8]) throws -> Int32 {
-        try ChildProcess(copyCommand).run(input: value, timeoutSeconds: Self.timeoutSeconds)
+        let status = try ChildProcess(copyCommand).run(input: value, timeoutSeconds: Self.timeoutSeconds)
+        if status == 0 { waitUntilHolding(value) }
+        return status
+    }
+
+    /// Polls the clipboard until it holds `value`, for at most `timeoutSeconds` (another program
+    /// may take the selection at once; then the copy still succeeded, and the clearer leaves
+    /// that program's value alone). What is read back goes to memory that is wiped.
+    private func waitUntilHolding(_ value: [UInt8]) {
+        let deadline = ContinuousClock.now + .seconds(Self.timeoutSeconds)
+        while ContinuousClock.now < deadline {
+            if var pasted = try? paste() {
+                defer { secureZero(&pasted.output) }
+                if pasted.status == 0 && constantTimeEquals(pasted.output, value) { return }
+            }
+            usleep(10_000)
+        }
     }
 
     /// Most a paste reads: more than any value a vault can hold (an item is at most 1 MiB), so a
