@@ -10,6 +10,9 @@ package enum ItemCodec {
     /// Tags a 1.1 reader keeps without knowing them (spec/format.md §6.1): carried through an
     /// edit unchanged.
     package static let extensionTags: ClosedRange<UInt8> = 128...255
+    /// The extension tag format 1.2 defines (spec/format.md §6.2): a URL's match rule,
+    /// `rule (1) ‖ url (UTF-8)`. Decoded into `Item.urlMatches`, never kept as opaque bytes.
+    package static let urlMatchTag: UInt8 = 128
     static let fixedPrefix = 1 + 1 + 16 + 8 + 8 + 2
 
     enum Tag: UInt8 {
@@ -57,13 +60,14 @@ package enum ItemCodec {
         fields += item.passwordHistory.map { (.history, .history(changed: $0.changed, password: $0.password.bytes)) }
         if let value = item.noteValue { fields.append((.noteValue, .secret(value.bytes))) }
         let extensions = item.extensionFields.sorted { $0.tag < $1.tag }  // stable: repeats keep their order
+        let rules = item.urlMatches.map { [$0.match.rawValue] + Array($0.url.utf8) }
 
-        let fieldCount = fields.count + extensions.count
+        let fieldCount = fields.count + rules.count + extensions.count
         guard fieldCount <= maximumFields else {
             throw CofferError(.limitExceeded, "an item may have at most \(maximumFields) fields, this one has \(fieldCount)")
         }
-        for field in extensions where !extensionTags.contains(field.tag) {
-            throw CofferError(.invalidArgument, "field tag \(field.tag) is not an extension tag (\(extensionTags)); nothing was written")
+        for field in extensions where !extensionTags.contains(field.tag) || field.tag == urlMatchTag {
+            throw CofferError(.invalidArgument, "field tag \(field.tag) is not an unknown extension tag (129...255); nothing was written")
         }
         // Text fields are Swift strings (always UTF-8); secrets arrive as bytes. A secret that
         // is not UTF-8 would be written and then refused by every reader (spec/format.md §6),
@@ -71,7 +75,8 @@ package enum ItemCodec {
         for (tag, value) in fields where !value.secretIsUTF8 {
             throw CofferError(.invalidArgument, "the \(tag.secretName) is not UTF-8 text (Coffer stores secrets as text); nothing was written")
         }
-        let total = fixedPrefix + fields.reduce(0) { $0 + 5 + $1.1.count } + extensions.reduce(0) { $0 + 5 + $1.value.count }
+        let total = fixedPrefix + fields.reduce(0) { $0 + 5 + $1.1.count } + rules.reduce(0) { $0 + 5 + $1.count }
+            + extensions.reduce(0) { $0 + 5 + $1.value.count }
         // The record bound (§9) is the only bound on one field since 1.1; checked here so that
         // nothing large is copied first.
         guard total <= maximumEncodedLength else {
@@ -89,6 +94,11 @@ package enum ItemCodec {
             writer.uint32(UInt32(value.count))
             value.write(into: &writer)
         }
+        for rule in rules {
+            writer.uint8(urlMatchTag)
+            writer.uint32(UInt32(rule.count))
+            writer.bytes.append(contentsOf: rule)
+        }
         for field in extensions {
             writer.uint8(field.tag)
             writer.uint32(UInt32(field.value.count))
@@ -101,9 +111,10 @@ package enum ItemCodec {
     /// The longest item encoding a record can carry (spec/format.md §5.1, §9).
     package static let maximumEncodedLength = RecordFrame.maximumPlaintext - 5
 
-    /// The format minor version an item needs (spec/format.md §2): 1 when a field is longer than
-    /// 1.0 allows or the item has extension fields, else 0.
+    /// The format minor version an item needs (spec/format.md §2): 2 when it has URL match
+    /// rules, 1 when a field is longer than 1.0 allows or the item has extension fields, else 0.
     package static func minimumVersionMinor(of item: Item) -> UInt16 {
+        if !item.urlMatches.isEmpty { return 2 }
         if !item.extensionFields.isEmpty { return 1 }
         let longest = [item.title.utf8.count, item.username?.utf8.count ?? 0, item.password?.utf8Count ?? 0,
                        item.notes?.utf8.count ?? 0, item.noteValue?.utf8Count ?? 0].max()!
@@ -179,7 +190,12 @@ package enum ItemCodec {
             case .noteValue: item!.noteValue = Secret(bytes: try SecureBytes(copying: value, protection: .locked))
             }
         } extensionField: { tag, value in
-            item!.extensionFields.append(ExtensionField(tag: tag, value: try SecureBytes(copying: value, protection: .locked)))
+            if tag == urlMatchTag {
+                let url = try text(UnsafeRawBufferPointer(rebasing: value.dropFirst()))
+                item!.urlMatches.append(URLMatchRule(url: url, match: URLMatch(rawValue: value[0])))
+            } else {
+                item!.extensionFields.append(ExtensionField(tag: tag, value: try SecureBytes(copying: value, protection: .locked)))
+            }
         }
         return item!
     }
@@ -335,6 +351,10 @@ package enum ItemCodec {
             let length = Int(try reader.uint32())
             let value = try reader.slice(length)
             guard let tag else {
+                // Format 1.2's URL rule (§6.2): a rule byte, then UTF-8; checked by every decoder alike.
+                if rawTag == urlMatchTag, value.isEmpty || !isValidUTF8(UnsafeRawBufferPointer(rebasing: value.dropFirst())) {
+                    throw malformed("a URL match rule (field 128) needs a rule byte and UTF-8 text")
+                }
                 try extensionField(rawTag, value)
                 continue
             }

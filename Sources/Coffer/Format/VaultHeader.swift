@@ -4,7 +4,7 @@ package struct VaultHeader: Sendable, Equatable {
     package static let magic: [UInt8] = [0x89, 0x43, 0x4F, 0x46, 0x46, 0x45, 0x52, 0x0A]
     package static let versionMajor: UInt16 = 1
     /// The newest minor version this Coffer reads and writes (spec/format.md §2).
-    package static let versionMinor: UInt16 = 1
+    package static let versionMinor: UInt16 = 2
     /// The minor version a new vault gets: the lowest one, until an item needs more (§2).
     package static let initialVersionMinor: UInt16 = 0
     package static let lengthBounds = 128...65_536

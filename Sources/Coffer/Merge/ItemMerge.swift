@@ -154,6 +154,7 @@ package enum ItemMerge {
         result.customFields = mergeFields(base: twoWay ? nil : base?.customFields, first.customFields, second.customFields,
                                           item: ours.id, side: side, conflicts: &conflicts, kept: &kept) + kept
         result.extensionFields = pick(\.extensionFields).value
+        result.urlMatches = pick(\.urlMatches).value
         // Changed on one side only: that side's time; else the earlier creation, the later change.
         let created = pick(\.created), modified = pick(\.modified)
         result.created = created.loser == nil ? created.value : Swift.min(ours.created, theirs.created)

@@ -306,6 +306,9 @@ public struct Item: Sendable, Equatable, Identifiable {
     public var noteValue: Secret?
     /// Fields of a later format version, carried through edits unchanged (spec/format.md §6.1).
     package var extensionFields: [ExtensionField] = []
+    /// How each URL is matched against a page (format 1.2, spec/urls.md §5); a URL without a
+    /// rule matches by registrable domain.
+    public var urlMatches: [URLMatchRule] = []
     public var created: Timestamp
     public var modified: Timestamp
 

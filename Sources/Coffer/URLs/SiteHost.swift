@@ -1,0 +1,191 @@
+import Foundation
+
+/// A URL's host in the one form hosts are compared in (spec/urls.md §2): a domain as lowercase
+/// ASCII labels (a Unicode label as its `xn--` punycode, so `bücher.de` and `xn--bcher-kva.de`
+/// are the same host), or an IPv4 or IPv6 address as numbers. Anything that is not a valid host
+/// is nil, and so matches nothing: a parser in doubt refuses, it never guesses a site.
+package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
+    case domain(String)
+    case ipv4(UInt32)
+    case ipv6([UInt16])
+
+    /// DNS's bounds (RFC 1035): a name of at most 253 bytes (without its final dot), labels of
+    /// at most 63. With them, a host of 300 labels is refused before any lookup.
+    package static let maximumLength = 253
+    package static let maximumLabelLength = 63
+    /// Longer host text is refused before it is mapped (a host's UTF-8 can be up to four bytes
+    /// per character of its 253-byte ASCII form).
+    package static let maximumInputBytes = 1_024
+
+    package init?(_ text: String) {
+        guard !text.isEmpty, text.utf8.count <= Self.maximumInputBytes else { return nil }
+        if text.hasPrefix("[") {
+            guard text.hasSuffix("]"), let groups = Self.ipv6(text.dropFirst().dropLast()) else { return nil }
+            self = .ipv6(groups)
+            return
+        }
+        // UTS 46's mapping, approximated: compatibility forms folded (full-width letters, the
+        // ideographic full stop), then lower case. ASCII needs only the lower case.
+        var mapped = text.utf8.allSatisfy({ $0 < 0x80 }) ? text.lowercased()
+            : text.precomposedStringWithCompatibilityMapping.lowercased().replacingOccurrences(of: "\u{3002}", with: ".")
+        if mapped.hasSuffix(".") { mapped.removeLast() }
+        let labels = mapped.split(separator: ".", omittingEmptySubsequences: false)
+        guard !labels.isEmpty, labels.count <= (Self.maximumLength + 1) / 2, labels.allSatisfy({ !$0.isEmpty }) else { return nil }
+        // WHATWG URL: a host whose last label is a number is an IPv4 address or nothing.
+        if let last = labels.last, Self.number(last) != nil || last.allSatisfy(\.isASCIIDigit) {
+            guard let address = Self.ipv4(labels) else { return nil }
+            self = .ipv4(address)
+            return
+        }
+        var ascii: [String] = []
+        for label in labels {
+            guard let converted = Self.asciiLabel(label) else { return nil }
+            ascii.append(converted)
+        }
+        let joined = ascii.joined(separator: ".")
+        guard joined.utf8.count <= Self.maximumLength else { return nil }
+        self = .domain(joined)
+    }
+
+    /// The host as it is compared and shown (`[…]` around an IPv6 address).
+    package var description: String {
+        switch self {
+        case .domain(let name): return name
+        case .ipv4(let address): return (0..<4).map { String(address >> (24 - 8 * UInt32($0)) & 0xFF) }.joined(separator: ".")
+        case .ipv6(let groups): return "[" + groups.map { String($0, radix: 16) }.joined(separator: ":") + "]"
+        }
+    }
+
+    /// What `domain` matching compares (spec/urls.md §4): the registrable domain of a domain
+    /// host, the whole host when it is itself a public suffix, the address of an IP host.
+    package var site: String {
+        guard case .domain(let name) = self else { return description }
+        return PublicSuffixList.registrableDomain(of: name.split(separator: ".")) ?? name
+    }
+
+    // MARK: Labels
+
+    /// A lowercase label's ASCII form: letters, digits, `-` and `_` as they are; `xn--` labels
+    /// only when they decode to the Unicode label they would be encoded from (so one label
+    /// has one spelling); any other Unicode label through punycode. Nil for anything else.
+    package static func asciiLabel(_ label: Substring) -> String? {
+        guard !label.isEmpty, label.utf8.count <= maximumInputBytes else { return nil }
+        if label.utf8.allSatisfy({ $0 < 0x80 }) {
+            guard label.utf8.count <= maximumLabelLength, label.utf8.allSatisfy(isHostByte) else { return nil }
+            guard label.hasPrefix("xn--") else { return String(label) }
+            let encoded = label.utf8.dropFirst(4)
+            guard let scalars = Punycode.decode(encoded), scalars.contains(where: { !$0.isASCII }),
+                  scalars.allSatisfy(isHostScalar) else { return nil }
+            let unicode = String(String.UnicodeScalarView(scalars))
+            // The label a browser would make from this Unicode text must be this one.
+            let remapped = unicode.precomposedStringWithCompatibilityMapping.lowercased()
+            guard Array(remapped.unicodeScalars) == scalars, Punycode.encode(scalars) == String(Substring(encoded)) else { return nil }
+            return String(label)
+        }
+        let scalars = Array(label.unicodeScalars)
+        guard scalars.allSatisfy(isHostScalar), let encoded = Punycode.encode(scalars) else { return nil }
+        let ascii = "xn--" + encoded
+        return ascii.utf8.count <= maximumLabelLength ? ascii : nil
+    }
+
+    private static func isHostByte(_ byte: UInt8) -> Bool {
+        (97...122).contains(byte) || (48...57).contains(byte) || byte == 45 || byte == 95  // a–z 0–9 - _
+    }
+
+    /// A scalar allowed in a Unicode label: an ASCII host byte (lower case), or a non-ASCII
+    /// scalar that is not a control, a format character, a separator, a private-use or unassigned one.
+    private static func isHostScalar(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.isASCII { return isHostByte(UInt8(scalar.value)) }
+        switch scalar.properties.generalCategory {
+        case .control, .format, .spaceSeparator, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned:
+            return false
+        default:
+            return !scalar.properties.isWhitespace && !scalar.properties.isNoncharacterCodePoint
+        }
+    }
+
+    // MARK: Addresses
+
+    /// A WHATWG IPv4 number: decimal, `0x` hex or `0`-prefixed octal.
+    private static func number(_ part: Substring) -> UInt64? {
+        var digits = part.utf8[...]
+        var radix: UInt64 = 10
+        if digits.count >= 2, digits.first == 48, digits.dropFirst().first == 120 || digits.dropFirst().first == 88 {
+            digits = digits.dropFirst(2)
+            radix = 16
+            if digits.isEmpty { return 0 }
+        } else if digits.count >= 2, digits.first == 48 {
+            digits = digits.dropFirst()
+            radix = 8
+        }
+        guard !digits.isEmpty, digits.count <= 32 else { return nil }
+        var value: UInt64 = 0
+        for byte in digits {
+            let d: UInt64
+            switch byte {
+            case 48...57: d = UInt64(byte - 48)
+            case 97...102: d = UInt64(byte - 87)
+            case 65...70: d = UInt64(byte - 55)
+            default: return nil
+            }
+            guard d < radix else { return nil }
+            value = value * radix + d
+            guard value <= UInt64(UInt32.max) else { return nil }
+        }
+        return value
+    }
+
+    private static func ipv4(_ parts: [Substring]) -> UInt32? {
+        guard parts.count <= 4 else { return nil }
+        var numbers: [UInt64] = []
+        for part in parts {
+            guard let value = number(part) else { return nil }
+            numbers.append(value)
+        }
+        guard numbers.dropLast().allSatisfy({ $0 <= 255 }) else { return nil }
+        let lastLimit: UInt64 = 1 << (8 * UInt64(5 - numbers.count))
+        guard numbers.last! < lastLimit else { return nil }
+        var address = numbers.last!
+        for (index, value) in numbers.dropLast().enumerated() { address += value << (8 * UInt64(3 - index)) }
+        return UInt32(address)
+    }
+
+    /// RFC 4291 §2.2 text: eight groups, one `::`, an optional dotted IPv4 tail; no zone.
+    private static func ipv6(_ text: Substring) -> [UInt16]? {
+        guard !text.isEmpty, text.utf8.count <= 64 else { return nil }
+        let halves = String(text).components(separatedBy: "::")
+        guard halves.count <= 2 else { return nil }
+        func groups(_ part: String, tail: Bool) -> [UInt16]? {
+            if part.isEmpty { return [] }
+            let pieces = part.split(separator: ":", omittingEmptySubsequences: false)
+            var out: [UInt16] = []
+            for (index, piece) in pieces.enumerated() {
+                if tail, index == pieces.count - 1, piece.contains(".") {
+                    let octets = piece.split(separator: ".", omittingEmptySubsequences: false)
+                    guard octets.count == 4 else { return nil }
+                    var bytes: [UInt16] = []
+                    for octet in octets {
+                        guard (1...3).contains(octet.count), octet.allSatisfy(\.isASCIIDigit), let v = UInt16(octet), v <= 255,
+                              octet.count == 1 || octet.first != "0" else { return nil }
+                        bytes.append(v)
+                    }
+                    out += [bytes[0] << 8 | bytes[1], bytes[2] << 8 | bytes[3]]
+                    continue
+                }
+                guard (1...4).contains(piece.utf8.count), let value = UInt16(piece, radix: 16), piece.allSatisfy(\.isHexDigit) else { return nil }
+                out.append(value)
+            }
+            return out
+        }
+        if halves.count == 1 {
+            guard let all = groups(halves[0], tail: true), all.count == 8 else { return nil }
+            return all
+        }
+        guard let head = groups(halves[0], tail: false), let tail = groups(halves[1], tail: true), head.count + tail.count <= 7 else { return nil }
+        return head + Array(repeating: 0, count: 8 - head.count - tail.count) + tail
+    }
+}
+
+private extension Character {
+    var isASCIIDigit: Bool { isASCII && isNumber && ("0"..."9").contains(self) }
+}
