@@ -16,8 +16,7 @@ enum BitwardenJSON {
         let folders = names(object["folders"])
         let collections = names(object["collections"])
         var result = ImportResult()
-        result.ignored = ["favorite": CSVDialect.favourite, "reprompt": "Bitwarden's ask-for-the-master-password setting",
-                          "login.uris[].match": "Bitwarden's URL matching rule"]
+        result.ignored = ["favorite": CSVDialect.favourite, "reprompt": "Bitwarden's ask-for-the-master-password setting"]
         for (offset, entry) in entries.enumerated() {
             let position = SkippedEntry.Position.item(offset + 1)
             guard let entry = entry as? [String: Any] else {
@@ -62,7 +61,14 @@ enum BitwardenJSON {
         let type = (entry["type"] as? NSNumber)?.intValue ?? -1
         let login = entry["login"] as? [String: Any]
         let username = Importer.nonEmpty(login?["username"] as? String)
-        let urls = ((login?["uris"] as? [Any]) ?? []).compactMap { ($0 as? [String: Any])?["uri"] as? String }.filter { !$0.isEmpty }
+        let uris = ((login?["uris"] as? [Any]) ?? []).compactMap { $0 as? [String: Any] }
+        let urls = uris.compactMap { $0["uri"] as? String }.filter { !$0.isEmpty }
+        // `match` is kept (spec/urls.md §5, Bitwarden's numbers); null means the default, domain.
+        let matches = uris.compactMap { uri -> URLMatchRule? in
+            guard let url = uri["uri"] as? String, !url.isEmpty, let number = uri["match"] as? NSNumber,
+                  let raw = UInt8(exactly: number.intValue) else { return nil }
+            return URLMatchRule(url: url, match: URLMatch(rawValue: raw))
+        }
         guard let title = Importer.title(entry["name"] as? String, url: urls.first, username: username) else {
             throw CSVImport.RowError(reason: "no name, URL or username")
         }
@@ -118,11 +124,12 @@ enum BitwardenJSON {
         let modified = (entry["revisionDate"] as? String).flatMap(Importer.timestamp) ?? created
         let notes = Importer.nonEmpty(entry["notes"] as? String)
         let password = try Importer.nonEmpty(login?["password"] as? String).map { try Secret($0) }
-        let item = isNote
+        var item = isNote
             ? Item(kind: .secureNote, title: title, username: username, password: password, urls: urls, tags: tags,
                    customFields: custom, passwordHistory: history, noteValue: try Secret(notes ?? ""), created: created, modified: modified)
             : Item(kind: .login, title: title, username: username, password: password, urls: urls, notes: notes, tags: tags,
                    customFields: custom, passwordHistory: history, created: created, modified: modified)
+        item.urlMatches = matches
         result.append(try Importer.storable(item), kind: kind)
     }
 }

@@ -262,7 +262,8 @@ struct ImportDialectTests {
              "collections": [{"id": "c1", "organizationId": "o", "name": "Shared/Finance"}],
              "items": [
                {"type": 1, "name": "Bank", "folderId": "f1", "collectionIds": ["c1"], "notes": null,
-                "login": {"username": "me", "password": "s3cret", "totp": "JBSW", "uris": [{"match": null, "uri": "https://bank.example"}],
+                "login": {"username": "me", "password": "s3cret", "totp": "JBSW", "uris": [{"match": null, "uri": "https://bank.example"},
+                          {"match": 3, "uri": "https://bank.example/login"}, {"match": 5, "uri": "https://old.bank.example"}],
                           "fido2Credentials": [{"credentialId": "x"}]},
                 "fields": [{"name": "PIN", "value": "0000", "type": 1}, {"name": "flag", "value": null, "type": 2},
                            {"name": "user again", "value": null, "type": 3, "linkedId": 100}],
@@ -283,7 +284,12 @@ struct ImportDialectTests {
         #expect(result.items.count == 5)
         let bank = result.items[0]
         #expect(bank.title == "Bank" && bank.username == "me" && bank.password?.reveal() == "s3cret")
-        #expect(bank.tags == ["Banking", "Shared/Finance"] && bank.urls == ["https://bank.example"])
+        #expect(bank.tags == ["Banking", "Shared/Finance"])
+        #expect(bank.urls == ["https://bank.example", "https://bank.example/login", "https://old.bank.example"])
+        // `match` is kept (spec/urls.md §5): null is the default (domain) and stores no rule.
+        #expect(bank.urlMatches == [URLMatchRule(url: "https://bank.example/login", match: .exact),
+                                    URLMatchRule(url: "https://old.bank.example", match: .never)])
+        #expect(result.ignored.keys.sorted() == ["favorite", "reprompt"])
         #expect(bank.customFields.map(\.name) == ["totp", "PIN"])
         #expect(bank.passwordHistory.map { $0.password.reveal() } == ["oldest", "older"])
         #expect(bank.created == Importer.timestamp("2024-01-02T03:04:05.678Z"))

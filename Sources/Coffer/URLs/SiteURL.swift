@@ -2,8 +2,8 @@
 /// one form (`SiteHost`), the port unless it is the scheme's default, and the path with its
 /// query (the fragment dropped). Userinfo is dropped: `https://accounts.google.com@evil.io` is a
 /// URL of evil.io. A backslash ends the host as `/` does (browsers read it so), and text without
-/// `scheme://` is read as `https://` text, as managers store `github.com`. The work is one
-/// pass over the text, whatever its length; nil for anything that is not such a URL.
+/// `scheme://` is read as `https://` text, as managers store `github.com`. The work is a few
+/// passes over at most `maximumBytes`; nil for anything that is not such a URL.
 package struct SiteURL: Equatable, Sendable {
     package var scheme: String
     package var host: SiteHost
@@ -14,9 +14,13 @@ package struct SiteURL: Equatable, Sendable {
 
     /// Longer authority text (userinfo, host and port) is refused before it is looked at.
     package static let maximumAuthorityBytes = 4_096
+    /// Longer URLs match nothing (spec/urls.md §7): refused before any pass over them, so a URL
+    /// of 1 MiB costs nothing. No login page's address comes near (browsers keep a few KiB).
+    package static let maximumBytes = 65_536
     static let defaultPorts = ["https": 443, "http": 80]
 
     package init?(_ text: String) {
+        guard text.utf8.count <= Self.maximumBytes else { return nil }
         // WHATWG URL: tabs and newlines anywhere are dropped, controls and spaces at both ends.
         var bytes = Array(text.utf8.lazy.filter { $0 != 0x09 && $0 != 0x0A && $0 != 0x0D })
         while let last = bytes.last, last <= 0x20 { bytes.removeLast() }

@@ -11,7 +11,8 @@ struct ListCommand: ParsableCommand {
         discussion: """
             QUERY matches service, username, URLs and tags, case-insensitively. Items are sorted by service in \
             natural order (site2 before site10). On a terminal the table fits its width, the count goes to \
-            stderr, and a list longer than the screen goes through $PAGER (default less -FRX). Opens the vault read-only.
+            stderr, and a list longer than the screen goes through $PAGER (default less -FRX). Opens the vault read-only. \
+            --url URL lists only the logins for that page's URL (spec/urls.md); none exits 1.
             """)
 
     @Argument(help: "Only items whose service, username, URL or tags contain this.")
@@ -19,6 +20,9 @@ struct ListCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("Only items with this tag.", valueName: "tag"))
     var tag: String?
+
+    @Option(help: ArgumentHelp("Only the logins for this page's URL (same site, or each URL's own rule).", valueName: "url"))
+    var url: String?
 
     @Flag(help: "Print a JSON array (id, kind, service, username, url, urls, tags, hasPassword, created, modified).")
     var json = false
@@ -28,7 +32,13 @@ struct ListCommand: ParsableCommand {
     func run() throws {
         let reader = try VaultAccess(vaultOptions)
         defer { reader.close() }
-        let items = try reader.listing(query ?? "", tag: tag)
+        let items: ListedItems
+        if let url {
+            let needle = SearchText.folded(query ?? "")
+            items = .summaries(try reader.logins(matching: url).map(\.summary).filter { $0.matches(folded: needle) && $0.hasTag(tag) })
+        } else {
+            items = try reader.listing(query ?? "", tag: tag)
+        }
         if json {
             var out = ListingJSON.render(items)
             Terminal.outBytes(&out)

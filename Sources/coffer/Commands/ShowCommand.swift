@@ -11,10 +11,15 @@ struct ShowCommand: ParsableCommand {
             --field F prints that field's value alone on stdout (secret fields masked unless --reveal). \
             Fields: service, username, password, url, urls, notes, tags, id, kind, value, created, modified, \
             or a custom field's name. An unknown field exits 1.
+            --url URL shows the login for a page's URL instead (spec/urls.md: same registrable domain, \
+            or the URL's own match rule); no login for it exits 1, several ask which (or exit 1 without a terminal).
             """)
 
     @Argument(help: "An id, a unique id prefix, or the exact service name.")
-    var item: String
+    var item: String?
+
+    @Option(help: ArgumentHelp("The login for this page's URL instead of ITEM.", valueName: "url"))
+    var url: String?
 
     @Option(help: ArgumentHelp("Print only this field's value.", valueName: "field"))
     var field: String?
@@ -31,6 +36,7 @@ struct ShowCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func validate() throws {
+        if (item == nil) == (url == nil) { throw ValidationError("name an item or give --url, not both") }
         if field != nil && json { throw ValidationError("--field and --json cannot be combined") }
         if history && (field != nil || json) { throw ValidationError("--history cannot be combined with --field or --json") }
     }
@@ -38,7 +44,14 @@ struct ShowCommand: ParsableCommand {
     func run() throws {
         let reader = try VaultAccess(vaultOptions)
         defer { reader.close() }
-        let found = try reader.get(reader.pick(item).id)
+        let found: Item
+        if let url {
+            let logins = try reader.logins(matching: url)
+            let chosen = logins.count == 1 ? logins[0].summary : try ItemPicker.pick(url, from: .several(logins.map(\.summary)))
+            found = logins.first { $0.id == chosen.id }!
+        } else {
+            found = try reader.get(reader.pick(item!).id)
+        }
         if history {
             guard !found.passwordHistory.isEmpty else {
                 Terminal.note("\(found.title) has no earlier passwords")
