@@ -119,6 +119,7 @@ let package = Package(
         .executableTarget(name: "FuzzAgentMessage", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzAgentMessage"),
         .executableTarget(name: "FuzzVaultMerge", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzVaultMerge"),
         .executableTarget(name: "FuzzPwnedPasswords", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzPwnedPasswords"),
+        .executableTarget(name: "FuzzSiteURL", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzSiteURL"),
     ]
 )
 

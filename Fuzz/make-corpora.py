@@ -331,6 +331,30 @@ PWNED = {
 }
 for name, data in PWNED.items():
     write("FuzzPwnedPasswords", name, data)
+# --- URLs (spec/urls.md): every url of the normalisation vectors, and every page ‖ "\n" ‖ item
+# pair of the matching vectors ----------------------------------------------------------------
+def url_blocks(name):
+    blocks, block = [], {}
+    for line in open(os.path.join(ROOT, "spec", "vectors", "urls", name), encoding="utf-8"):
+        line = line.rstrip("\n")
+        if line.startswith("#"):
+            continue
+        if not line.strip():
+            if block:
+                blocks.append(block)
+            block = {}
+            continue
+        key, _, value = line.partition(": ")
+        block[key] = value
+    if block:
+        blocks.append(block)
+    return blocks
+
+
+for n, block in enumerate(url_blocks("normalization.txt"), 1):
+    write("FuzzSiteURL", "normalization-%03d" % n, block["url"].encode("utf-8"))
+for n, block in enumerate(url_blocks("matching.txt"), 1):
+    write("FuzzSiteURL", "matching-%03d" % n, (block["page"] + "\n" + block["item"]).encode("utf-8"))
 
 for target in sorted(os.listdir(CORPUS)):
     print("%-22s %d files" % (target, len(os.listdir(os.path.join(CORPUS, target)))))

@@ -36,6 +36,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case agentMessage = "FuzzAgentMessage"
     case vaultMerge = "FuzzVaultMerge"
     case pwnedPasswords = "FuzzPwnedPasswords"
+    case siteURL = "FuzzSiteURL"
 
     /// Runs one input through the harness. Throws `InvariantViolation` when an invariant breaks.
     package func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
@@ -53,6 +54,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .agentMessage: return try AgentMessageHarness.run(data)
         case .vaultMerge: return try VaultMergeHarness.run(data)
         case .pwnedPasswords: return try PwnedPasswordsHarness.run(data)
+        case .siteURL: return try SiteURLHarness.run(data)
         }
     }
 

@@ -334,6 +334,23 @@ struct FormatVectorGenerator {
         outOfOrder.put(misordered)
         add("051-extension-fields-out-of-order", "version 1.1: tag 200 before tag 130 (extension fields too are in ascending order)",
             expect: "malformed item", bytes: outOfOrder.file)
+
+        // Format 1.2 (§2, §6.2): tag 128 is a URL's match rule, `rule (1) ‖ url`.
+        var rules = try Log(seed: "url match rules", versionMinor: 2)
+        var bank = login(1, random: rules.random)
+        bank.urls = ["https://bank.example/login", "https://old.bank.example"]
+        bank.extensionFields = [(128, [3] + Array("https://bank.example/login".utf8)), (128, [5] + Array("https://old.bank.example".utf8)),
+                                (128, [1] + Array("https://removed.example".utf8)), (128, [9] + Array("https://bank.example/login".utf8)),
+                                (200, [0x01])]
+        rules.put(bank)
+        add("052-url-match-rules", "version 1.2: a login with URL rules exact and never, one for a URL it does not have, a rule value 9 and a later field 200",
+            expect: "success", bytes: rules.file, items: rules.items)
+        var emptyRule = try Log(seed: "empty url rule", versionMinor: 2)
+        var broken = login(1, random: emptyRule.random)
+        broken.extensionFields = [(128, [])]
+        emptyRule.put(broken)
+        add("053-empty-url-match-rule", "version 1.2: a tag-128 field of 0 bytes (a rule needs its rule byte)", expect: "malformed item",
+            bytes: emptyRule.file)
         return out
     }
 

@@ -111,7 +111,9 @@ struct FormatVectorTests {
             passwordHistory: item.passwordHistory.map { (changed: $0.changed.millisecondsSince1970, password: $0.password.reveal()) },
             noteValue: item.noteValue?.reveal(), created: item.created.millisecondsSince1970,
             modified: item.modified.millisecondsSince1970)
-        converted.extensionFields = item.extensionFields.map { field in (field.tag, field.value.withUnsafeBytes { Array($0) }) }
+        // Format 1.2's URL rules are field 128 (spec/format.md §6.2): `rule ‖ url`, before later tags.
+        converted.extensionFields = item.urlMatches.map { (128, [$0.match.rawValue] + Array($0.url.utf8)) }
+            + item.extensionFields.map { field in (field.tag, field.value.withUnsafeBytes { Array($0) }) }
         return converted
     }
 }
