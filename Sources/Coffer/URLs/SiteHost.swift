@@ -26,8 +26,10 @@ package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
         }
         // UTS 46's mapping, approximated: compatibility forms folded (full-width letters, the
         // ideographic full stop), then lower case. ASCII needs only the lower case.
-        var mapped = text.utf8.allSatisfy({ $0 < 0x80 }) ? text.lowercased()
-            : text.precomposedStringWithCompatibilityMapping.lowercased().replacingOccurrences(of: "\u{3002}", with: ".")
+        var mapped = text.utf8.allSatisfy({ $0 < 0x80 }) ? text.lowercased() : Self.mapped(text)
+        // A host the mapping still changes (case folding that leaves a non-NFKC form) has no
+        // one spelling: refused, so every accepted host maps to itself.
+        guard mapped.utf8.allSatisfy({ $0 < 0x80 }) || Array(Self.mapped(mapped).unicodeScalars) == Array(mapped.unicodeScalars) else { return nil }
         if mapped.hasSuffix(".") { mapped.removeLast() }
         let labels = mapped.split(separator: ".", omittingEmptySubsequences: false)
         guard !labels.isEmpty, labels.count <= (Self.maximumLength + 1) / 2, labels.allSatisfy({ !$0.isEmpty }) else { return nil }
@@ -61,6 +63,11 @@ package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
     package var site: String {
         guard case .domain(let name) = self else { return description }
         return PublicSuffixList.registrableDomain(of: name.split(separator: ".")) ?? name
+    }
+
+    /// NFKC, lower case, the ideographic full stop as a dot.
+    private static func mapped(_ text: String) -> String {
+        text.precomposedStringWithCompatibilityMapping.lowercased().replacingOccurrences(of: "\u{3002}", with: ".")
     }
 
     // MARK: Labels
