@@ -1,5 +1,7 @@
 /// Punycode (RFC 3492), the encoding of an internationalised host label's Unicode form in
-/// ASCII (`bücher` ⇄ `bcher-kva`). Written here because Foundation on Linux does no IDNA.
+/// ASCII (`bücher` ⇄ `bcher-kva`). Written here, not taken from Foundation: on Linux (Swift 6.3)
+/// `URL(string:)` encodes a Unicode host but `URLComponents` keeps it as Unicode, neither
+/// decodes or validates an `xn--` label, and Apple platforms' URL parsing differs by release.
 /// Every step is checked for overflow and both directions refuse rather than guess, so invalid
 /// input (a fuzzer's, an attacker's) yields nil, never a trap or a different label.
 package enum Punycode {
