@@ -17,7 +17,7 @@ package enum CofferJSON {
         case export
         /// `show --json` (§6.2): `password`, `value` and custom field values as `mask` unless
         /// `reveal`; `revealed` and `url` (the first URL) added; `passwordHistory` as a count
-        /// (`show --history` lists the entries); no `extensionFields`.
+        /// (`show --history` lists the entries); no `urlMatches`, no `extensionFields`.
         case show(reveal: Bool, mask: String)
     }
 
@@ -25,10 +25,10 @@ package enum CofferJSON {
     private enum Key: String {
         case format, version, items
         case id, kind, service, username, password, revealed, url, urls, notes, tags, fields, value
-        case passwordHistory, extensionFields, created, modified
-        /// In the entries of `fields` (with `value`), `passwordHistory` (with `password`) and
-        /// `extensionFields` (with `value`).
-        case name, changed, tag
+        case passwordHistory, urlMatches, extensionFields, created, modified
+        /// In the entries of `fields` (with `value`), `passwordHistory` (with `password`),
+        /// `urlMatches` (with `url`) and `extensionFields` (with `value`).
+        case name, changed, tag, match
     }
 
     private static func object(_ pairs: [(Key, JSONValue)]) -> JSONValue { .object(pairs.map { ($0.0.rawValue, $0.1) }) }
@@ -67,6 +67,10 @@ package enum CofferJSON {
         } else {
             pairs.append((.passwordHistory, .array(item.passwordHistory.map {
                 object([(.password, secret($0.password)), (.changed, time($0.changed))])
+            })))
+            // Bitwarden's numbers (spec/urls.md §5), so a value a later version defines survives.
+            pairs.append((.urlMatches, .array(item.urlMatches.map {
+                object([(.url, .string($0.url)), (.match, .int(Int64($0.match.rawValue)))])
             })))
             pairs.append((.extensionFields, .array(item.extensionFields.map { field in
                 // Encoded from the guarded bytes in place: no unwiped copy of them is made.
@@ -162,6 +166,13 @@ package enum CofferJSON {
             }
             item.passwordHistory.append(PasswordHistoryEntry(password: try Secret(password), changed: changed))
         }
+        for rule in try objects(.urlMatches) {
+            guard let url = rule[Key.url.rawValue] as? String, let number = (rule[Key.match.rawValue] as? NSNumber)?.intValue,
+                  let raw = UInt8(exactly: number) else {
+                throw CSVImport.RowError(reason: "a URL match rule needs a string \"url\" and a \"match\" of 0-255")
+            }
+            item.urlMatches.append(URLMatchRule(url: url, match: URLMatch(rawValue: raw)))
+        }
         for field in try objects(.extensionFields) {
             guard let tag = (field[Key.tag.rawValue] as? NSNumber)?.intValue, let tagByte = UInt8(exactly: tag),
                   ItemCodec.extensionTags.contains(tagByte), let base64 = field[Key.value.rawValue] as? String,
@@ -169,6 +180,14 @@ package enum CofferJSON {
                 throw CSVImport.RowError(reason: "an extension field needs a \"tag\" of 128-255 and a base64 \"value\"")
             }
             defer { data.resetBytes(in: 0..<data.count) }
+            // Field 128 as an older Coffer exported it (it kept it opaque): a URL rule (format.md §6.2).
+            if tagByte == ItemCodec.urlMatchTag {
+                guard let rule = data.first, let url = String(bytes: data.dropFirst(), encoding: .utf8) else {
+                    throw CSVImport.RowError(reason: "an extension field of tag 128 is not a URL match rule")
+                }
+                item.urlMatches.append(URLMatchRule(url: url, match: URLMatch(rawValue: rule)))
+                continue
+            }
             let bytes = try data.withUnsafeBytes { try SecureBytes(copying: $0, protection: .locked) }
             item.extensionFields.append(ExtensionField(tag: tagByte, value: bytes))
         }

@@ -17,7 +17,7 @@ struct CofferJSONMappingTests {
     }
 
     static let exportKeys = ["id", "kind", "service", "username", "password", "urls", "notes", "tags", "fields", "value",
-                             "passwordHistory", "extensionFields", "created", "modified"]
+                             "passwordHistory", "urlMatches", "extensionFields", "created", "modified"]
     static let showKeys = ["id", "kind", "service", "username", "password", "revealed", "url", "urls", "notes", "tags", "fields",
                            "value", "passwordHistory", "created", "modified"]
 

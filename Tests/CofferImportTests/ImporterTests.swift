@@ -309,6 +309,26 @@ struct ImportDialectTests {
             "item 7: not a JSON object"])
     }
 
+    /// spec/cli.md §6.6: `urlMatches` round-trips, and a tag-128 extension field (a 1.1 Coffer's
+    /// export of a 1.2 item) is read as the URL rule it is (format.md §6.2).
+    @Test func cofferJSONReadsURLRulesInBothForms() throws {
+        let text = """
+            {"format": "coffer-export", "version": 1, "items": [
+              {"kind": "login", "service": "Bank", "urls": ["https://bank.example", "https://m.bank.example"],
+               "urlMatches": [{"url": "https://m.bank.example", "match": 1}],
+               "extensionFields": [{"tag": 128, "value": "A2h0dHBzOi8vYmFuay5leGFtcGxl"}, {"tag": 200, "value": "AQ=="}],
+               "created": "2026-01-01T00:00:00.000Z", "modified": "2026-01-01T00:00:00.000Z"},
+              {"kind": "login", "service": "Broken", "extensionFields": [{"tag": 128, "value": ""}],
+               "created": "2026-01-01T00:00:00.000Z", "modified": "2026-01-01T00:00:00.000Z"}]}
+            """
+        let result = try parse(text, .cofferJSON)
+        let bank = try #require(result.items.first)
+        #expect(bank.urlMatches == [URLMatchRule(url: "https://m.bank.example", match: .host),
+                                    URLMatchRule(url: "https://bank.example", match: .exact)])
+        #expect(bank.extensionFields.map(\.tag) == [200])
+        #expect(result.items.count == 1 && result.skipped.map(\.description) == ["item 2: an extension field of tag 128 is not a URL match rule"])
+    }
+
     @Test func bitwardenEncryptedOrMalformedJSONIsAFileError() {
         for text in ["{\"encrypted\": true, \"items\": []}", "[1,2]", "{\"items\": 3}", "not json"] {
             #expect(throws: CofferError.self) { try parse(text, .bitwardenJSON) }
