@@ -56,6 +56,21 @@ struct CLIURLTests {
         try check { arguments in try ws.run(arguments + ["--vault", ws.vault], environment: env) }
     }
 
+    /// `add --match` and `edit --match` set a URL's rule (spec/cli.md §4.2, §4.5).
+    @Test func addAndEditSetTheRule() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.add("Admin", secret: "pw", "--username", "root", "--url", "https://admin.example.com/console", "--match", "starts-with")
+        #expect(try ws.run(["show", "--url", "https://admin.example.com/console/users", "--field", "username"] + ws.unlock).stdout == "root\n")
+        #expect(try ws.run(["show", "--url", "https://www.example.com/"] + ws.unlock).status == 1)
+        #expect(try ws.run(["edit", "Admin", "--match", "domain"] + ws.unlock).status == 0)
+        #expect(try ws.run(["show", "--url", "https://www.example.com/", "--field", "username"] + ws.unlock).stdout == "root\n")
+        #expect(try ws.run(["edit", "Admin", "--match", "never"] + ws.unlock).status == 0)
+        #expect(try ws.run(["ls", "--url", "https://admin.example.com/console"] + ws.unlock).status == 1)
+        let regex = try ws.run(["add", "X", "--no-password", "--url", "x.com", "--match", "regex"] + ws.unlock)
+        #expect(regex.status == 64 && regex.stderr.contains("--match takes"), "\(regex)")
+    }
+
     /// A Bitwarden export's `match` is kept and obeyed: `exact` and `never`.
     @Test func importedRulesAreObeyed() throws {
         let ws = try CLIWorkspace()

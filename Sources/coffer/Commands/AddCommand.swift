@@ -10,6 +10,11 @@ struct ItemFieldOptions: ParsableArguments {
     @Option(name: .customLong("url"), help: ArgumentHelp("A URL; repeat for several (edit: replaces all URLs; --url \"\" removes them).", valueName: "url"))
     var urls: [String] = []
 
+    @Option(help: ArgumentHelp(
+        "How the item's URLs match a page's (spec/urls.md): domain (the default), host, starts-with, exact or never.",
+        valueName: "rule"))
+    var match: String?
+
     @Option(name: .customLong("field"), help: ArgumentHelp(
         "A custom field: its value is asked for on the terminal, not echoed; repeat for several (edit: replaces it; an empty value removes it).",
         valueName: "name"))
@@ -26,10 +31,22 @@ struct ItemFieldOptions: ParsableArguments {
         "Read the notes from this file (- for standard input), whole: several lines, an SSH key, recovery codes.", valueName: "file"))
     var notesFile: String?
 
+    /// `--match`: that rule for every URL of the item (format.md §6.2); `domain`, the default,
+    /// stores no rule.
+    func applyMatch(to item: inout Item) {
+        guard let match, let rule = URLMatch(name: match) else { return }
+        item.urlMatches = rule == .domain ? [] : item.urls.map { URLMatchRule(url: $0, match: rule) }
+    }
+
     /// Longest notes accepted from a file: the whole item is bounded at 1 MiB (spec/format.md §9).
     static let maximumNotesFileBytes = 1 << 20
 
     func validate() throws {
+        if let match {
+            guard let rule = URLMatch(name: match), rule != .regex else {
+                throw ValidationError("--match takes domain, host, starts-with, exact or never (got '\(match)')")
+            }
+        }
         if notes != nil && notesFile != nil { throw ValidationError("give the notes with --notes or --notes-file, not both") }
         for spec in fieldFiles where !spec.contains("=") || spec.hasPrefix("=") {
             throw ValidationError("--field-file takes NAME=FILE (got '\(spec)')")
@@ -162,6 +179,7 @@ struct AddCommand: ParsableCommand {
         var item = Item.login(service, username: fields.username, password: password,
                               urls: fields.urls.filter { !$0.isEmpty }, notes: try fields.resolvedNotes(), tags: fields.tags)
         ItemFieldOptions.apply(customFields, to: &item)
+        fields.applyMatch(to: &item)
         if let totp { try item.setTOTP(totp) }
         if let twin = try vault.add(item) {
             Terminal.warn("\(service) already has an item with this username (\(twin.hex.prefix(8))); added another")

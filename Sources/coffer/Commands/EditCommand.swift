@@ -42,7 +42,13 @@ struct EditCommand: ParsableCommand {
             changed = []
             if let service { found.title = service; changed.append("service") }
             if let username = fields.username { found.username = username.isEmpty ? nil : username; changed.append("username") }
-            if !fields.urls.isEmpty { found.urls = fields.urls.filter { !$0.isEmpty }; changed.append("urls") }
+            if !fields.urls.isEmpty {
+                found.urls = fields.urls.filter { !$0.isEmpty }
+                // Rules of URLs that are gone go with them (a rule names its URL by text).
+                found.urlMatches.removeAll { rule in !found.urls.contains(rule.url) }
+                changed.append("urls")
+            }
+            if fields.match != nil { fields.applyMatch(to: &found); changed.append("URL match") }
             if !customFields.isEmpty { ItemFieldOptions.apply(customFields, to: &found); changed.append("fields") }
             if let notes { found.notes = notes.isEmpty ? nil : notes; changed.append("notes") }
             if !fields.tags.isEmpty { found.tags = fields.tags; changed.append("tags") }
@@ -57,7 +63,7 @@ struct EditCommand: ParsableCommand {
                 generated = new.generated ? new.secret : nil
             }
             guard !changed.isEmpty else {
-                throw CLIError.usage("nothing to change; give at least one of --service, --username, --url, --notes, --notes-file, --field, --field-file, --tag, --totp-file, --ask-totp, --clear-tags or a new password")
+                throw CLIError.usage("nothing to change; give at least one of --service, --username, --url, --match, --notes, --notes-file, --field, --field-file, --tag, --totp-file, --ask-totp, --clear-tags or a new password")
             }
         }
         Terminal.note("Updated \(updated.title): \(changed.joined(separator: ", "))")
