@@ -17,9 +17,55 @@ public enum URLMatcher {
         }
     }
 
+    /// The page with its site worked out once, for step one over many summaries.
+    package struct Page {
+        package let url: SiteURL
+        let site: String
+        /// The site's bytes when the page's host is a domain (its site is then ASCII lowercase).
+        let domainSite: [UInt8]?
+
+        package init(_ url: SiteURL) {
+            self.url = url
+            site = url.host.site
+            if case .domain = url.host { domainSite = Array(site.utf8) } else { domainSite = nil }
+        }
+
+        /// Whether `itemURL` is of this page's site (the `domain` rule).
+        package func isSameSite(_ itemURL: String) -> Bool {
+            // A quick refusal that parses nothing: an item URL of plain ASCII, with no `%`, tab or
+            // line break, yields a host that is its own text lowercased, so a host of this site
+            // has the site's text in it, in some case (spec/urls.md §2). Other URLs are parsed.
+            if let domainSite, !Self.mayContain(itemURL, domainSite) { return false }
+            guard let item = SiteURL(itemURL) else { return false }
+            return item.schemeFamily == url.schemeFamily && item.host.site == site
+        }
+
+        /// False only when `text` is plain ASCII without `%`, tab, CR or LF and does not contain
+        /// `needle` (lowercase ASCII) case-insensitively.
+        static func mayContain(_ text: String, _ needle: [UInt8]) -> Bool {
+            var text = text
+            return text.withUTF8 { bytes in
+                for byte in bytes where byte >= 0x80 || byte == 37 || byte == 9 || byte == 10 || byte == 13 { return true }
+                guard needle.count <= bytes.count, let first = needle.first else { return needle.isEmpty }
+                var start = 0
+                while start + needle.count <= bytes.count {
+                    if Self.lower(bytes[start]) == first {
+                        var index = 1
+                        while index < needle.count, Self.lower(bytes[start + index]) == needle[index] { index += 1 }
+                        if index == needle.count { return true }
+                    }
+                    start += 1
+                }
+                return false
+            }
+        }
+
+        private static func lower(_ byte: UInt8) -> UInt8 { (65...90).contains(byte) ? byte | 0x20 : byte }
+    }
+
     /// Step one: whether a URL of this summary is of the page's site (a login only).
-    package static func isCandidate(_ summary: ItemSummary, for page: SiteURL) -> Bool {
-        summary.kind == .login && summary.urls.contains { matches(page: page, itemURL: $0, rule: .domain) }
+    package static func isCandidate(_ summary: ItemSummary, for page: Page) -> Bool {
+        summary.kind == .login && summary.urls.contains { page.isSameSite($0) }
     }
 
     /// Step two: whether one of the item's URLs matches under its own rule.
@@ -31,7 +77,8 @@ public enum URLMatcher {
     /// order by service (equal services by id). Empty when `url` is not a URL with a host.
     package static func logins(matching url: String, in summaries: [ItemSummary], item: (ItemID) throws -> Item) throws -> [Item] {
         guard let page = SiteURL(url) else { return [] }
-        let candidates = NaturalOrder.sorted(summaries.filter { isCandidate($0, for: page) }.sorted { $0.id < $1.id }, by: \.title)
+        let site = Page(page)
+        let candidates = NaturalOrder.sorted(summaries.filter { isCandidate($0, for: site) }.sorted { $0.id < $1.id }, by: \.title)
         return try candidates.map { try item($0.id) }.filter { matches($0, page: page) }
     }
 

@@ -48,8 +48,27 @@ struct URLMatchingTests {
             let page = SiteURL(try block.string("page"))
             let matched = page.map { URLMatcher.matches(page: $0, itemURL: (try? block.string("item")) ?? "", rule: rule) } ?? false
             #expect(matched == expected, "line \(block.line)")
+            // Step one's quick path (no parse of plain ASCII URLs without the site's text) agrees.
+            if rule == .domain, let page {
+                #expect(URLMatcher.Page(page).isSameSite((try? block.string("item")) ?? "") == expected, "line \(block.line)")
+            }
         }
         #expect(seen == Set(URLMatch.names), "every rule has a vector")
+    }
+
+    /// §6 step one's quick refusal: only plain ASCII text without `%`, tab or line break that
+    /// lacks the site in any case is refused unparsed.
+    @Test func quickRefusalIsOnlyForTextThatCannotBeOfTheSite() {
+        let site = Array("google.com".utf8)
+        #expect(URLMatcher.Page.mayContain("https://ACCOUNTS.Google.COM/", site))
+        #expect(!URLMatcher.Page.mayContain("https://evil.io/", site))
+        #expect(URLMatcher.Page.mayContain("https://goo%67le.com/", site))
+        #expect(URLMatcher.Page.mayContain("https://goo\tgle.com/", site))
+        #expect(URLMatcher.Page.mayContain("https://ｇｏｏｇｌｅ.com/", site))
+        let page = URLMatcher.Page(SiteURL("https://mail.google.com/")!)
+        for url in ["https://goo%67le.com/", "https://goo\tgle.com/", "https://ｇｏｏｇｌｅ.com/", "HTTPS://WWW.GOOGLE.COM."] {
+            #expect(page.isSameSite(url), "\(url)")
+        }
     }
 
     /// §3: both sections, wildcards and exceptions, Unicode rules through punycode.
