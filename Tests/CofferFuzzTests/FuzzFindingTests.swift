@@ -11,6 +11,16 @@ import CofferFuzzSupport
 struct FuzzFindingTests {
     static let bitwardenHeader = "folder,favorite,type,name,notes,fields,reprompt,login_uri,login_username,login_password,login_totp\n"
 
+    /// FuzzSiteURL, Fuzz/FailCases/FuzzSiteURL/path-ending-in-a-control-byte: a path kept as
+    /// it was ended in U+0000 when the fragment after it was dropped, so the normalised form lost
+    /// that byte when parsed again (trimmed as trailing control) and did not parse to the same
+    /// URL. Paths are now percent-encoded as WHATWG URL serialises them (spec/urls.md §2.1).
+    @Test func siteURLPathEndingInAControlByte() throws {
+        let url = try #require(SiteURL("https\u{FFFD}//hev\u{7F}\u{0}#i"))
+        #expect(url.normalized == "https://xn--https-pm43a//hev%7F%00")
+        #expect(SiteURL(url.normalized) == url)
+    }
+
     /// FuzzImportCSV, Fuzz/FailCases/FuzzImportCSV/crash-21c9c92a…: a `fields` line that is only
     /// `:` split into no parts and trapped on `parts[0]`. It is now a custom field named `field`
     /// with an empty value, as for any line with an empty name.

@@ -65,12 +65,25 @@ package struct SiteURL: Equatable, Sendable {
                   let value = Int(String(decoding: portText, as: UTF8.self)), value <= 65_535 else { return nil }
             port = value == Self.defaultPorts[scheme] ? nil : value
         }
-        var pathBytes = bytes[end...].prefix { $0 != 35 }.map { $0 == 92 ? 47 : $0 }  // to "#"; "\" as "/"
-        if pathBytes.first != 47 { pathBytes.insert(47, at: 0) }
+        // The path always begins with "/" (added when the authority ends at "?", "#" or the end).
+        var pathBytes: [UInt8] = end < bytes.count && (bytes[end] == 47 || bytes[end] == 92) ? [] : [47]
+        for byte in bytes[end...] {
+            if byte == 35 { break }  // "#": the fragment is not compared
+            if byte == 92 { pathBytes.append(47); continue }  // "\" as "/"
+            // As WHATWG URL serialises a path and query: controls, space, DEL, non-ASCII bytes,
+            // quote, `<`, `>` and backtick percent-encoded, so a re-parse trims or drops nothing.
+            if byte <= 0x20 || byte >= 0x7F || byte == 34 || byte == 60 || byte == 62 || byte == 96 {
+                pathBytes += [37, Self.hexDigit(byte >> 4), Self.hexDigit(byte & 0x0F)]
+            } else {
+                pathBytes.append(byte)
+            }
+        }
         self.scheme = scheme
         self.host = host
         self.port = port
         self.path = String(decoding: pathBytes, as: UTF8.self)
+        // Encoding can triple a path: a form over the bound would not parse again.
+        guard normalized.utf8.count <= Self.maximumBytes else { return nil }
     }
 
     /// `scheme://host[:port]/path?query`: what `exact` and `starts-with` compare. The host part
@@ -122,6 +135,8 @@ package struct SiteURL: Equatable, Sendable {
                 || text.hasPrefix("[") else { return nil }
         return text
     }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 { value < 10 ? 48 + value : 55 + value }
 
     private static func hex(_ byte: UInt8) -> UInt8? {
         switch byte {
