@@ -33,6 +33,9 @@ public final class AsyncVault: Sendable {
 
     public func get(_ id: ItemID) async throws -> Item { try await serially { try $0.get(id) } }
 
+    /// `Vault.logins(matching:)`: the logins for a page's URL (spec/urls.md), off the caller's actor.
+    public func logins(matching url: String) async throws -> [Item] { try await serially { try $0.logins(matching: url) } }
+
     public func count() async throws -> Int { try await serially { try $0.count } }
 
     /// Adds `item`; returns once the record is durable.

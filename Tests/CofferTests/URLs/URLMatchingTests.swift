@@ -193,6 +193,16 @@ struct URLMatchingTests {
         #expect(Set(fetched) == [google.id, strict.id], "only the google.com candidates are decrypted")
     }
 
+    /// The same lookup through `AsyncVault`, as an app's UI would call it.
+    @Test func asyncVaultLookup() async throws {
+        let directory = TemporaryDirectory()
+        let vault = AsyncVault(try Fixtures.createVault(in: directory, items: [
+            .login("Alice pages", username: "alice", urls: ["https://alice.github.io"]),
+            .login("Bob pages", username: "bob", urls: ["https://bob.github.io"])]))
+        #expect(try await vault.logins(matching: "https://bob.github.io/repo").map(\.username) == ["bob"])
+        #expect(try await vault.logins(matching: "https://github.io/").isEmpty)
+    }
+
     /// spec/format.md §6.2: a rule round-trips, marks the file 1.2, survives an edit and a
     /// compaction; a rule byte this version does not know is kept and matches nothing.
     @Test func rulesAreStoredInTheItem() throws {
