@@ -6,13 +6,13 @@ import CofferSpecWriter
 import CofferTestSupport
 
 /// spec/format.md §2: a reader reads any 1.x, but a writer MUST NOT modify a file whose
-/// `version_minor` is greater than the one it implements (1.1): such a file opens read-only and is
-/// refused read-write with unsupported version. At the edge: 1.1 writable, 1.2 not (issue 29).
+/// `version_minor` is greater than the one it implements (1.2): such a file opens read-only and is
+/// refused read-write with unsupported version. At the edge: 1.2 writable, 1.3 not (issue 29).
 @Suite("Format minor version: what a writer may open")
 struct VersionMinorWriteTests {
-    @Test("1.0 and 1.1 open read-write; 1.2 and 1.7 are read, but refused read-write with unsupported version")
+    @Test("1.0 to 1.2 open read-write; 1.3 and 1.7 are read, but refused read-write with unsupported version")
     func newerMinorIsReadOnly() throws {
-        for minor: UInt16 in [0, 1, 2, 7] {
+        for minor: UInt16 in [0, 1, 2, 3, 7] {
             let writer = try SpecVaultWriter(seed: "minor \(minor)", versionMinor: minor)
             let directory = TemporaryDirectory()
             let path = directory.file("v.coffer")
@@ -22,7 +22,7 @@ struct VersionMinorWriteTests {
             #expect(try BoundaryTests.itemCount(reader) == 1, "1.\(minor) reads")
             reader.close()
             let code = BoundaryTests.code { try Vault.open(at: path, password: password).close() }
-            #expect(code == (minor <= 1 ? nil : .unsupportedVersion), "1.\(minor) read-write")
+            #expect(code == (minor <= 2 ? nil : .unsupportedVersion), "1.\(minor) read-write")
         }
     }
 }
