@@ -53,6 +53,9 @@ PY
 "$COFFER" init --vault "$work/c.coffer" --password-file "$work/pw" --kdf interactive 2>/dev/null
 "$COFFER" import "$work/items.csv" --from csv --vault "$work/c.coffer" --password-file "$work/pw" >/dev/null
 keepassxc-cli import -q -p -t 100 "$work/items.xml" "$work/k.kdbx" < "$work/pw2" >/dev/null 2>&1
+# Also through the agent (spec/agent.md): unlocked once, audit then derives no key (one `items` request).
+"$COFFER" unlock --vault "$work/c.coffer" --password-file "$work/pw" --timeout 1h 2>/dev/null
+trap '"$COFFER" lock --vault "$work/c.coffer" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
 # name runs command: runs the command (stdout to out/name), prints the median wall time in seconds.
 timed() {
@@ -79,13 +82,14 @@ for lines in "${sizes[@]}"; do
   k_runs=$runs; [ "$lines" -ge 10000000 ] && k_runs=$(( runs < 3 ? runs : 3 ))
   echo "== $lines lines: timing" >&2
   c_breached=$(timed "c-b-$lines" "$runs" "\"$COFFER\" audit --only breached --hibp $work/hibp.txt --json --vault $work/c.coffer --password-file $work/pw" "$work")
+  c_agent=$(timed "c-agent-$lines" "$runs" "\"$COFFER\" audit --only breached --hibp $work/hibp.txt --json --vault $work/c.coffer" "$work")
   c_all=$(timed "c-all-$lines" "$runs" "\"$COFFER\" audit --hibp $work/hibp.txt --json --vault $work/c.coffer --password-file $work/pw" "$work")
   c_unlock=$(timed "c-unlock-$lines" "$runs" "\"$COFFER\" info --vault $work/c.coffer --password-file $work/pw" "$work")
   k=$(timed "k-$lines" "$k_runs" "keepassxc-cli analyze -q --hibp $work/hibp.txt $work/k.kdbx < $work/pw" "$work")
   c_found=$(python3 -c 'import json,sys; print(sum(f["finding"] == "breached" for f in json.load(open(sys.argv[1]))["findings"]))' "$work/out/c-b-$lines")
   k_found=$(grep -c "has been leaked" "$work/out/k-$lines" || true)
   [ "$c_found" = "$k_found" ] || { echo "hibp-compare: coffer found $c_found, keepassxc-cli $k_found" >&2; exit 1; }
-  rows+=("$lines $bytes $c_breached $c_all $c_unlock $k $c_found $k_runs")
+  rows+=("$lines $bytes $c_breached $c_all $c_unlock $k $c_found $k_runs $c_agent")
   rm -f "$work/hibp.txt"
 done
 
@@ -95,19 +99,21 @@ out, items, runs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 version = subprocess.run(["keepassxc-cli", "--version"], capture_output=True, text=True).stdout.strip()
 results = []
 for row in sys.argv[4:]:
-    lines, size, cb, ca, cu, k, found, kruns = row.split()
+    lines, size, cb, ca, cu, k, found, kruns, cagent = row.split()
     results.append({"lines": int(lines), "bytes": int(size), "breached_entries": int(found),
                     "coffer_audit_only_breached_s": float(cb), "coffer_audit_all_checks_s": float(ca),
                     "coffer_unlock_only_s": float(cu), "keepassxc_analyze_hibp_s": float(k),
-                    "keepassxc_runs": int(kruns), "ratio": float(k) / float(cb)})
+                    "keepassxc_runs": int(kruns), "ratio": float(k) / float(cb),
+                    "coffer_audit_only_breached_agent_s": float(cagent), "ratio_agent": float(k) / float(cagent)})
 data = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "keepassxc_cli": version, "items": items, "runs": runs,
         "coffer_kdf": "interactive (Argon2id t=2, m=64 MiB)", "keepassxc_kdf": "import -t 100",
         "results": results}
 open(out, "w").write(json.dumps(data, indent=2) + "\n")
 print(f"{items} entries, medians (whole process, unlock included, warm page cache); keepassxc-cli {version}")
-print(f"{'lines':>11} {'size':>8} | {'coffer breached':>15} {'coffer all':>10} {'(unlock)':>9} | {'keepassxc':>10} | {'ratio':>7} | found")
+print(f"{'lines':>11} {'size':>8} | {'coffer breached':>15} {'coffer all':>10} {'(unlock)':>9} | {'keepassxc':>10} | {'ratio':>7} | {'agent':>8} {'ratio':>6} | found")
 for r in results:
     print(f"{r['lines']:>11} {r['bytes']/1e9:>6.2f}GB | {r['coffer_audit_only_breached_s']*1000:>12.0f} ms {r['coffer_audit_all_checks_s']*1000:>7.0f} ms"
-          f" {r['coffer_unlock_only_s']*1000:>6.0f} ms | {r['keepassxc_analyze_hibp_s']:>8.2f} s | {r['ratio']:>6.0f}x | {r['breached_entries']}")
+          f" {r['coffer_unlock_only_s']*1000:>6.0f} ms | {r['keepassxc_analyze_hibp_s']:>8.2f} s | {r['ratio']:>6.0f}x"
+          f" | {r['coffer_audit_only_breached_agent_s']*1000:>5.0f} ms {r['ratio_agent']:>5.0f}x | {r['breached_entries']}")
 PY

@@ -24,19 +24,17 @@ public struct AutoFillPath: Sendable {
         try device.enrol(vault)
     }
 
-    /// In the extension: the logins whose URL has the host of `url`, and the first one whole
-    /// (its password decrypted); nil when there is none.
-    public func fill(_ url: String) throws -> (logins: [ItemSummary], first: Item)? {
+    /// In the extension: the logins for the page at `url` (same site by the Public Suffix List,
+    /// or each URL's own match rule: spec/urls.md), only those decrypted; nil when there is none.
+    public func fill(_ url: String) throws -> (logins: [Item], first: Item)? {
         let vault = try device.open(mode: .readOnly)
         defer { vault.close() }
-        let site = Self.host(url)
-        let logins = try vault.list().filter { summary in summary.kind == .login && summary.urls.contains { Self.host($0) == site } }
-        guard let login = logins.first else { return nil }
-        return (logins, try vault.get(login.id))
+        let logins = try vault.logins(matching: url)
+        guard let first = logins.first else { return nil }
+        return (logins, first)
     }
 
-    /// The host of a URL, lowercased, without a trailing dot (matching by registrable domain with
-    /// the Public Suffix List is the CLI's, spec/urls.md; this example compares hosts).
+    /// The host of a URL, lowercased, without a trailing dot (for messages).
     public static func host(_ url: String) -> String {
         var host = URLComponents(string: url)?.host?.lowercased() ?? url.lowercased()
         if host.hasSuffix(".") { host.removeLast() }

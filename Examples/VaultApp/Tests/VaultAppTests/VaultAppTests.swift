@@ -114,6 +114,7 @@ import VaultApp
         let found = try #require(try autofill.fill("https://gitlab.com/users/sign_in"))
         #expect(found.first.username == "bob" && found.first.password != nil)
         #expect(try autofill.fill("https://gitlab.com.evil.example/") == nil)
+        #expect(try autofill.fill("https://accounts.github.com/")?.first.username == "alice")  // same registrable domain
 
         let heavy = directory.appendingPathComponent("heavy.coffer").path
         try Vault.create(at: heavy, password: try SecureBytes(utf8: master), kdf: .moderate).close()
