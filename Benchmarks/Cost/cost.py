@@ -39,6 +39,20 @@ ALLOCATORS = {"malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", 
               "__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_memalign", "__posix_memalign"}
 SMALL = 50       # items of the per-command scenarios: under the 64 frames from which replay runs on several threads (LogReplay.parallelThreshold), whose start follows the scheduler
 BIG = 10_000     # items of the open and import scenarios (the 10k)
+# Where a count follows the scheduler or a random draw, the gate is widened for that scenario
+# only, each for a reason that `--repeat` showed:
+#  - "parallel": replay opens 64+ frames on Dispatch workers (LogReplay.parallelThreshold);
+#    whether a worker is created or reused moves futex waits, thread-start calls and a few dozen
+#    allocations (Benchmarks/README.md, "CI: allocation thresholds", saw up to ~60).
+#  - "random": `gen` draws until its rules are met, a random number of times: its allocations
+#    and getrandom calls follow the draws (instructions moved 0.23 % between two runs).
+THREAD_CALLS = {"futex", "clone3", "rseq", "set_robust_list", "gettid", "prctl", "rt_sigprocmask", "mmap",
+                "mprotect", "munmap", "madvise", "epoll_create1", "epoll_ctl", "epoll_wait", "eventfd2",
+                "timerfd_create", "timerfd_settime", "setpriority", "sched_getaffinity"}
+WIDENED = {
+    "parallel": {"allocations": 64, "ungated_syscalls": THREAD_CALLS},
+    "random": {"allocations": None, "ungated_syscalls": {"getrandom"}},  # None: allocations not gated
+}
 PASSWORD = "cost-bench-Passw0rd-2026"
 PIN = "482915"
 
@@ -184,12 +198,12 @@ def scenarios(h):
     secret = ["--secret-file", h.path("secret")]
     s = {}
 
-    def add(name, vaults, args, stdin=None, agent=None):
-        s[name] = {"vaults": vaults, "args": args, "stdin": stdin, "agent": agent}
+    def add(name, vaults, args, stdin=None, agent=None, widened=None):
+        s[name] = {"vaults": vaults, "args": args, "stdin": stdin, "agent": agent, "widened": widened}
 
     add("version", [], ["--version"])
-    add("generate", [], ["gen"])
-    add("generate-words", [], ["gen", "--words", "6"])
+    add("generate", [], ["gen"], widened="random")
+    add("generate-words", [], ["gen", "--words", "6"], widened="random")
     add("check", [], ["check"], stdin=b"correct horse battery staple 1\n")
     # unlock = derive the key and open an empty vault, with the test KDF (the rest of unlocking)
     # and with `interactive` (the difference is the KDF). Not `coffer unlock` itself: it polls
@@ -200,8 +214,8 @@ def scenarios(h):
     # and 10k items: per record = the difference / 9,999 (as Benchmarks/ls-instructions.sh).
     # `verify` also decodes every item (its own scenario).
     add("open-1", ["one"], ["info", "--vault", h.live("one"), *pw])
-    add("open-10k", ["big"], ["info", "--vault", h.live("big"), *pw])
-    add("verify-10k", ["big"], ["verify", "--vault", h.live("big"), *pw])
+    add("open-10k", ["big"], ["info", "--vault", h.live("big"), *pw], widened="parallel")
+    add("verify-10k", ["big"], ["verify", "--vault", h.live("big"), *pw], widened="parallel")
     add("import-10k", ["empty"], ["import", h.path(f"items-{BIG}.csv"), "--from", "csv", "--vault", h.live("empty"), *pw])
     for via in ("", "agent-"):
         opts = ["--vault", h.live("small")] + ([] if via else pw)
@@ -245,7 +259,10 @@ def measure(h, name, sc):
         syscalls = h.strace(argv, sc["stdin"])
     finally:
         finish()
-    return {"instructions": instructions, "allocations": allocations, "syscalls": syscalls}
+    result = {"instructions": instructions, "allocations": allocations, "syscalls": syscalls}
+    if sc["widened"]:
+        result["widened"] = sc["widened"]
+    return result
 
 
 def aead_limit(h):
@@ -283,11 +300,14 @@ def compare(old, new):
         if now["instructions"] > was["instructions"] * (1 + TOLERANCE):
             failures.append(f"{name}: instructions {was['instructions']:,} -> {now['instructions']:,} "
                             f"(+{(now['instructions'] / was['instructions'] - 1) * 100:.2f} %, allowed {TOLERANCE * 100:.0f} %)")
-        if now["allocations"] > was["allocations"]:
-            failures.append(f"{name}: allocations {was['allocations']:,} -> {now['allocations']:,}")
+        widened = WIDENED.get(now.get("widened"), {"allocations": 0, "ungated_syscalls": set()})
+        slack = widened["allocations"]
+        if slack is not None and now["allocations"] > was["allocations"] + slack:
+            failures.append(f"{name}: allocations {was['allocations']:,} -> {now['allocations']:,}"
+                            + (f" (allowed +{slack})" if slack else ""))
         for call, count in now["syscalls"].items():
             before = was["syscalls"].get(call, 0)
-            if count > before:
+            if count > before and call not in widened["ungated_syscalls"]:
                 failures.append(f"{name}: system call {call} {before} -> {count}")
     return failures
 
@@ -324,8 +344,11 @@ def main():
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true")
     mode.add_argument("--update", action="store_true")
-    mode.add_argument("--repeat", action="store_true")
+    ap.add_argument("--repeat", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("--out", help="also write the report (JSON) here (cost-history.sh)")
+    ap.add_argument("--keep-going", action="store_true",
+                    help="leave out a scenario that fails instead of stopping (older commits may lack a command)")
     args = ap.parse_args()
 
     h = Harness(args.coffer)
@@ -335,13 +358,19 @@ def main():
         chosen = args.only.split(",") if args.only else list(all_scenarios)
         results = {}
         for name in chosen:
-            results[name] = measure(h, name, all_scenarios[name])
+            try:
+                results[name] = measure(h, name, all_scenarios[name])
+            except SystemExit as failure:
+                if not args.keep_going:
+                    raise
+                print(f"cost: {name} left out: {str(failure)[:300]}", file=sys.stderr)
+                continue
             print(f"cost: {name}: {results[name]['instructions']:,} Ir, {results[name]['allocations']:,} allocations, "
                   f"{sum(results[name]['syscalls'].values())} system calls", file=sys.stderr, flush=True)
         if args.repeat:
-            again = {name: measure(h, name, all_scenarios[name]) for name in chosen}
+            again = {name: measure(h, name, all_scenarios[name]) for name in results}
             print(f"{'scenario':<24} {'Ir run 1':>14} {'Ir run 2':>14} {'diff %':>8}  allocs  syscalls")
-            for name in chosen:
+            for name in results:
                 a, b = results[name], again[name]
                 diff = (b["instructions"] - a["instructions"]) / a["instructions"] * 100
                 sys_diff = {k: (a["syscalls"].get(k, 0), b["syscalls"].get(k, 0))
@@ -358,6 +387,9 @@ def main():
         }
         print(table(results))
         print(json.dumps({"binary": report["binary"], "derived": report["derived"]}, indent=1))
+        if args.out:
+            with open(args.out, "w") as f:
+                json.dump(report, f, indent=1)
         if args.update:
             with open(args.baseline, "w") as f:
                 json.dump(report, f, indent=1, sort_keys=False)
