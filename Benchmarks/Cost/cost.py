@@ -40,18 +40,19 @@ ALLOCATORS = {"malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", 
 SMALL = 50       # items of the per-command scenarios: under the 64 frames from which replay runs on several threads (LogReplay.parallelThreshold), whose start follows the scheduler
 BIG = 10_000     # items of the open and import scenarios (the issue's 10k)
 # Where a count follows the scheduler or a random draw, the gate is widened for that scenario
-# only, each for a reason that `--repeat` showed:
+# only, each for a reason that `--repeat` showed (Benchmarks/README.md, "Cost per operation"):
 #  - "parallel": replay opens 64+ frames on Dispatch workers (LogReplay.parallelThreshold);
-#    whether a worker is created or reused moves futex waits, thread-start calls and a few dozen
-#    allocations (Benchmarks/README.md, "CI: allocation thresholds", saw up to ~60).
-#  - "random": `gen` draws until its rules are met, a random number of times: its allocations
-#    and getrandom calls follow the draws (instructions moved 0.23 % between two runs).
-THREAD_CALLS = {"futex", "clone3", "rseq", "set_robust_list", "gettid", "prctl", "rt_sigprocmask", "mmap",
-                "mprotect", "munmap", "madvise", "epoll_create1", "epoll_ctl", "epoll_wait", "eventfd2",
-                "timerfd_create", "timerfd_settime", "setpriority", "sched_getaffinity"}
+#    whether a worker is created or reused moves futex waits, thread starts, a few reads, maps
+#    and allocations (two runs of verify-10k: futex 21/27, rt_sigprocmask 13/9, allocations
+#    65,215/65,216). Each kind of system call may rise by 16 and allocations by 64: one more
+#    per record at 10k records is 10,000, still caught.
+#  - "random": `gen` draws until its rules are met, a random number of times: allocations
+#    (2,152/2,807) and getrandom follow the draws and are not gated; instructions moved 0.87 %
+#    between two runs of `gen --words 6`, so they may rise 5 %.
 WIDENED = {
-    "parallel": {"allocations": 64, "ungated_syscalls": THREAD_CALLS},
-    "random": {"allocations": None, "ungated_syscalls": {"getrandom"}},  # None: allocations not gated
+    None: {"instructions": TOLERANCE, "allocations": 0, "syscalls": 0, "ungated_syscalls": set()},
+    "parallel": {"instructions": TOLERANCE, "allocations": 64, "syscalls": 16, "ungated_syscalls": set()},
+    "random": {"instructions": 0.05, "allocations": None, "syscalls": 0, "ungated_syscalls": {"getrandom"}},
 }
 PASSWORD = "cost-bench-Passw0rd-2026"
 PIN = "482915"
@@ -297,18 +298,20 @@ def compare(old, new):
         was = old.get(name)
         if was is None:
             continue
-        if now["instructions"] > was["instructions"] * (1 + TOLERANCE):
+        rule = WIDENED[now.get("widened")]
+        allowed = rule["instructions"]
+        if now["instructions"] > was["instructions"] * (1 + allowed):
             failures.append(f"{name}: instructions {was['instructions']:,} -> {now['instructions']:,} "
-                            f"(+{(now['instructions'] / was['instructions'] - 1) * 100:.2f} %, allowed {TOLERANCE * 100:.0f} %)")
-        widened = WIDENED.get(now.get("widened"), {"allocations": 0, "ungated_syscalls": set()})
-        slack = widened["allocations"]
+                            f"(+{(now['instructions'] / was['instructions'] - 1) * 100:.2f} %, allowed {allowed * 100:.0f} %)")
+        slack = rule["allocations"]
         if slack is not None and now["allocations"] > was["allocations"] + slack:
             failures.append(f"{name}: allocations {was['allocations']:,} -> {now['allocations']:,}"
                             + (f" (allowed +{slack})" if slack else ""))
         for call, count in now["syscalls"].items():
             before = was["syscalls"].get(call, 0)
-            if count > before and call not in widened["ungated_syscalls"]:
-                failures.append(f"{name}: system call {call} {before} -> {count}")
+            if count > before + rule["syscalls"] and call not in rule["ungated_syscalls"]:
+                failures.append(f"{name}: system call {call} {before} -> {count}"
+                                + (f" (allowed +{rule['syscalls']})" if rule["syscalls"] else ""))
     return failures
 
 
@@ -321,11 +324,16 @@ def table(results):
 
 
 def markdown(report):
-    """The baseline as the table in Benchmarks/README.md ("Cost per operation")."""
-    lines = ["| scenario | instructions | allocations | system calls | the most frequent |",
+    """The baseline as the table in Benchmarks/README.md ("Cost per operation"): system calls
+    beyond the process start are those above `version`'s count of the same kind."""
+    start = report["scenarios"].get("version", {"syscalls": {}})["syscalls"]
+    lines = ["| scenario | instructions | allocations | system calls | beyond the process start (`version`) |",
              "|---|---:|---:|---:|---|"]
     for name, r in report["scenarios"].items():
-        top = ", ".join(f"{k} {v}" for k, v in sorted(r["syscalls"].items(), key=lambda kv: (-kv[1], kv[0]))[:4])
+        extra = {k: v - start.get(k, 0) for k, v in r["syscalls"].items() if v > start.get(k, 0)}
+        durable = [k for k in ("pwrite64", "fdatasync", "fsync", "rename") if k in extra]
+        others = [k for k, _ in sorted(extra.items(), key=lambda kv: (-kv[1], kv[0])) if k not in durable]
+        top = ", ".join(f"{k} +{extra[k]}" for k in (durable + others)[:max(6, len(durable))])
         lines.append(f"| `{name}` | {r['instructions']:,} | {r['allocations']:,} | {sum(r['syscalls'].values()):,} | {top} |")
     return "\n".join(lines)
 
