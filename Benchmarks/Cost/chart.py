@@ -22,13 +22,13 @@ MOVE = 0.02
 
 
 def main(history, out):
-    commits = OrderedDict()  # commit -> subject, in file order (oldest first)
+    commits = OrderedDict()  # commit -> (date, subject)
     series = OrderedDict()   # scenario -> {commit: instructions}
     with open(history, newline="") as f:
         for row in csv.DictReader(f):
-            commits.setdefault(row["commit"], row["subject"])
+            commits.setdefault(row["commit"], (row["date"], row["subject"]))
             series.setdefault(row["scenario"], {})[row["commit"]] = int(row["instructions"])
-    order = list(commits)
+    order = sorted(commits, key=lambda c: commits[c][0])  # by commit date: runs may add older ones later
     ratios = {}
     for name, values in series.items():
         first = next((values[c] for c in order if c in values and values[c]), None)
@@ -75,7 +75,7 @@ def main(history, out):
         svg.append(f'<line x1="{WIDTH - RIGHT + 10}" x2="{WIDTH - RIGHT + 30}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"/>')
         svg.append(f'<text x="{WIDTH - RIGHT + 34}" y="{ly + 4}">{escape(name)}</text>')
     for k, (c, what) in enumerate(moved.items()):
-        text = f"{c} {commits[c][:60]}: {', '.join(what[:4])}{' …' if len(what) > 4 else ''}"
+        text = f"{c} {commits[c][1][:60]}: {', '.join(what[:4])}{' …' if len(what) > 4 else ''}"
         svg.append(f'<text x="{LEFT}" y="{HEIGHT + 16 * k}">{escape(text)}</text>')
     svg.append("</svg>")
     with open(out, "w") as f:
