@@ -31,6 +31,8 @@ trap 'rm -f "$out"' EXIT
 for commit in $(git rev-list --first-parent --reverse -n "$count" "$branch"); do
   short=${commit:0:7}
   if grep -q "^$short," "$history"; then continue; fi
+  # `touch .build-history/stop` ends the run after the commit being measured.
+  if [ -e "$root/.build-history/stop" ]; then rm -f "$root/.build-history/stop"; echo "cost-history: stopped" >&2; break; fi
   echo "cost-history: $short $(git log -1 --format=%s "$commit" | cut -c1-70)" >&2
   git -C "$tree" checkout -q --detach "$commit"
   if ! swift build --package-path "$tree" -c release --product coffer --static-swift-stdlib \
