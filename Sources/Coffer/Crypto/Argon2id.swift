@@ -1,4 +1,5 @@
 import CSodium
+import CofferSystem
 
 /// Argon2id cost parameters as they appear in a keyslot (spec/crypto.md §3).
 ///
@@ -74,12 +75,14 @@ public struct KDFParameters: Hashable, Sendable, CustomStringConvertible {
     @_spi(CofferInternals) public static let outputCount = 32
 
     /// How many derivations the calling thread has run (tests count them: an unlock by device
-    /// key, for one, must run none; per thread, so tests running beside it do not count).
-    package static var derivationsOnThisThread: Int {
-        let me = ThreadIdentity.current
-        return derivationCounts.withLock { counts in counts.first { $0.thread == me }?.count ?? 0 }
-    }
-    private static let derivationCounts = Locked<[(thread: ThreadIdentity, count: Int)]>([])
+    /// key, for one, must run none; per thread, so tests running beside it do not count). Kept in
+    /// a thread-specific slot as the pointer's value itself: no lock and no allocation per call.
+    package static var derivationsOnThisThread: Int { Int(bitPattern: pthread_getspecific(derivationKey)) }
+    private static let derivationKey: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
 
     /// Derives an `outputCount`-byte key from `password`. Parameters are validated first, so
     /// out-of-bounds costs from a file never reach the allocator.
@@ -94,10 +97,7 @@ public struct KDFParameters: Hashable, Sendable, CustomStringConvertible {
             throw CofferError(.invalidArgument, "Argon2id output size \(outputCount) not supported")
         }
         try Sodium.ensureInitialized()
-        let me = ThreadIdentity.current
-        derivationCounts.withLock { counts in
-            if let i = counts.firstIndex(where: { $0.thread == me }) { counts[i].count += 1 } else { counts.append((me, 1)) }
-        }
+        pthread_setspecific(derivationKey, UnsafeRawPointer(bitPattern: derivationsOnThisThread &+ 1))
         var status: Int32 = -1
         let key = try SecureBytes(count: outputCount) { out in
             status = password.withUnsafeBytes { pw in
