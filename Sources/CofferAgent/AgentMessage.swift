@@ -270,13 +270,8 @@ package enum AgentMessage {
             w.bytes(id.bytes)
             w.uint64(UInt64(bitPattern: modified.millisecondsSince1970))
         case .putAll(let vaultID, let items):
-            w.out.reserveCapacity(headerCount + 20 + items.reduce(0) { $0 + 4 + $1.count })
             w.bytes(vaultID)
-            w.uint32(UInt32(items.count))
-            for item in items {
-                w.uint32(UInt32(item.count))
-                w.bytes(item)
-            }
+            w.chunks(items)
         case .merge(let vaultID, let order):
             w.bytes(vaultID)
             w.text16(order.target)
@@ -368,13 +363,8 @@ package enum AgentMessage {
         case .compacted(let before, let after, let removed):
             for count in [before, after, removed] { w.uint64(count) }
         case .items(let items, let ignored):
-            w.out.reserveCapacity(headerCount + 8 + items.reduce(0) { $0 + 4 + $1.count })
             w.uint32(ignored)
-            w.uint32(UInt32(items.count))
-            for item in items {
-                w.uint32(UInt32(item.count))
-                w.bytes(item)
-            }
+            w.chunks(items)
         case .merged(let report, let discarded):
             w.uint32(discarded)
             w.byte(UInt8(mergeBases.firstIndex(of: report.base)!))
@@ -471,8 +461,8 @@ package enum AgentMessage {
         case 12:
             guard let vaultID = vaultID(),
                   let items = r.list({ reader -> [UInt8]? in
-                      guard let length = reader.uint32(), length > 0, Int(length) <= ItemCodec.maximumEncodedLength else { return nil }
-                      return reader.bytes(Int(length))
+                      guard let chunk = reader.chunk(), !chunk.isEmpty, chunk.count <= ItemCodec.maximumEncodedLength else { return nil }
+                      return chunk
                   }), !items.isEmpty else { return nil }
             request = .putAll(vaultID: vaultID, items: items)
         case 13: request = vaultID().map { .compact(vaultID: $0) }
@@ -484,7 +474,7 @@ package enum AgentMessage {
             switch hasPassword {
             case 0: break
             case 1:
-                guard let length = r.uint32(), length > 0, length <= 1_024, let bytes = r.bytes(Int(length)) else { return nil }
+                guard let bytes = r.chunk(), !bytes.isEmpty, bytes.count <= 1_024 else { return nil }
                 password = bytes
             default: return nil
             }
@@ -542,8 +532,7 @@ package enum AgentMessage {
         case 10:
             guard let ignored = r.uint32() else { return nil }
             reply = r.list({ reader -> Change? in
-                guard let kind = reader.byte(), kind == 1 || kind == 2, let length = reader.uint32(),
-                      let item = reader.bytes(Int(length)) else { return nil }
+                guard let kind = reader.byte(), kind == 1 || kind == 2, let item = reader.chunk() else { return nil }
                 return Change(overwritten: kind == 2, item: item)
             }).map { .changes($0, ignored: ignored) }
         case 11:
@@ -583,10 +572,7 @@ package enum AgentMessage {
                                               otherTornBytes: Int(torn)), discarded: discarded)
         case 15:
             guard let ignored = r.uint32() else { return nil }
-            reply = r.list({ reader -> [UInt8]? in
-                guard let length = reader.uint32() else { return nil }
-                return reader.bytes(Int(length))
-            }).map { .items($0, ignored: ignored) }
+            reply = r.list({ $0.chunk() }).map { .items($0, ignored: ignored) }
         default: return nil
         }
         return r.atEnd ? reply : nil
@@ -639,6 +625,17 @@ package enum AgentMessage {
             uint32(UInt32(text.utf8.count))
             out += text.utf8
         }
+        /// `count (4) ‖ (length (4) ‖ bytes)…`: item encodings in a batch or a reply, the buffer
+        /// sized once for all of them.
+        mutating func chunks(_ chunks: [[UInt8]]) {
+            out.reserveCapacity(out.count + 4 + chunks.reduce(0) { $0 + 4 + $1.count })
+            uint32(UInt32(chunks.count))
+            for chunk in chunks {
+                uint32(UInt32(chunk.count))
+                bytes(chunk)
+            }
+        }
+
         mutating func kdf(_ parameters: KDFParameters) {
             uint32(parameters.iterations)
             uint32(parameters.memoryKiB)
@@ -719,6 +716,12 @@ package enum AgentMessage {
             guard let text = text(lengthBytes: 2), text.utf8.count <= AgentMessage.maximumPathBytes,
                   !text.utf8.contains(0) else { return nil }
             return text
+        }
+
+        /// `length (4) ‖ bytes`, as `Writer.chunks` writes each.
+        mutating func chunk() -> [UInt8]? {
+            guard let length = uint32() else { return nil }
+            return bytes(Int(length))
         }
 
         mutating func kdf() -> KDFParameters? {
