@@ -7,10 +7,11 @@ import CProcess
 nonisolated(unsafe) private var agentStopRequested: sig_atomic_t = 0
 
 /// The background agent (spec/agent.md): holds one vault's key in locked memory and the vault
-/// open read-only; answers commands of the same user over a private Unix socket (the key for
-/// writers, lookups, listings and items for readers), and locks (wipes it and exits) after
-/// the idle timeout, on `coffer lock`, on SIGTERM/SIGHUP, or when its socket disappears
-/// (logout removes `$XDG_RUNTIME_DIR`). It writes nothing anywhere but its socket.
+/// open read-only; answers commands of the same user over a private Unix socket (lookups,
+/// listings and items for readers; it writes the changes writers send it, and never sends the
+/// key), and locks (wipes it and exits) after the idle timeout, on `coffer lock`, on
+/// SIGTERM/SIGHUP, or when its socket disappears (logout removes `$XDG_RUNTIME_DIR`). Besides
+/// its socket it writes only the vault, as any writer does (spec/agent.md §3.2).
 package struct AgentServer {
     let socketPath: String
     let vaultID: [UInt8]

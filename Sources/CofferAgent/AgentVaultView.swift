@@ -5,7 +5,8 @@ import CofferSystem
 /// replaying the log. Before every answer it compares the file at the path with the one it
 /// read (device, inode, size, change times): an append by another process, a merge, a sync
 /// tool's replacement or a rekey makes it reopen with the key, so an answer always reflects the
-/// file as it is now. It never writes the file and never takes the writers' lock.
+/// file as it is now. Between writes it holds no lock; a write (AgentVaultChanges.swift) takes
+/// the writers' lock only while it lasts.
 package final class AgentVaultView {
     let path: String
     let key: SecureBytes
