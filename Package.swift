@@ -54,7 +54,8 @@ let package = Package(
             dependencies: ["Coffer", "CZlibInflate", .product(name: "ZIPFoundation", package: "ZIPFoundation")]),
         // The agent (spec/agent.md): its wire protocol, the server the CLI runs as `coffer agent`,
         // and the client side of the socket. Only the CLI uses it.
-        .target(name: "CofferAgent", dependencies: ["Coffer", "CofferSystem", "CofferDesktop", "CProcess"]),
+        // The agent never touches device secrets or PIN state: it can make no new way in (spec/agent.md §5).
+        .target(name: "CofferAgent", dependencies: ["Coffer", "CofferSystem", "CProcess"]),
         .target(name: "CofferTestSupport", dependencies: ["Coffer", "CSodium"]),
         // Linux-desktop policy kept out of the core: device secrets in $XDG_RUNTIME_DIR (spec/unlock.md §2).
         .target(name: "CofferDesktop", dependencies: ["Coffer", "CofferSystem"]),

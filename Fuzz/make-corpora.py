@@ -272,7 +272,7 @@ AGENT = {
     "merge": frame(Q, 14, VAULT_ID + text16(b"") + text16(b"/v/copy.coffer") + text16(b"") + b"\x01\x00\x00"),
     "merge-git": frame(Q, 14, VAULT_ID + text16(b"/r/.merge_file_a") + text16(b"/r/.merge_file_b") + text16(b"/r/.merge_file_o")
                        + b"\x00\x00\x01" + text32(b"other password")),
-    "pin-set": frame(Q, 15, VAULT_ID + b"\x06" + b"246813"),
+    "removed-pin-set": frame(Q, 15, VAULT_ID + b"\x06" + b"246813"),
     "items": frame(Q, 16, VAULT_ID),
     "removed-key": frame(Q, 2, VAULT_ID),
     "previous-protocol": frame(b"CAQ2", 1),

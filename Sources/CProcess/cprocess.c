@@ -89,6 +89,14 @@ int cprocess_peer_uid(int fd, unsigned int *uid) {
     *uid = (unsigned int)credentials.uid;
     return 0;
 }
+int cprocess_peer_pid(int fd, int *pid, unsigned int *uid) {
+    struct ucred credentials;
+    socklen_t size = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) != 0) return -1;
+    *pid = (int)credentials.pid;
+    *uid = (unsigned int)credentials.uid;
+    return 0;
+}
 #else
 #include <sys/socket.h>
 #include <unistd.h>
@@ -97,6 +105,11 @@ int cprocess_peer_uid(int fd, unsigned int *uid) {
     if (getpeereid(fd, &euid, &egid) != 0) return -1;
     *uid = (unsigned int)euid;
     return 0;
+}
+int cprocess_peer_pid(int fd, int *pid, unsigned int *uid) {
+    (void)fd; (void)pid; (void)uid;
+    errno = ENOSYS;
+    return -1;
 }
 #endif
 

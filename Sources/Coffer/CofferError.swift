@@ -89,6 +89,10 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let throttleStateTampered = Code(rawValue: "unlock.throttle-state-tampered")
         /// The caller cancelled an unlock while the key was being derived (unlock.md §1).
         public static let cancelled = Code(rawValue: "unlock.cancelled")
+        /// A new or changed way in (a PIN, a device-key enrolment, a password slot, a rekey) on a
+        /// vault that was not opened with its master password: a PIN, a device key or the agent's
+        /// key cannot make access that outlasts them (unlock.md §13).
+        public static let masterPasswordNeeded = Code(rawValue: "unlock.master-password-needed")
 
         // Policy (spec/policy.md)
         /// A password rules string does not parse; `detail` is `.position(n)` (policy.md §5).
@@ -129,6 +133,7 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
             .vaultMissing, .vaultExists, .vaultBusy, .io, .itemNotFound, .ambiguousItem, .locked, .readOnly, .duplicateItem,
             .unsupportedFile, .noPrivateDirectory,
             .wrongPIN, .throttled, .pinDisabled, .pinUnavailable, .deviceKeyUnavailable, .throttleStateTampered, .cancelled,
+            .masterPasswordNeeded,
             .invalidRules, .unsatisfiablePolicy, .policyViolation, .invalidOption,
             .invalidImport, .invalidBreachFile,
             .differentVault, .otherPasswordNeeded,

@@ -81,8 +81,6 @@ package enum AgentMessage {
         case compact(vaultID: [UInt8])
         /// `coffer merge`, `coffer git-merge`.
         case merge(vaultID: [UInt8], MergeOrder)
-        /// `coffer pin set`: the new PIN, already checked by the command (wiped after use).
-        case pinSet(vaultID: [UInt8], pin: [UInt8])
         /// Every item, secrets included (`coffer audit`).
         case items(vaultID: [UInt8])
 
@@ -92,12 +90,12 @@ package enum AgentMessage {
             case .status, .lock: return nil
             case .find(let id, _), .list(let id, _, _), .item(let id, _), .changes(let id), .info(let id), .verify(let id),
                  .put(let id, _, _), .delete(let id, _, _), .putAll(let id, _), .compact(let id), .merge(let id, _),
-                 .pinSet(let id, _), .items(let id):
+                 .items(let id):
                 return id
             }
         }
 
-        /// Zeroes the secrets a request carries (items, a PIN, a password) in place: each is
+        /// Zeroes the secrets a request carries (items, a password) in place: each is
         /// taken out of the request first, so it is the only reference and no copy is made.
         package mutating func wipeSecrets() {
             switch self {
@@ -109,10 +107,6 @@ package enum AgentMessage {
                 self = .status
                 for i in items.indices { secureZero(&items[i]) }
                 self = .putAll(vaultID: id, items: items)
-            case .pinSet(let id, var pin):
-                self = .status
-                secureZero(&pin)
-                self = .pinSet(vaultID: id, pin: pin)
             case .merge(let id, var order) where order.otherPassword != nil:
                 self = .status
                 var password = order.otherPassword!
@@ -127,7 +121,7 @@ package enum AgentMessage {
         /// Whether the request changes the vault (the agent then opens it for writing).
         package var writes: Bool {
             switch self {
-            case .put, .delete, .putAll, .compact, .merge, .pinSet: return true
+            case .put, .delete, .putAll, .compact, .merge: return true
             default: return false
             }
         }
@@ -148,7 +142,7 @@ package enum AgentMessage {
             case .putAll: return 12
             case .compact: return 13
             case .merge: return 14
-            case .pinSet: return 15
+            // 15 was `pin set`, removed: a new way in needs the master password (spec/agent.md §5).
             case .items: return 16
             }
         }
@@ -164,7 +158,7 @@ package enum AgentMessage {
     package enum Reply: Equatable, Sendable {
         /// Unlocked: the vault's id and the seconds left before the idle lock.
         case status(vaultID: [UInt8], secondsLeft: UInt32)
-        /// Done (lock, pin set).
+        /// Done (lock).
         case done
         /// Not for this vault, a request the agent does not take, or one it cannot answer now.
         case refused
@@ -286,10 +280,6 @@ package enum AgentMessage {
             } else {
                 w.byte(0)
             }
-        case .pinSet(let vaultID, let pin):
-            w.bytes(vaultID)
-            w.byte(UInt8(truncatingIfNeeded: pin.count))
-            w.bytes(pin)
         }
         return w.finish()
     }
@@ -481,9 +471,6 @@ package enum AgentMessage {
             request = .merge(vaultID: vaultID, MergeOrder(target: target, other: other, base: base,
                                                           choice: Vault.PasswordSlotChoice.allCases[Int(choice)],
                                                           dryRun: dryRun == 1, otherPassword: password))
-        case 15:
-            guard let vaultID = vaultID(), let length = r.byte(), length > 0, let pin = r.bytes(Int(length)) else { return nil }
-            request = .pinSet(vaultID: vaultID, pin: pin)
         case 16: request = vaultID().map { .items(vaultID: $0) }
         default: return nil
         }

@@ -44,9 +44,27 @@ package struct AgentServer {
     final class Connection {
         let fd: Int32
         var deadline: Double
-        /// The request frame read so far (its header, then its payload).
+        /// The request frame read so far (its header, then its payload), in a buffer that grows as
+        /// bytes arrive: a header that announces 64 MiB costs 64 KiB until they come.
         var request = [UInt8](repeating: 0, count: AgentMessage.headerCount)
         var received = 0
+        /// The whole frame's length, known once the header is read.
+        var expected = AgentMessage.headerCount
+
+        /// The first step of the growth, and its least step after that.
+        static let growthStep = 65_536
+
+        /// A larger buffer, at most the whole frame: the bytes so far copied into it and the old
+        /// one wiped (it may hold an item's secrets), so no copy is left behind.
+        func grow() {
+            let size = min(expected, request.count + max(request.count, Self.growthStep))
+            var larger = [UInt8](repeating: 0, count: size)
+            larger.withUnsafeMutableBytes { target in
+                request.withUnsafeBytes { source in target.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[0..<received])) }
+            }
+            secureZero(&request)
+            request = larger
+        }
         /// The reply, once the request is whole.
         var reply: [UInt8]?
         var sent = 0
@@ -171,7 +189,11 @@ package struct AgentServer {
             while true {
                 let wanted = connection.request.count - connection.received
                 if wanted == 0 {
-                    if connection.request.count == AgentMessage.headerCount {
+                    if connection.received < connection.expected {
+                        connection.grow()
+                        continue
+                    }
+                    if connection.expected == AgentMessage.headerCount {
                         // A header that is not a frame of a request: closed without reading further.
                         guard let length = AgentMessage.payloadLength(ofHeader: connection.request, magic: AgentMessage.requestMagic) else {
                             guard connection.request.starts(with: AgentMessage.previousRequestMagic) else { return .done(.other) }
@@ -186,7 +208,8 @@ package struct AgentServer {
                             connection.deadline += Self.changeRequestSeconds - Self.requestSeconds
                         }
                         if length > 0 {
-                            connection.request += repeatElement(0, count: length)
+                            connection.expected = AgentMessage.headerCount + length
+                            connection.grow()
                             continue
                         }
                     }

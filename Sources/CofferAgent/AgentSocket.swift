@@ -1,4 +1,5 @@
 import CofferSystem
+import CProcess
 @_spi(CofferInternals) import Coffer
 
 /// Where a vault's agent listens and how a command talks to it (spec/agent.md §2–3).
@@ -48,9 +49,92 @@ package enum AgentSocket {
 
     /// Whether an agent of the previous protocol listens here (it answers protocol 2's
     /// `status`): a command then says to restart it rather than silently prompting.
+    /// It must answer with protocol 2's status (code 1): this version's agent answers that
+    /// request with a refusal (code 4), so a busy agent of this version that then answers the
+    /// probe is not mistaken for an old one.
     package static func speaksAnotherProtocol(socketPath: String) -> Bool {
         var status = AgentMessage.previousRequestMagic + [1, 0, 0, 0, 0]
-        return exchange(&status, socketPath: socketPath, seconds: 1, magic: AgentMessage.previousReplyMagic) != nil
+        return exchange(&status, socketPath: socketPath, seconds: 1, magic: AgentMessage.previousReplyMagic)?.dropFirst(4).first == 1
+    }
+
+    /// Who is at a socket that gave no answer: `lock` and `status` must not call that locked
+    /// unless nobody listens there (spec/agent.md §4).
+    package enum Presence: Equatable {
+        /// No socket file, or nobody listening on it (an agent killed with SIGKILL leaves one).
+        case nobody
+        /// A process of this user listens (`pid` when known): an agent that is busy, or whose
+        /// connection slots are held by other clients.
+        case listening(pid: Int32?)
+    }
+
+    /// Looks at the socket without sending anything: a connection that the kernel completes
+    /// means a listener (its pid from `SO_PEERCRED`, recorded when it began to listen); a refused
+    /// or missing one means nobody. When the listener's queue is full the connection cannot
+    /// complete: the agent's process is then looked for by its command line.
+    package static func presence(socketPath: String) -> Presence {
+        var status = stat()
+        guard lstat(socketPath, &status) == 0 else { return .nobody }
+        let fd = SystemCall.unixStreamSocket()
+        guard fd >= 0 else { return .listening(pid: agentProcess(socketPath: socketPath)) }
+        defer { close(fd) }
+        setTimeouts(fd, seconds: 1)
+        guard connect(fd, socketPath) else {
+            if errno == ECONNREFUSED || errno == ENOENT { return .nobody }
+            return .listening(pid: agentProcess(socketPath: socketPath))
+        }
+        var pid: Int32 = 0, uid: UInt32 = 0
+        if cprocess_peer_pid(fd, &pid, &uid) == 0, uid == getuid(), pid > 0 { return .listening(pid: pid) }
+        return .listening(pid: agentProcess(socketPath: socketPath))
+    }
+
+    /// The process of this user started as `coffer agent --socket <socketPath> …`, found in
+    /// /proc (a command line is readable even for a process that is not dumpable).
+    package static func agentProcess(socketPath: String) -> Int32? {
+        guard let directory = opendir("/proc") else { return nil }
+        defer { closedir(directory) }
+        let me = getuid()
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard let pid = Int32(name), pid > 0 else { continue }
+            var owner = stat()
+            guard stat("/proc/\(name)", &owner) == 0, owner.st_uid == me else { continue }
+            let arguments = commandLine(of: name)
+            if let at = arguments.firstIndex(of: "agent"), at + 2 < arguments.count,
+               arguments[at + 1] == "--socket", arguments[at + 2] == socketPath {
+                return pid
+            }
+        }
+        return nil
+    }
+
+    /// Whether the process has ended: gone, or a zombie its parent has not reaped yet (an agent's
+    /// parent, `coffer unlock`, exits at once, and not every init reaps).
+    package static func hasEnded(_ pid: Int32) -> Bool {
+        guard kill(pid, 0) == 0 else { return errno == ESRCH }
+        let fd = SystemCall.open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return true }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let n = buffer.withUnsafeMutableBytes { SystemCall.read(fd, $0.baseAddress!, $0.count) }
+        guard n > 0, let end = buffer[0..<n].lastIndex(of: UInt8(ascii: ")")), end + 2 < n else { return false }
+        return buffer[end + 2] == UInt8(ascii: "Z")  // "pid (name) state …"
+    }
+
+    private static func commandLine(of pid: String) -> [String] {
+        let fd = SystemCall.open("/proc/\(pid)/cmdline", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return [] }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4_096)
+        while bytes.count < 65_536 {
+            let n = buffer.withUnsafeMutableBytes { SystemCall.read(fd, $0.baseAddress!, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            bytes += buffer[0..<n]
+        }
+        return bytes.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Locks an agent of the previous protocol (`coffer lock` after an upgrade); true when it did.

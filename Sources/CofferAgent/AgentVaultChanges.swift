@@ -1,5 +1,4 @@
 @_spi(CofferInternals) import Coffer
-import CofferDesktop
 
 /// Changes that commands send to the agent (spec/agent.md §3.2): the agent opens the vault for
 /// writing with its key, applies the change, syncs and answers with what it did. The key never
@@ -77,10 +76,6 @@ extension AgentVaultView {
                                                   removed: UInt64(before.deadRecords)))
         case .merge(_, let order):
             return try merge(order, into: vault)
-        case .pinSet(_, let pin):
-            let secret = try pin.withUnsafeBytes { try SecureBytes(copying: $0, protection: .locked) }
-            try RuntimeDirectoryDeviceSecretStore.forCurrentUser().pinUnlock(forVault: vault.path).setPIN(secret, on: vault)
-            return AgentMessage.encode(.written(count: 0, discarded: discarded, twin: nil))
         default:
             return AgentMessage.encode(.refused)
         }

@@ -45,7 +45,6 @@ struct AgentMessageTests {
             ("merge", .merge(vaultID: id, .init(target: "", other: "/v/copy.coffer", base: "", choice: .ours, dryRun: false, otherPassword: nil))),
             ("merge-git", .merge(vaultID: id, .init(target: "/r/.merge_file_a", other: "/r/.merge_file_b", base: "/r/.merge_file_o",
                                                     choice: .automatic, dryRun: false, otherPassword: Array("other password".utf8)))),
-            ("pin-set", .pinSet(vaultID: id, pin: Array("246813".utf8))),
             ("items", .items(vaultID: id)),
         ]
         for (name, request) in requests {
@@ -58,13 +57,18 @@ struct AgentMessageTests {
         #expect(AgentMessage.decodeRequest(AgentMessage.encode(unicode)) == unicode)
         // Protocol 3 has no key request: its old code and the previous protocol's frames decode to nothing.
         #expect(AgentMessage.decodeRequest(try Self.seed("removed-key")) == nil)
+        // Nor a `pin set`: a new way in needs the master password (spec/agent.md §5).
+        #expect(AgentMessage.decodeRequest(try Self.seed("removed-pin-set")) == nil)
         #expect(AgentMessage.decodeRequest(try Self.seed("previous-protocol")) == nil)
     }
 
     @Test func wipingARequestZeroesItsSecretsInPlace() {
-        var request = AgentMessage.Request.pinSet(vaultID: Self.vaultID, pin: Array("246813".utf8))
+        let password = Array("other password".utf8)
+        var request = AgentMessage.Request.merge(vaultID: Self.vaultID, .init(target: "", other: "/v/copy.coffer", base: "", choice: .ours,
+                                                                              dryRun: false, otherPassword: password))
         request.wipeSecrets()
-        #expect(request == .pinSet(vaultID: Self.vaultID, pin: [0, 0, 0, 0, 0, 0]))
+        #expect(request == .merge(vaultID: Self.vaultID, .init(target: "", other: "/v/copy.coffer", base: "", choice: .ours,
+                                                               dryRun: false, otherPassword: [UInt8](repeating: 0, count: password.count))))
         var put = AgentMessage.Request.putAll(vaultID: Self.vaultID, items: [Self.login])
         put.wipeSecrets()
         #expect(put == .putAll(vaultID: Self.vaultID, items: [[UInt8](repeating: 0, count: Self.login.count)]))
@@ -133,7 +137,6 @@ struct AgentMessageTests {
         cases.append(("an empty batch", AgentMessage.encode(.putAll(vaultID: Self.vaultID, items: []))))
         cases.append(("a merge with no other copy", AgentMessage.encode(.merge(vaultID: Self.vaultID, .init(
             target: "", other: "", base: "", choice: .ours, dryRun: false, otherPassword: nil)))))
-        cases.append(("an empty PIN", AgentMessage.encode(.pinSet(vaultID: Self.vaultID, pin: []))))
         for (what, bytes) in cases {
             #expect(AgentMessage.decodeRequest(Array(bytes)) == nil, "\(what)")
         }

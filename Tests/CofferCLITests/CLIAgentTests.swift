@@ -240,7 +240,6 @@ struct CLIAgentTests {
         let commands: [[String]] = [
             ["add", "Mail", "--secret-file", ws.file("s2")], ["edit", "GitHub", "--username", "me"],
             ["import", ws.file("in.csv")], ["rm", "Shop", "--yes"], ["undo"], ["merge", copy], ["compact"],
-            ["pin", "set", "--new-pin-file", ws.file("pin")],
         ]
         for command in commands {
             let trace = ws.file("trace")
@@ -256,7 +255,6 @@ struct CLIAgentTests {
         for title in ["GitHub", "Mail", "Bank", "Shop", "FromTheCopy"] { #expect(listed.stdout.contains(title), "\(title): \(listed)") }
         #expect(try bare(ws, env, "show", "GitHub", "--field", "username").stdout == "me\n")
         #expect(try bare(ws, env, "verify").status == 0)
-        #expect(try ws.run(["pin", "status", "--vault", ws.vault], environment: env).stdout.hasPrefix("PIN: set"))
         #expect(try bare(ws, env, "status").stdout.hasPrefix("unlocked"))
 
         // A backup, the vault rekeyed (the agent locks), unlocked again: the agent's key does not
@@ -268,6 +266,56 @@ struct CLIAgentTests {
         #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
         let merged = try bare(ws, env, "merge", backup, "--dry-run")
         #expect(merged.status != 0 && merged.stderr.contains("password"), "\(merged)")
+    }
+
+    /// spec/agent.md §5 (issue 35): a process of the user, while the agent is unlocked, tries to
+    /// make a way in that outlasts `coffer lock` — a PIN of its own (the issue's sequence), or the
+    /// vault's master password replaced through a merge by one it knows. Without the master
+    /// password nothing of it succeeds, and after the lock neither its PIN nor its password
+    /// opens the vault. The person's own `pin set`, with the master password, still works.
+    @Test func aProcessOfTheUserGetsNoLastingAccessThroughTheAgent() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        try ws.add("google", secret: "google-secret")
+        // Copies an attacker could write by hand (same vault id, its own password): made here with
+        // the master password, before the agent starts.
+        try ws.write("apw", "violet harbour quantum lanterns 7\n")
+        let sameKey = ws.file("same-key.coffer"), rekeyed = ws.file("rekeyed.coffer")
+        for (copy, rekey) in [(sameKey, false), (rekeyed, true)] {
+            try FileManager.default.copyItem(atPath: ws.vault, toPath: copy)
+            let changed = try ws.run(["passwd", "--new-password-file", ws.file("apw"), "--vault", copy, "--password-file", ws.file("pw")]
+                                     + (rekey ? ["--rekey"] : []), environment: env)
+            try #require(changed.status == 0, "\(changed)")
+        }
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        defer { _ = try? bare(ws, env, "lock") }
+
+        try ws.write("apin", "482916\n")
+        let pinSet = try bare(ws, env, "pin", "set", "--new-pin-file", ws.file("apin"))
+        #expect(pinSet.status != 0 && pinSet.stderr.contains("master password"), "\(pinSet)")
+        for merge in [["merge", sameKey, "--keep-password", "theirs"],
+                      ["merge", rekeyed, "--keep-password", "theirs", "--other-password-file", ws.file("apw")]] {
+            let result = try ws.run(merge + ["--vault", ws.vault], environment: env)
+            #expect(result.status != 0 && result.stderr.contains("master password"), "\(merge): \(result)")
+        }
+        #expect(try ws.run(["pin", "status", "--vault", ws.vault], environment: env).stdout.hasPrefix("PIN: not set"))
+        #expect(try bare(ws, env, "lock").stderr.contains("Locked"))
+
+        // The issue's last line: after the lock, the PIN shows nothing; nor does the attacker's password.
+        let byPIN = try ws.run(["show", "google", "--field", "password", "--reveal", "--vault", ws.vault, "--pin-file", ws.file("apin")],
+                               environment: env)
+        #expect(byPIN.status != 0 && !byPIN.stdout.contains("google-secret"), "\(byPIN)")
+        let byPassword = try ws.run(["show", "google", "--field", "password", "--reveal", "--vault", ws.vault, "--password-file", ws.file("apw")],
+                                    environment: env)
+        #expect(byPassword.status == 77 && !byPassword.stdout.contains("google-secret"), "\(byPassword)")
+        // The person, with the master password, while unlocked: the PIN is set and works.
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        let own = try ws.run(["pin", "set", "--new-pin-file", ws.file("apin")] + ws.unlock, environment: env)
+        #expect(own.status == 0, "\(own)")
+        let withPIN = try ws.run(["show", "google", "--field", "password", "--reveal", "--vault", ws.vault, "--pin-file", ws.file("apin")],
+                                 environment: env)
+        #expect(withPIN.stdout == "google-secret\n", "\(withPIN)")
     }
 
     /// spec/cli.md §4.8: a plain-text export asks for the master password even while the agent
@@ -421,6 +469,63 @@ struct CLIAgentTests {
         let seconds = said.split(separator: "\n").last.flatMap { $0.hasPrefix("dropped after ") ? Double($0.dropFirst(14)) : nil }
         #expect(seconds.map { $0 < 5 } == true, "the trickler was not dropped: \(said)")
         #expect(try bare(ws, env, "status").stdout.hasPrefix("unlocked"))
+    }
+
+    /// Holds connections to the agent, each announcing a 64 MiB change and sending nothing more,
+    /// and opens a new one whenever one is dropped, for argv[3] seconds.
+    static let staller = """
+        import socket, sys, time
+        path, count, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+        def stall():
+            s = socket.socket(socket.AF_UNIX); s.setblocking(False)
+            try: s.connect(path)
+            except BlockingIOError: pass
+            try: s.send(b'CAQ3\\x0a\\x04\\x00\\x00\\x00')
+            except OSError: pass
+            return s
+        held = [stall() for _ in range(count)]
+        print('connected', flush=True)
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            for i, s in enumerate(held):
+                try:
+                    if s.recv(1, socket.MSG_DONTWAIT) == b'':
+                        s.close(); held[i] = stall()
+                except BlockingIOError: pass
+                except OSError: s.close(); held[i] = stall()
+            time.sleep(0.05)
+        """
+
+    /// spec/agent.md §4 (issue 35): sixteen connections that announce a 64 MiB change and stall
+    /// hold every slot; `status` must not then say `locked`, nor `lock` say `already locked`,
+    /// while the agent holds the key: `lock` ends it by SIGTERM and says so.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
+    func lockAndStatusNeverClaimALockTheyDidNotSee() throws {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        defer { _ = try? bare(ws, env, "lock") }
+        let pid = try #require(agentPID(ws))
+        let directory = ws.file("runtime/coffer")
+        let socket = directory + "/" + (try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasSuffix(".sock") } ?? "")
+        var child = ChildProcess(["/usr/bin/python3", "-c", Self.staller, socket, "16", "30"])
+        child.stdout = .file(ws.file("stall"))
+        let stalling = try child.start(input: [])
+        defer { kill(stalling.pid, SIGTERM); _ = try? stalling.wait(timeoutSeconds: 10) }
+        for _ in 0..<500 where !((try? String(contentsOfFile: ws.file("stall"), encoding: .utf8)) ?? "").contains("connected") {
+            usleep(10_000)
+        }
+        usleep(300_000)
+        let status = try bare(ws, env, "status")
+        #expect(status.stdout.hasPrefix("unlocked"), "\(status)")
+        let lock = try bare(ws, env, "lock")
+        #expect(lock.status == 0 && lock.stderr.contains("Locked") && !lock.stderr.contains("already"), "\(lock)")
+        // Gone, or a zombie not yet reaped by whoever adopted it (its stat says state Z).
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        let state = stat.split(separator: ")").last?.split(separator: " ").first
+        #expect(agentPID(ws) == nil && (stat.isEmpty || state == "Z"), "the agent still runs after `coffer lock` said it locked: \(stat)")
+        #expect(try bare(ws, env, "status").stdout == "locked\n")
     }
 
     /// spec/agent.md §4: the agent's own checks go on while a client trickles: logout (the

@@ -30,6 +30,10 @@ void cprocess_install_quiet_crash_handlers(void);
 /// The uid of the process at the other end of a connected Unix socket (SO_PEERCRED on Linux,
 /// getpeereid elsewhere). 0 on success, -1 with errno set.
 int cprocess_peer_uid(int fd, unsigned int *uid);
+/// The pid and uid of the process at the other end of a connected Unix socket: for a client,
+/// the process that listens (Linux records it at listen(), so it is known before the server
+/// accepts). 0 on success; -1 with errno set (ENOSYS where the system does not say).
+int cprocess_peer_pid(int fd, int *pid, unsigned int *uid);
 /* Accepts a connection as a non-blocking socket closed on exec (one call on Linux: accept4);
    -1 with errno on failure. */
 int cprocess_accept_nonblocking(int listener);

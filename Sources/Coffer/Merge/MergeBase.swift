@@ -12,7 +12,7 @@ extension Vault {
     /// This vault as it was after the first `end` bytes of its file, open read-only.
     func baseSnapshot(asOfFileOffset end: Int) throws -> Vault {
         let key = try withVaultKey { $0 }
-        return try Vault.open(at: path, mode: .readOnly, fileSystem: PrefixFileSystem(base: fileSystem, limit: end),
+        return try Vault.open(at: path, mode: .readOnly, unlockedWith: .vaultKey, fileSystem: PrefixFileSystem(base: fileSystem, limit: end),
                               random: random) { _ in key }
     }
 

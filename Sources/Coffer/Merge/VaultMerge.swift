@@ -167,6 +167,10 @@ extension Vault {
             let newSlot = try mergedPasswordSlot(ours: oursHeader, theirs: theirHeader, base: baseCopy,
                                                  otherKeyDiffers: otherKeyDiffers, otherPassword: otherPassword, choice: choice)
             report.passwordSlot = newSlot.outcome
+            if newSlot.slot != nil && !dryRun {
+                // A password slot taken from the other copy is a new way in (spec/merge.md §5.3).
+                try requireMasterPassword(for: "taking the other copy's master password")
+            }
             let puts = (report.changed + report.added).map { outcome.items[$0]! }
             report.write = Self.writeKind(puts: puts.count, deletes: report.deleted.count, headerChanges: newSlot.slot != nil)
             guard !dryRun, report.write != .none else { return report }
@@ -202,13 +206,14 @@ extension Vault {
     func openCopy(_ path: String, password: SecureBytes?, resume: LogReplay.Outcome? = nil) throws -> (Vault, keyDiffers: Bool) {
         let key = try withVaultKey { $0 }
         do {
-            return (try Vault.open(at: path, mode: .readOnly, fileSystem: fileSystem, random: random, resume: resume) { _ in key }, false)
+            return (try Vault.open(at: path, mode: .readOnly, unlockedWith: .vaultKey, fileSystem: fileSystem, random: random,
+                                   resume: resume) { _ in key }, false)
         } catch let error as CofferError where error.code == .tampered {
             // A header MAC that fails under our key: another vault key (a rekey), or tampering.
             guard let password else {
                 throw CofferError(.otherPasswordNeeded, "\(path) is under another vault key (it was rekeyed, or it was altered); its own master password is needed")
             }
-            return (try Vault.open(at: path, mode: .readOnly, fileSystem: fileSystem, random: random) { header in
+            return (try Vault.open(at: path, mode: .readOnly, unlockedWith: .masterPassword, fileSystem: fileSystem, random: random) { header in
                 try Vault.passwordVaultKey(header: header, password: password)
             }, true)
         }

@@ -19,7 +19,8 @@ extension Vault {
         let (resume, headerLength) = try withOpenState { state in
             (LogReplay.Outcome(index: state.index, chain: state.chain, records: state.records, end: state.end), state.headerLength)
         }
-        let reopened = try Vault.open(at: path, mode: mode, fileSystem: fileSystem ?? self.fileSystem, random: random, resume: resume) { _ in
+        let reopened = try Vault.open(at: path, mode: mode, unlockedWith: unlockedWith, fileSystem: fileSystem ?? self.fileSystem,
+                                      random: random, resume: resume) { _ in
             try SecretKey(try vaultKey.withUnsafeBytes { try SecureBytes(copying: $0) })
         }
         guard (try? reopened.withOpenState { $0.headerLength }) == headerLength else {
@@ -40,7 +41,8 @@ extension Vault {
             do {
                 let copy = try State(header: state.header, headerLength: state.headerLength, keys: state.keys, chain: state.chain,
                                      index: state.index, records: state.records, end: state.end, handle: handle, lockHandle: nil)
-                return Vault(path: path, mode: .readOnly, fileSystem: fileSystem ?? self.fileSystem, random: random, state: copy,
+                return Vault(path: path, mode: .readOnly, unlockedWith: unlockedWith, fileSystem: fileSystem ?? self.fileSystem,
+                             random: random, state: copy,
                              report: OpenReport(recoveredTornBytes: 0, records: state.records))
             } catch {
                 handle.close()

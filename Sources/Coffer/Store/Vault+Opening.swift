@@ -31,7 +31,7 @@ extension Vault {
             let state = try State(header: header, headerLength: headerBytes.count, keys: keys,
                               chain: RecordChain(vaultID: vaultID, logID: header.logID, recordKey: keys.recordKey),
                               end: headerBytes.count, handle: handle, lockHandle: lock)
-            return Vault(path: path, mode: .readWrite, fileSystem: fileSystem, random: random, state: state,
+            return Vault(path: path, mode: .readWrite, unlockedWith: .masterPassword, fileSystem: fileSystem, random: random, state: state,
                          report: OpenReport(recoveredTornBytes: 0, records: 0))
         } catch {
             lock.unlock()
@@ -54,7 +54,7 @@ extension Vault {
         at path: String, password: SecureBytes, mode: AccessMode = .readWrite, memoryBudgetKiB: UInt32? = nil,
         fileSystem: any VaultFileSystem, random: any RandomSource = SystemRandom()
     ) throws -> Vault {
-        try open(at: path, mode: mode, fileSystem: fileSystem, random: random) { header in
+        try open(at: path, mode: mode, unlockedWith: .masterPassword, fileSystem: fileSystem, random: random) { header in
             try passwordVaultKey(header: header, password: password, memoryBudgetKiB: memoryBudgetKiB)
         }
     }
@@ -83,12 +83,13 @@ extension Vault {
     }
 
     /// Opens with a key found by `unlock` from the (keyless-checked) header: the password slot,
-    /// or a PIN slot (spec/unlock.md).
+    /// or a PIN slot (spec/unlock.md). `unlockedWith` says which, and so what the vault may change
+    /// about its ways in (``Vault/Credential``).
     ///
     /// `resume`: what replaying this file up to some offset gives, known already (a merge's base,
     /// whose frames this file shares byte for byte); only the frames after it are replayed.
     static func open(
-        at path: String, mode: AccessMode, fileSystem: any VaultFileSystem, random: any RandomSource,
+        at path: String, mode: AccessMode, unlockedWith: Credential, fileSystem: any VaultFileSystem, random: any RandomSource,
         resume: LogReplay.Outcome? = nil, unlock: (VaultHeader) throws -> SecretKey
     ) throws -> Vault {
         let path = fileSystem.canonicalPath(path)
@@ -112,7 +113,7 @@ extension Vault {
             let state = try State(header: header, headerLength: headerBytes.count, keys: keys, chain: replay.chain,
                               index: replay.index, records: replay.records, end: replay.end, handle: handle, lockHandle: lock)
             let report = OpenReport(recoveredTornBytes: torn, records: replay.records)
-            return Vault(path: path, mode: mode, fileSystem: fileSystem, random: random, state: state, report: report)
+            return Vault(path: path, mode: mode, unlockedWith: unlockedWith, fileSystem: fileSystem, random: random, state: state, report: report)
         } catch {
             lock?.unlock()
             throw error

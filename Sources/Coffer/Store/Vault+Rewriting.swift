@@ -8,7 +8,9 @@ extension Vault {
 
     /// Makes a new vault key and re-seals every item under it; the password slot is rewrapped
     /// with `password` (which may be the current one) and any PIN slot is removed.
+    /// Needs a vault opened with the master password (spec/unlock.md §13).
     public func rekey(password: SecureBytes, kdf: KDFParameters? = nil) throws {
+        try requireMasterPassword(for: "a rekey")
         try withWritableState { state in
             let newKeys = try VaultKeys.random(using: random)
             let slot = try Self.passwordSlot(for: password, kdf: kdf ?? state.header.passwordSlot!.kdf,
@@ -21,7 +23,9 @@ extension Vault {
 
     /// Changes the master password: rewraps the vault key in the password slot only; frames
     /// are copied byte for byte.
+    /// Needs a vault opened with the master password (spec/unlock.md §13).
     public func changePassword(to newPassword: SecureBytes, kdf: KDFParameters? = nil) throws {
+        try requireMasterPassword(for: "changing the master password")
         try withWritableState { state in
             guard let keys = state.keys, let old = state.header.passwordSlot else { throw closedError }
             let slot = try Self.passwordSlot(for: newPassword, kdf: kdf ?? old.kdf, vaultKey: keys.vaultKey,
@@ -44,7 +48,7 @@ extension Vault {
 
     /// `open(at:vaultKey:mode:)` through `fileSystem` (the agent's, which identifies the file it opens).
     package static func open(at path: String, vaultKey: SecureBytes, mode: AccessMode, fileSystem: any VaultFileSystem) throws -> Vault {
-        try open(at: path, mode: mode, fileSystem: fileSystem, random: SystemRandom()) { _ in
+        try open(at: path, mode: mode, unlockedWith: .vaultKey, fileSystem: fileSystem, random: SystemRandom()) { _ in
             try SecretKey(try vaultKey.withUnsafeBytes { try SecureBytes(copying: $0) })
         }
     }

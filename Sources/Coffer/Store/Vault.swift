@@ -14,6 +14,21 @@ public final class Vault: Sendable {
         case readWrite
     }
 
+    /// What unlocked this vault. Only the master password may add or change a way in (a PIN, a
+    /// device-key enrolment, a password slot, a new vault key): a PIN, a device key or the key an
+    /// agent holds is access that ends (at logout, at `coffer lock`), and must not be turned into
+    /// access that outlasts it (spec/unlock.md §13).
+    public enum Credential: Sendable, Equatable {
+        /// The master password (or the vault was just created with it).
+        case masterPassword
+        /// The PIN (spec/unlock.md §2).
+        case pin
+        /// A device key (an app extension, spec/unlock.md §11).
+        case deviceKey
+        /// The vault key itself, as the agent of `coffer unlock` holds it (spec/agent.md).
+        case vaultKey
+    }
+
     /// What opening found, beyond the items.
     public struct OpenReport: Sendable, Equatable {
         /// Bytes of an incomplete final frame that were discarded (crash mid-append).
@@ -81,6 +96,8 @@ public final class Vault: Sendable {
     public let path: String
     package let mode: AccessMode
     public let openReport: OpenReport
+    /// What unlocked this vault (see ``Credential``).
+    public let unlockedWith: Credential
     let fileSystem: any VaultFileSystem
     let random: any RandomSource
     /// Everything that changes, reachable only under its mutex; held briefly by readers and
@@ -92,10 +109,11 @@ public final class Vault: Sendable {
     /// Compaction runs by itself after a write once dead records exceed both this and the live count.
     package static let autoCompactionThreshold = 1024
 
-    init(path: String, mode: AccessMode, fileSystem: any VaultFileSystem, random: any RandomSource,
+    init(path: String, mode: AccessMode, unlockedWith: Credential, fileSystem: any VaultFileSystem, random: any RandomSource,
                  state: State, report: OpenReport) {
         self.path = path
         self.mode = mode
+        self.unlockedWith = unlockedWith
         self.fileSystem = fileSystem
         self.random = random
         self.guarded = Locked(state)
@@ -142,6 +160,22 @@ public final class Vault: Sendable {
         guard mode == .readWrite else { throw CofferError(.readOnly, "the vault was opened read-only") }
         guard !state.poisoned else {
             throw CofferError(.io, "an earlier write failed and could not be undone; close and reopen the vault")
+        }
+    }
+
+    /// Throws `unlock.master-password-needed` unless the master password opened this vault:
+    /// called before anything that adds or changes a way in (spec/unlock.md §13).
+    func requireMasterPassword(for change: String) throws {
+        guard unlockedWith == .masterPassword else {
+            let how: String
+            switch unlockedWith {
+            case .masterPassword: how = "the master password"
+            case .pin: how = "the PIN"
+            case .deviceKey: how = "a device key"
+            case .vaultKey: how = "its key (an unlocked agent)"
+            }
+            throw CofferError(.masterPasswordNeeded,
+                "\(change) needs the master password; this vault was opened with \(how), which cannot add or change a way in")
         }
     }
 

@@ -31,8 +31,10 @@ public struct DeviceKeyUnlock: Sendable {
     static let magic = Array("CDK1".utf8)
     static let fileCount = 4 + 16 + XChaCha20Poly1305.overhead + 32
 
-    /// Enrols this device for `vault` (open, with any key): replaces an earlier enrolment.
+    /// Enrols this device for `vault`, which must have been opened with its master password
+    /// (spec/unlock.md §13): replaces an earlier enrolment.
     public func enrol(_ vault: Vault) throws {
+        try vault.requireMasterPassword(for: "enrolling a device key")
         let vaultID = vault.header.vaultID
         let secret = try SecureBytes(count: 32) { random.fill($0) }
         let wrappingKey = try SecretKey(secret)
@@ -66,7 +68,7 @@ public struct DeviceKeyUnlock: Sendable {
         }
         let key = try unwrap(vaultID: vaultID)
         do {
-            return try Vault.open(at: vaultPath, mode: mode, fileSystem: fileSystem, random: random) { _ in key }
+            return try Vault.open(at: vaultPath, mode: mode, unlockedWith: .deviceKey, fileSystem: fileSystem, random: random) { _ in key }
         } catch let error as CofferError where error.code == .tampered || error.code == .headerCorrupted {
             throw CofferError(.deviceKeyUnavailable,
                 "this device's key no longer opens the vault (it was rekeyed, or replaced); unlock with the master password and enrol again")

@@ -75,8 +75,11 @@ public struct PINUnlock: Sendable {
     // MARK: Setting and removing
 
     /// Adds (or replaces) the PIN slot of `vault`, which must be open read-write. The PIN must pass
-    /// `PINPolicy`; the attempt counter starts at zero.
+    /// `PINPolicy`; the attempt counter starts at zero. The vault must have been opened with the
+    /// master password: a PIN is a new way in (§13), which the PIN itself, a device key or an
+    /// agent's key must not be able to make.
     public func setPIN(_ pin: SecureBytes, on vault: Vault, kdf: KDFParameters = defaultKDF) throws {
+        try vault.requireMasterPassword(for: "setting a PIN")
         try Self.checkPolicy(pin)
         try kdf.validate()
         guard !vault.isClosed else { throw CofferError(.locked, "the vault is locked (closed); unlock it again") }
@@ -160,7 +163,7 @@ public struct PINUnlock: Sendable {
             }
             let lock = try lockAttempts()
             defer { lock.unlock() }
-            return try Vault.open(at: vaultPath, mode: mode, fileSystem: fileSystem, random: random) { header in
+            return try Vault.open(at: vaultPath, mode: mode, unlockedWith: .pin, fileSystem: fileSystem, random: random) { header in
                 try vaultKey(pin: pin, header: header, memoryBudgetKiB: memoryBudgetKiB)
             }
         }.mapError(CofferError.unlockFailure)
@@ -171,7 +174,7 @@ public struct PINUnlock: Sendable {
     /// read-only medium (§7.3).
     package func attempt(password: SecureBytes, mode: Vault.AccessMode = .readWrite, memoryBudgetKiB: UInt32? = nil) -> Result<Vault, CofferError> {
         Result {
-            let vault = try Vault.open(at: vaultPath, mode: mode, fileSystem: fileSystem, random: random) { header in
+            let vault = try Vault.open(at: vaultPath, mode: mode, unlockedWith: .masterPassword, fileSystem: fileSystem, random: random) { header in
                 try vaultKey(password: password, header: header, memoryBudgetKiB: memoryBudgetKiB)
             }
             if mode == .readWrite { try? pruneDeadPINSlot(vault) }

@@ -73,13 +73,39 @@ struct LockCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "lock", abstract: "Lock the vault: end its agent.")
     @OptionGroup var vaultOptions: VaultPathOptions
 
+    /// How long an agent sent SIGTERM has to end (it looks for the signal at least once a second).
+    static let signalledSeconds = 5.0
+
     func run() throws {
-        guard let socketPath = try? AgentSocket.path(forVault: try vaultOptions.path()),
-              AgentSocket.ask(.lock, socketPath: socketPath) == .done || AgentSocket.lockPreviousProtocol(socketPath: socketPath) else {
-            Terminal.note("already locked")
+        guard let socketPath = try? AgentSocket.path(forVault: try vaultOptions.path()) else {
+            Terminal.note("already locked")  // no private directory: no agent can run
             return
         }
-        Terminal.note("Locked")
+        if AgentSocket.ask(.lock, socketPath: socketPath) == .done || AgentSocket.lockPreviousProtocol(socketPath: socketPath) {
+            Terminal.note("Locked")
+            return
+        }
+        // No answer. "Locked" only when nobody listens; an agent that is busy or whose slots
+        // other clients hold is ended by SIGTERM, which locks it (spec/agent.md §4).
+        switch AgentSocket.presence(socketPath: socketPath) {
+        case .nobody:
+            Terminal.note("already locked")
+        case .listening(let pid?):
+            guard kill(pid, SIGTERM) == 0 || errno == ESRCH else {
+                throw CLIError(Exit.tempFail, "the agent (pid \(pid)) did not answer and could not be signalled; it may still be unlocked")
+            }
+            var waited = 0.0
+            while !AgentSocket.hasEnded(pid) && waited < Self.signalledSeconds {
+                usleep(20_000)
+                waited += 0.02
+            }
+            guard AgentSocket.hasEnded(pid) else {
+                throw CLIError(Exit.tempFail, "the agent (pid \(pid)) did not answer and has not ended \(Int(Self.signalledSeconds)) s after SIGTERM; it may still be unlocked")
+            }
+            Terminal.note("Locked (the agent did not answer, busy or its connections held by other clients: it was ended with SIGTERM)")
+        case .listening(nil):
+            throw CLIError(Exit.tempFail, "an agent listens at \(socketPath) but did not answer, and its process was not found; it may still be unlocked")
+        }
     }
 }
 
@@ -90,11 +116,23 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         let path = try vaultOptions.path()
-        if let socketPath = try? AgentSocket.path(forVault: path),
-           case .status(_, let left)? = AgentSocket.ask(.status, socketPath: socketPath) {
+        guard let socketPath = try? AgentSocket.path(forVault: path) else {
+            Terminal.out("locked")  // no private directory: no agent can run
+            return
+        }
+        if case .status(_, let left)? = AgentSocket.ask(.status, socketPath: socketPath) {
             Terminal.out("unlocked; locks in \(left / 60) min \(left % 60) s without use")
-        } else {
+            return
+        }
+        // No answer: "locked" only when nobody listens (spec/agent.md §4).
+        switch AgentSocket.presence(socketPath: socketPath) {
+        case .nobody:
             Terminal.out("locked")
+        case .listening(let pid?):
+            Terminal.out("unlocked; the agent (pid \(pid)) is busy and did not say when it locks (coffer lock ends it)")
+        case .listening(nil):
+            Terminal.out("unknown")
+            throw CLIError(Exit.tempFail, "an agent listens at \(socketPath) but did not answer, and its process was not found; it may be unlocked")
         }
     }
 }

@@ -41,7 +41,12 @@ struct GitMergeCommand: ParsableCommand {
                 merged = try MergeRun.merge(theirs, otherPasswordFile: otherPasswordFile) { password in
                     try Self.mergeThroughAgent(agent, into: ours, from: theirs, base: base, otherPassword: password)
                 }
-            } catch is NoAgent {}
+            } catch is NoAgent {
+            } catch let error as CofferError where error.code == .masterPasswordNeeded {
+                // Their side changed the master password: taking it is a new way in, which the
+                // agent never makes (spec/agent.md §5). The master password is asked for below.
+                Terminal.note("coffer: \(label): the other side changed the master password; taking it needs this vault's master password (the agent changes no way in)")
+            }
         }
         if merged == nil {
             let password = try OptionHelp.masterPassword(file: passwordFile, path: label)

@@ -17,7 +17,12 @@ struct PinCommand: ParsableCommand {
 }
 
 struct PinSetCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "set", abstract: "Set or replace the PIN (needs the master password, or the agent of `coffer unlock`).")
+    static let configuration = CommandConfiguration(
+        commandName: "set", abstract: "Set or replace the PIN (needs the master password, even while `coffer unlock` holds the vault).",
+        discussion: """
+            A PIN is a new way into the vault, so it is never set with the agent's key, a PIN or a device key: \
+            whatever process asks, only the master password can make one (spec/agent.md §5).
+            """)
 
     @Option(name: .customLong("new-pin-file"), help: ArgumentHelp("Read the new PIN from this file's first line.", valueName: "file"))
     var newPinFile: String?
@@ -33,17 +38,8 @@ struct PinSetCommand: ParsableCommand {
                                           option: "--new-pin-file FILE", live: Checklists.pin) { pin in
             try PINPolicy.validate(pin.unsafeString())
         }
-        // Unlocked by `coffer unlock`: the agent vouches for the master password (spec/cli.md §4.11).
-        // The agent sets it (it holds the key); else the vault is opened here with the master password.
-        if vaultOptions.passwordFile == nil, let agent = AgentClient(path: path) {
-            var bytes = pin.withUnsafeBytes { Array($0) }
-            defer { secureZero(&bytes) }
-            let answer = try Progress.during("Deriving the PIN key") { try agent.ask { .pinSet(vaultID: $0, pin: bytes) } }
-            if case .answered(.written) = answer {
-                Terminal.note("PIN set; unlock with --pin (or --pin-file) until logout or reboot")
-                return
-            }
-        }
+        // The master password itself, even while an agent is unlocked: an unlocked agent is access
+        // that ends at `coffer lock`, and a PIN would outlast it (spec/agent.md §5, spec/cli.md §4.11).
         let vault = try vaultOptions.open(mode: .readWrite)
         defer { vault.close() }
         let pins = store.pinUnlock(forVault: vault.path)

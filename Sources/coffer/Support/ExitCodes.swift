@@ -46,7 +46,8 @@ enum Exit {
             return cannotCreate
         case .vaultBusy, .throttled:
             return tempFail
-        case .wrongPassword, .wrongPIN, .pinDisabled, .pinUnavailable, .deviceKeyUnavailable, .throttleStateTampered, .locked, .otherPasswordNeeded:
+        case .wrongPassword, .wrongPIN, .pinDisabled, .pinUnavailable, .deviceKeyUnavailable, .throttleStateTampered, .locked, .otherPasswordNeeded,
+             .masterPasswordNeeded:
             return noPermission
         case .io, .readOnly:
             return ioError
@@ -74,6 +75,7 @@ enum Exit {
         case .itemNotFound: return "`coffer ls` lists the items"
         case .wrongPIN: return "try again, or unlock with the master password"
         case .pinDisabled, .pinUnavailable: return "unlock with the master password (and `coffer pin set` to re-enable)"
+        case .masterPasswordNeeded: return "give the master password (the prompt or --password-file), not the PIN"
         case .otherPasswordNeeded: return "run on a terminal to be asked for it, or give it with --other-password-file"
         default: return nil
         }

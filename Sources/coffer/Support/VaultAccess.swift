@@ -224,9 +224,19 @@ final class VaultAccess {
             defer { if password != nil { secureZero(&password!) } }
             let order = AgentMessage.MergeOrder(target: "", other: AgentSocket.canonicalPath(copy), base: base.map(AgentSocket.canonicalPath) ?? "",
                                                 choice: keepPassword, dryRun: dryRun, otherPassword: password)
-            if case .merged(let report, let discarded)? = try ask({ .merge(vaultID: $0, order) }) {
-                warnAboutDiscarded(discarded)
-                return report
+            do {
+                if case .merged(let report, let discarded)? = try ask({ .merge(vaultID: $0, order) }) {
+                    warnAboutDiscarded(discarded)
+                    return report
+                }
+            } catch let error as CofferError where error.code == .masterPasswordNeeded {
+                // Taking the other copy's master password is a new way in: the agent makes none, so
+                // the vault is opened here with the master password itself (spec/agent.md §5).
+                Terminal.note("the other copy's master password is to be taken, which needs this vault's master password (the agent changes no way in)")
+                agent = nil
+                let opened = try options.open(mode: .readWrite, allowPIN: false)
+                vault = opened
+                return try opened.merge(from: copy, otherPassword: otherPassword, baseFile: base, passwordSlot: keepPassword, dryRun: dryRun)
             }
         }
         return try opened().merge(from: copy, otherPassword: otherPassword, baseFile: base, passwordSlot: keepPassword, dryRun: dryRun)
