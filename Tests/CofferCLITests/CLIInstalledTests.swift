@@ -43,12 +43,16 @@ struct CLIInstalledTests {
         // No terminal and no password file: only the agent can answer.
         let show = try run("show", "probe", "--field", "password", "--reveal")
         #expect(show.status == 0 && show.stdout == "by-name-secret\n", "\(show)")
-        let pin = try run("pin", "set", "--new-pin-file", ws.file("pin"))
-        #expect(pin.status == 0, "pin set through the agent needs no master password: \(pin)")
+        // A PIN is a new way in: the agent does not vouch for it, the master password does
+        // (spec/agent.md §5).
+        let bare = try run("pin", "set", "--new-pin-file", ws.file("pin"))
+        #expect(bare.status == 64 && bare.stderr.contains("master password"), "pin set without the master password: \(bare)")
+        let pin = try run("pin", "set", "--new-pin-file", ws.file("pin"), "--password-file", ws.file("pw"))
+        #expect(pin.status == 0, "pin set with the master password while unlocked: \(pin)")
         #expect(try run("lock").status == 0)
         #expect(try run("status").stdout.hasPrefix("locked"))
         let byPIN = try run("show", "probe", "--field", "password", "--reveal", "--pin-file", ws.file("pin"))
-        #expect(byPIN.status == 0 && byPIN.stdout == "by-name-secret\n", "the PIN set through the agent unlocks: \(byPIN)")
+        #expect(byPIN.status == 0 && byPIN.stdout == "by-name-secret\n", "the PIN set with the master password unlocks: \(byPIN)")
         // Locked again: a command without a password fails instead of prompting.
         #expect(try run("show", "probe").status == 64)
     }
