@@ -101,19 +101,16 @@ package enum PwnedPasswordsLine {
         if end > 0 && line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
         let digits = layout.hexDigits
         guard end <= maximumLength, end >= digits + 2 else { throw .wrongLength(line.count) }
-        var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        var nibble = 0
-        func push(_ value: UInt64) {
-            if nibble < 16 { words.0 = words.0 << 4 | value } else if nibble < 32 { words.1 = words.1 << 4 | value } else { words.2 = words.2 << 4 | value }
-            nibble += 1
-        }
-        if case .suffix(let prefix) = layout {
-            for shift in stride(from: 16, through: 0, by: -4) { push(UInt64(prefix >> UInt32(shift) & 0xF)) }
-        }
-        for index in 0..<digits {
-            guard let value = hexValue(line[index]) else { throw .notHex(at: index) }
-            push(value)
-        }
+        // The three words of the 40 digits, each filled by one loop (an answer now parses a few
+        // lines more, so the parser was made cheaper: a quarter fewer instructions than with one
+        // call per digit choosing its word, callgrind). In the suffix layout the file's name gives
+        // the first five digits, so `high` takes 11 from the line.
+        var prefix: UInt64 = 0
+        if case .suffix(let value) = layout { prefix = UInt64(value & 0xF_FFFF) }
+        let inHigh = digits - 24
+        let high = try hexWord(line, 0..<inHigh, after: prefix)
+        let middle = try hexWord(line, inHigh..<inHigh + 16, after: 0)
+        let low = try hexWord(line, inHigh + 16..<digits, after: 0)
         guard line[digits] == UInt8(ascii: ":") else { throw .noColon }
         let countDigits = end - digits - 1
         guard (1...maximumCountDigits).contains(countDigits) else { throw .badCount }
@@ -125,16 +122,26 @@ package enum PwnedPasswordsLine {
         }
         // A listed hash was seen at least once: a count of 0 is not the list's format.
         guard count > 0 else { throw .badCount }
-        return (PwnedHash(high: words.0, middle: words.1, low: UInt32(truncatingIfNeeded: words.2)), count)
+        return (PwnedHash(high: high, middle: middle, low: UInt32(truncatingIfNeeded: low)), count)
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt64? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt64(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return UInt64(byte - UInt8(ascii: "A") + 10)
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt64(byte - UInt8(ascii: "a") + 10)
-        default: return nil
+    /// `word` followed by the hex digits of `line[range]` (at most 16 in all); the first byte
+    /// that is not one is the error. `range` lies within `line` (the caller checked its length).
+    @inline(__always)
+    private static func hexWord(_ line: UnsafeRawBufferPointer, _ range: Range<Int>, after word: UInt64) throws(Malformation) -> UInt64 {
+        var word = word
+        for index in range {
+            let byte = line[index]
+            let value: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte &- UInt8(ascii: "0")
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): value = byte &- (UInt8(ascii: "A") - 10)
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte &- (UInt8(ascii: "a") - 10)
+            default: throw .notHex(at: index)
+            }
+            word = word << 4 | UInt64(value)
         }
+        return word
     }
 }
 
@@ -177,6 +184,13 @@ private func openWithoutWaiting(_ name: String, in directory: Int32, path: Strin
         throw error
     }
     return (fd, info)
+}
+
+/// The index of the first LF in `bytes` at or after `start`, or nil. `memchr`: the generic
+/// `firstIndex(of:)` on a slice cost a fifth as much as parsing the lines it delimits.
+private func lineFeed(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+    guard start < bytes.count, let base = bytes.baseAddress, let found = memchr(base + start, 10, bytes.count - start) else { return nil }
+    return base.distance(to: UnsafeRawPointer(found))
 }
 
 /// What a file that is not a regular file or a directory is, for the error.
@@ -347,12 +361,12 @@ package final class PwnedPasswordsSortedFile {
         reads += 1
         return try window.withUnsafeBytes { buffer in
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
-            guard let first = bytes.firstIndex(of: 10), first <= PwnedPasswordsLine.maximumLength else {
+            guard let first = lineFeed(in: bytes, from: 0), first <= PwnedPasswordsLine.maximumLength else {
                 throw invalid("no line break within \(PwnedPasswordsLine.maximumLength + 1) bytes of offset \(origin)")
             }
             let start = first + 1
             let end: Int
-            if let lf = bytes[start...].firstIndex(of: 10) {
+            if let lf = lineFeed(in: bytes, from: start) {
                 end = lf
             } else if origin + n == source.size {
                 end = n  // the last line, without a final LF
@@ -377,7 +391,7 @@ package final class PwnedPasswordsSortedFile {
         return try buffer.withUnsafeBytes { bytes in
             var start = 0
             if from > 0 {
-                guard let lf = bytes.firstIndex(of: 10), lf <= PwnedPasswordsLine.maximumLength else {
+                guard let lf = lineFeed(in: bytes, from: 0), lf <= PwnedPasswordsLine.maximumLength else {
                     throw invalid("no line break within \(PwnedPasswordsLine.maximumLength + 1) bytes of offset \(from)")
                 }
                 start = lf + 1
@@ -386,7 +400,7 @@ package final class PwnedPasswordsSortedFile {
             var found: UInt64?
             while start < n {
                 var end: Int
-                if let lf = bytes[start...].firstIndex(of: 10) {
+                if let lf = lineFeed(in: bytes, from: start) {
                     end = lf
                 } else if to == source.size {
                     end = n
