@@ -10,6 +10,10 @@
 /// refuses it with `policy.invalid-breach-file`, never another error; looking up each line's hash
 /// gives that line's count or that same refusal, never "not listed" when every line parsed and
 /// the lines are strictly increasing (a well-formed list), and never a count for a hash no line has.
+/// The bracketing guarantee (spec/cli.md §4.23), on any input: a count comes from a line with that
+/// hash whose two neighbours on each side parse and are in order with it; "not listed" only where
+/// two consecutive lines bracket the hash and the line before them and the line after them
+/// parse and are in order (fewer lines only at the start or end of the file).
 package enum PwnedPasswordsHarness {
     static let scanLimit = PwnedPasswordsSortedFile.probeLength + 3
 
@@ -21,6 +25,8 @@ package enum PwnedPasswordsHarness {
 
         // The lines, as the search would split them (a final line may lack its LF).
         var lines: [(hash: PwnedHash, count: UInt64)] = []
+        /// Every line of the file in order, nil where it does not parse.
+        var fileLines: [(hash: PwnedHash, count: UInt64)?] = []
         var wellFormed = !file.isEmpty
         var start = 0
         while start < file.count {
@@ -34,8 +40,10 @@ package enum PwnedPasswordsHarness {
                 try Check.require(again == parsed, target, "line \(lines.count) did not survive being written back")
                 if let last = lines.last, !(last.hash < parsed.hash) { wellFormed = false }
                 lines.append(parsed)
+                fileLines.append(parsed)
             } catch is PwnedPasswordsLine.Malformation {
                 wellFormed = false
+                fileLines.append(nil)
             }
             start = end + 1
         }
@@ -49,9 +57,41 @@ package enum PwnedPasswordsHarness {
             try Check.require(!wellFormed, target, "a well-formed list was refused: \(e)")
             return .rejected
         }
+        /// Lines `range` (clamped to the file) all parse and are strictly increasing.
+        func inOrder(_ range: ClosedRange<Int>) -> Bool {
+            let first = max(0, range.lowerBound), last = min(fileLines.count - 1, range.upperBound)
+            guard first <= last else { return true }
+            var previous: PwnedHash?
+            for index in first...last {
+                guard let line = fileLines[index] else { return false }
+                if let previous, !(previous < line.hash) { return false }
+                previous = line.hash
+            }
+            return true
+        }
+        /// "Not listed" is allowed: lines j and j + 1 (-1 and count: beyond the ends) bracket
+        /// `hash`, and lines j - 1 ... j + 2 are in order.
+        func bracketed(_ hash: PwnedHash) -> Bool {
+            (-1..<fileLines.count).contains { j in
+                (j < 0 || fileLines[j].map { $0.hash < hash } == true)
+                    && (j + 1 >= fileLines.count || fileLines[j + 1].map { hash < $0.hash } == true)
+                    && inOrder((j - 1)...(j + 2))
+            }
+        }
+        /// A count is allowed: a line with `hash` and `count`, its two neighbours each side in order.
+        func certified(_ hash: PwnedHash, _ count: UInt64) -> Bool {
+            fileLines.indices.contains { i in
+                fileLines[i].map { $0.hash == hash && $0.count == count } == true && inOrder((i - 2)...(i + 2))
+            }
+        }
         for line in lines {
             do {
                 let count = try searcher.count(of: line.hash)
+                if let count {
+                    try Check.require(certified(line.hash, count), target, "\(line.hash): count \(count) without its line and two in-order lines each side")
+                } else {
+                    try Check.require(bracketed(line.hash), target, "\(line.hash): 'not listed' without two in-order lines each side of a bracket")
+                }
                 if wellFormed {
                     try Check.require(count == line.count, target, "\(line.hash) listed with \(line.count) but found \(String(describing: count))")
                 } else {

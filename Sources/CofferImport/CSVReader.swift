@@ -142,13 +142,17 @@ package struct CSVReader: Sendable {
     }
 
     /// Encodes one record for writing: fields quoted when they contain `,` `"` CR or LF (or
-    /// leading/trailing spaces), quotes doubled; lines end in LF.
+    /// leading/trailing spaces), or always with `quoteEvery` (the spreadsheet-safe export, as
+    /// OWASP's CSV-injection advice asks), quotes doubled; lines end in LF.
     /// Works on Unicode scalars, not Characters: a `"` followed by a combining mark is one
     /// Character, and was neither seen nor doubled (found by FuzzImportCSV).
-    package static func encode(_ fields: [String]) -> String {
+    package static func encode(_ fields: [String]) -> String { encode(fields, quoteEvery: false) }
+
+    /// `encode(_:)`, quoting every field when `quoteEvery`.
+    package static func encode(_ fields: [String], quoteEvery: Bool) -> String {
         fields.map { field in
             let scalars = field.unicodeScalars
-            let needsQuotes = scalars.contains { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }
+            let needsQuotes = quoteEvery || scalars.contains { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }
                 || scalars.first == " " || scalars.last == " "
             guard needsQuotes else { return field }
             var quoted = String.UnicodeScalarView()

@@ -130,6 +130,37 @@ struct CLIAuditTests {
         #expect(!result.stdout.contains("JBSWY3DP"))
     }
 
+    /// Issue 35's acceptance: `audit --hibp FIFO` exits 74 at once (it used to wait forever in
+    /// `open` for a writer), and so does a directory whose needed prefix file is a FIFO. A hang
+    /// ends in the runner's timeout, which fails the test.
+    @Test func aFIFOListExits74AtOnce() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        _ = try ws.add("bank", secret: Self.breached)
+        try #require(mkfifo(ws.file("fifo"), 0o600) == 0)
+        let prefix = Array(Self.breached.utf8).withUnsafeBytes { PwnedHash.of($0) }.prefixHex
+        try FileManager.default.createDirectory(atPath: ws.file("range"), withIntermediateDirectories: true)
+        try #require(mkfifo(ws.file("range/\(prefix).txt"), 0o600) == 0)
+        for list in [ws.file("fifo"), ws.file("range")] {
+            let result = try ws.run(["audit", "--hibp", list] + ws.unlock, timeoutSeconds: 10)
+            #expect(result.status == 74 && result.stderr.contains("is a FIFO, not a regular file") && result.stderr.contains("[store.io]"),
+                    "\(list): \(result)")
+        }
+    }
+
+    /// A count of 0 is not the list's format (issue 35): refused (65), never "seen 0 times".
+    @Test func aCountOfZeroIsRefusedNotReported() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        _ = try ws.add("bank", secret: Self.breached)
+        let hash = Array(Self.breached.utf8).withUnsafeBytes { PwnedHash.of($0) }.description
+        let list = Self.hibpList([Self.breached]).components(separatedBy: "\r\n").map { $0.hasPrefix(hash + ":") ? hash + ":0" : $0 }
+        try ws.write("zero.txt", list.joined(separator: "\r\n"))
+        let result = try ws.coffer("audit", "--only", "breached", "--hibp", ws.file("zero.txt"))
+        #expect(result.status == 65 && result.stderr.contains("[policy.invalid-breach-file]"), "\(result)")
+        #expect(!result.stdout.contains("seen 0 times"))
+    }
+
     @Test func errorsHaveTheirExitCodes() throws {
         let ws = try CLIWorkspace()
         try ws.initVault()

@@ -1,4 +1,5 @@
 @testable import CofferTestHelpers
+import CofferImport
 import Foundation
 import Testing
 @_spi(CofferInternals) @testable import Coffer
@@ -317,6 +318,44 @@ struct CLIImportExportTests {
         try clean.initVault()
         try clean.add("plain", secret: "fine")
         #expect(!(try clean.coffer("export", "--format", "csv", "--output", "-").stderr.contains("formulas")))
+    }
+
+    /// spec/cli.md §4.16: `--spreadsheet-safe` follows OWASP's CSV-injection advice — a `'` before
+    /// every cell that begins with =, +, -, @, a tab or a carriage return, every cell quoted — and
+    /// says that such cells do not import back as they were (they keep the `'`); JSON refuses it.
+    @Test func csvExportSpreadsheetSafe() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.add("=HYPERLINK(\"https://evil.example\",\"click\")", secret: "-starts-with-dash", "--username", "@me",
+                   "--notes", "\tindented")
+        try ws.add("plain", secret: "fine", "--username", "+33 1 23 45 67 89")
+        let export = try ws.coffer("export", "--format", "csv", "--spreadsheet-safe", "--output", ws.file("safe.csv"))
+        #expect(export.status == 0, "\(export)")
+        #expect(export.stderr.contains("5 cell(s) began with") && export.stderr.contains("keep the '"), "\(export)")
+        let text = try String(contentsOfFile: ws.file("safe.csv"), encoding: .utf8)
+        #expect(text.hasPrefix("\"title\",\"username\",\"password\","), "\(text)")
+        #expect(text.contains("\"'=HYPERLINK(\"\"https://evil.example\"\",\"\"click\"\")\",\"'@me\",\"'-starts-with-dash\",\"\",\"'\tindented\","), "\(text)")
+        #expect(text.contains("\"plain\",\"'+33 1 23 45 67 89\",\"fine\","), "\(text)")
+        // No cell of the file begins with a formula character.
+        for case .record(_, let fields) in CSVReader().rows(Array(text.utf8)) {
+            for field in fields {
+                #expect(!(field.first.map { Array("=+-@\t\r".utf8).contains($0) } ?? false), "\(String(decoding: field, as: UTF8.self))")
+            }
+        }
+        // Imported again, those cells keep the ': the file is for reading, not for migrating.
+        let other = try CLIWorkspace()
+        try other.initVault()
+        #expect(try other.coffer("import", ws.file("safe.csv"), "--from", "csv").status == 0)
+        #expect(try other.coffer("show", "plain", "--field", "password", "--reveal").stdout == "fine\n")
+        #expect(try other.coffer("show", "plain", "--field", "username").stdout == "'+33 1 23 45 67 89\n")
+        // Without the option the same vault round-trips exactly.
+        #expect(try ws.coffer("export", "--format", "csv", "--output", ws.file("exact.csv")).status == 0)
+        let exact = try CLIWorkspace()
+        try exact.initVault()
+        #expect(try exact.coffer("import", ws.file("exact.csv"), "--from", "csv").status == 0)
+        #expect(try exact.coffer("show", "plain", "--field", "username").stdout == "+33 1 23 45 67 89\n")
+        // JSON holds no formulas: the option is a usage error there.
+        #expect(try ws.coffer("export", "--format", "json", "--spreadsheet-safe", "--output", "-").status == 64)
     }
 
     /// --notes-file: notes with several lines (an SSH key) without putting them in argv.

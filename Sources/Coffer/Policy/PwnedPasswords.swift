@@ -90,7 +90,7 @@ package enum PwnedPasswordsLine {
             case .wrongLength(let n): return "a line of \(n) bytes (a line is HASH:COUNT, at most \(PwnedPasswordsLine.maximumLength) bytes)"
             case .notHex(let at): return "a byte that is not a hex digit at column \(at + 1)"
             case .noColon: return "no ':' after the hash"
-            case .badCount: return "a count that is not 1 to \(PwnedPasswordsLine.maximumCountDigits) decimal digits"
+            case .badCount: return "a count that is not 1 to \(PwnedPasswordsLine.maximumCountDigits) decimal digits of a number from 1 up"
             }
         }
     }
@@ -101,19 +101,16 @@ package enum PwnedPasswordsLine {
         if end > 0 && line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
         let digits = layout.hexDigits
         guard end <= maximumLength, end >= digits + 2 else { throw .wrongLength(line.count) }
-        var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        var nibble = 0
-        func push(_ value: UInt64) {
-            if nibble < 16 { words.0 = words.0 << 4 | value } else if nibble < 32 { words.1 = words.1 << 4 | value } else { words.2 = words.2 << 4 | value }
-            nibble += 1
-        }
-        if case .suffix(let prefix) = layout {
-            for shift in stride(from: 16, through: 0, by: -4) { push(UInt64(prefix >> UInt32(shift) & 0xF)) }
-        }
-        for index in 0..<digits {
-            guard let value = hexValue(line[index]) else { throw .notHex(at: index) }
-            push(value)
-        }
+        // The three words of the 40 digits, each filled by one loop (an answer now parses a few
+        // lines more, so the parser was made cheaper: a quarter fewer instructions than with one
+        // call per digit choosing its word, callgrind). In the suffix layout the file's name gives
+        // the first five digits, so `high` takes 11 from the line.
+        var prefix: UInt64 = 0
+        if case .suffix(let value) = layout { prefix = UInt64(value & 0xF_FFFF) }
+        let inHigh = digits - 24
+        let high = try hexWord(line, 0..<inHigh, after: prefix)
+        let middle = try hexWord(line, inHigh..<inHigh + 16, after: 0)
+        let low = try hexWord(line, inHigh + 16..<digits, after: 0)
         guard line[digits] == UInt8(ascii: ":") else { throw .noColon }
         let countDigits = end - digits - 1
         guard (1...maximumCountDigits).contains(countDigits) else { throw .badCount }
@@ -123,16 +120,28 @@ package enum PwnedPasswordsLine {
             guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { throw .badCount }
             count = count * 10 + UInt64(byte - UInt8(ascii: "0"))
         }
-        return (PwnedHash(high: words.0, middle: words.1, low: UInt32(truncatingIfNeeded: words.2)), count)
+        // A listed hash was seen at least once: a count of 0 is not the list's format.
+        guard count > 0 else { throw .badCount }
+        return (PwnedHash(high: high, middle: middle, low: UInt32(truncatingIfNeeded: low)), count)
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt64? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt64(byte - UInt8(ascii: "0"))
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return UInt64(byte - UInt8(ascii: "A") + 10)
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt64(byte - UInt8(ascii: "a") + 10)
-        default: return nil
+    /// `word` followed by the hex digits of `line[range]` (at most 16 in all); the first byte
+    /// that is not one is the error. `range` lies within `line` (the caller checked its length).
+    @inline(__always)
+    private static func hexWord(_ line: UnsafeRawBufferPointer, _ range: Range<Int>, after word: UInt64) throws(Malformation) -> UInt64 {
+        var word = word
+        for index in range {
+            let byte = line[index]
+            let value: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte &- UInt8(ascii: "0")
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): value = byte &- (UInt8(ascii: "A") - 10)
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte &- (UInt8(ascii: "a") - 10)
+            default: throw .notHex(at: index)
+            }
+            word = word << 4 | UInt64(value)
         }
+        return word
     }
 }
 
@@ -156,6 +165,46 @@ package struct PwnedPasswordsMemory: PwnedPasswordsBytes {
     }
 }
 
+/// Opens `name` read-only, relative to the directory `directory` (`AT_FDCWD`: as a path), without
+/// waiting: a plain open of a FIFO blocks until some process opens it for writing, so forever
+/// (issue 35); with `O_NONBLOCK` it returns at once, and `fstat` then says what the file is.
+/// Returns the descriptor and its `stat`; nil when `name` does not exist and `missingIsNil`;
+/// `store.io` for any other failure. The caller checks the type and closes the descriptor.
+private func openWithoutWaiting(_ name: String, in directory: Int32, path: String,
+                                missingIsNil: Bool = false) throws -> (fd: Int32, info: stat)? {
+    let fd = openat(directory, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    guard fd >= 0 else {
+        if missingIsNil && errno == ENOENT { return nil }
+        throw CofferError(.io, "cannot open \(path): \(String(cString: strerror(errno)))")
+    }
+    var info = stat()
+    guard fstat(fd, &info) == 0 else {
+        let error = CofferError(.io, "cannot stat \(path): \(String(cString: strerror(errno)))")
+        SystemCall.close(fd)
+        throw error
+    }
+    return (fd, info)
+}
+
+/// The index of the first LF in `bytes` at or after `start`, or nil. `memchr`: the generic
+/// `firstIndex(of:)` on a slice cost a fifth as much as parsing the lines it delimits.
+private func lineFeed(in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+    guard start < bytes.count, let base = bytes.baseAddress, let found = memchr(base + start, 10, bytes.count - start) else { return nil }
+    return base.distance(to: UnsafeRawPointer(found))
+}
+
+/// What a file that is not a regular file or a directory is, for the error.
+private func fileKind(_ mode: mode_t) -> String {
+    switch mode & S_IFMT {
+    case S_IFIFO: return "a FIFO"
+    case S_IFCHR: return "a character device"
+    case S_IFBLK: return "a block device"
+    case S_IFSOCK: return "a socket"
+    case S_IFDIR: return "a directory"
+    default: return "not a regular file"
+    }
+}
+
 /// A file opened read-only, read with `pread`: nothing is mapped or loaded, so a 40 GB file
 /// costs what the search reads.
 package final class PwnedPasswordsFileBytes: PwnedPasswordsBytes {
@@ -163,15 +212,26 @@ package final class PwnedPasswordsFileBytes: PwnedPasswordsBytes {
     private let path: String
     package let size: Int
 
-    /// Opens `path`; `store.io` if it cannot be opened or is not a regular file.
-    package init(path: String) throws {
-        let fd = SystemCall.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw CofferError(.io, "cannot open \(path): \(String(cString: strerror(errno)))") }
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            SystemCall.close(fd)
-            throw CofferError(.io, "\(path) is not a regular file")
+    /// Opens `path`; `store.io` if it cannot be opened or is not a regular file (a FIFO is
+    /// refused at once, never waited on).
+    package convenience init(path: String) throws {
+        guard let opened = try openWithoutWaiting(path, in: AT_FDCWD, path: path) else {
+            throw CofferError(.io, "cannot open \(path)")  // not reached: only `missingIsNil` gives nil
         }
+        try self.init(fd: opened.fd, info: opened.info, path: path)
+    }
+
+    /// Takes `fd` (opened by `openWithoutWaiting`, so with `O_NONBLOCK`); closes it and throws
+    /// `store.io` unless it is a regular file.
+    init(fd: Int32, info: stat, path: String) throws {
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            SystemCall.close(fd)
+            throw CofferError(.io, "\(path) is \(fileKind(info.st_mode)), not a regular file; give the Pwned Passwords list itself")
+        }
+        // Back to blocking reads. The status flags it was opened with are O_RDONLY and
+        // O_NONBLOCK (O_CLOEXEC is a descriptor flag), so 0 is them less O_NONBLOCK: one call,
+        // not F_GETFL then F_SETFL (the directory layout opens a file per lookup).
+        _ = fcntl(fd, F_SETFL, 0)
         self.fd = fd
         self.path = path
         self.size = Int(info.st_size)
@@ -201,16 +261,21 @@ package final class PwnedPasswordsFileBytes: PwnedPasswordsBytes {
 /// values are not uniform (or are hostile) still ends in O(log n) reads.
 ///
 /// Why the order checks: each probe's line must lie strictly between the two lines that bound the
-/// search, and the last few kilobytes are read whole and must be strictly increasing. A file
-/// that is not sorted, or not this format, is reported (`policy.invalid-breach-file`) from what
-/// the search itself reads, rather than answered with a wrong "not found". The first and last
+/// search, and every answer is read off one piece of the file holding the lines around it, which
+/// must be strictly increasing: the last few kilobytes of the search plus two whole lines beyond
+/// each end (a count: its line found by a probe, with two lines either side). So "not listed"
+/// means two consecutive lines bracket the hash and the line before them and the line after them
+/// are in order too; a hash line next to a swapped neighbour, or two lines swapped around it, or
+/// a repeated line next to the answer, is reported (`policy.invalid-breach-file`) rather than
+/// answered with a wrong "not found" (spec/cli.md §4.23 states the guarantee). The first and last
 /// 4 KiB are checked when the file is opened, so random bytes, zeros (a sparse file) or a
 /// truncated last line fail at once.
 package final class PwnedPasswordsSortedFile {
     /// Below this many bytes the rest of the range is read whole and scanned.
     package static let defaultScanLimit = 4096
     /// One probe's read: from the byte before the probe, enough for the rest of the line it
-    /// lands in and the whole next line.
+    /// lands in and the whole next line. It is also how far an answer's read reaches before the
+    /// lines it bracketed (the LF before two whole lines), and one byte less after them.
     package static let probeLength = 2 * (PwnedPasswordsLine.maximumLength + 1) + 1
 
     private let source: any PwnedPasswordsBytes
@@ -231,9 +296,9 @@ package final class PwnedPasswordsSortedFile {
         self.name = name
         self.scanLimit = scanLimit
         guard source.size > 0 else { throw invalid("it is empty") }
-        try scan(from: 0, to: min(source.size, scanLimit), below: nil, above: nil, partialEdges: true, target: nil)
+        try scan(from: 0, to: min(source.size, scanLimit), target: nil)
         if source.size > scanLimit {
-            try scan(from: source.size - scanLimit, to: source.size, below: nil, above: nil, partialEdges: true, target: nil)
+            try scan(from: source.size - scanLimit, to: source.size, target: nil)
         }
     }
 
@@ -252,7 +317,13 @@ package final class PwnedPasswordsSortedFile {
             let (lineStart, next, entry) = try probe(at: mid, window: &window)
             if let below, !(below < entry.hash) { throw notSorted(at: lineStart) }
             if let above, !(entry.hash < above) { throw notSorted(at: lineStart) }
-            if entry.hash == target { return entry.count }
+            if entry.hash == target {
+                // Found: the count is still read off its line with two lines either side in order
+                // (a repeated line beside it is refused, not answered).
+                lo = lineStart
+                hi = next
+                break
+            }
             if target < entry.hash {
                 hi = lineStart
                 above = entry.hash
@@ -261,7 +332,12 @@ package final class PwnedPasswordsSortedFile {
                 below = entry.hash
             }
         }
-        return try scan(from: lo, to: hi, below: below, above: above, partialEdges: false, target: target)
+        // The answer, found or not, comes from one read of [lo, hi) and two whole lines beyond
+        // each end: the bounding lines `below` and `above` themselves (the lines that end at `lo`
+        // and start at `hi`) and the line beyond each, all strictly increasing. A line is at most
+        // `maximumLength` bytes and its LF, so `probeLength` bytes before `lo` reach the LF before
+        // two whole lines, and one byte less after `hi` holds two whole lines.
+        return try scan(from: max(0, lo - Self.probeLength), to: min(source.size, hi + Self.probeLength - 1), target: target)
     }
 
     /// Where `target` would be if the values between the bounds were spread evenly.
@@ -285,12 +361,12 @@ package final class PwnedPasswordsSortedFile {
         reads += 1
         return try window.withUnsafeBytes { buffer in
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
-            guard let first = bytes.firstIndex(of: 10), first <= PwnedPasswordsLine.maximumLength else {
+            guard let first = lineFeed(in: bytes, from: 0), first <= PwnedPasswordsLine.maximumLength else {
                 throw invalid("no line break within \(PwnedPasswordsLine.maximumLength + 1) bytes of offset \(origin)")
             }
             let start = first + 1
             let end: Int
-            if let lf = bytes[start...].firstIndex(of: 10) {
+            if let lf = lineFeed(in: bytes, from: start) {
                 end = lf
             } else if origin + n == source.size {
                 end = n  // the last line, without a final LF
@@ -302,12 +378,11 @@ package final class PwnedPasswordsSortedFile {
         }
     }
 
-    /// Reads `[from, to)` whole and parses its lines, which must be strictly increasing and lie
-    /// between `below` and `above`. With `partialEdges` (the checks at open), a piece of a line
-    /// at either end of the range is skipped, but a last line of the file must be complete.
-    /// Returns the count for `target` if a line lists it.
+    /// Reads `[from, to)` whole and parses its lines, which must be strictly increasing. A piece
+    /// of a line at either end of the range is skipped (but must be no longer than a line), and a
+    /// last line of the file must be complete. Returns the count for `target` if a line lists it.
     @discardableResult
-    private func scan(from: Int, to: Int, below: PwnedHash?, above: PwnedHash?, partialEdges: Bool, target: PwnedHash?) throws -> UInt64? {
+    private func scan(from: Int, to: Int, target: PwnedHash?) throws -> UInt64? {
         guard to > from else { return nil }
         var buffer = [UInt8](repeating: 0, count: to - from)
         let n = try buffer.withUnsafeMutableBytes { try source.read(at: from, into: $0) }
@@ -315,34 +390,33 @@ package final class PwnedPasswordsSortedFile {
         guard n == to - from else { throw invalid("it ended early at offset \(from + n) (it changed while being read?)") }
         return try buffer.withUnsafeBytes { bytes in
             var start = 0
-            if partialEdges && from > 0 {
-                guard let lf = bytes.firstIndex(of: 10), lf <= PwnedPasswordsLine.maximumLength else {
+            if from > 0 {
+                guard let lf = lineFeed(in: bytes, from: 0), lf <= PwnedPasswordsLine.maximumLength else {
                     throw invalid("no line break within \(PwnedPasswordsLine.maximumLength + 1) bytes of offset \(from)")
                 }
                 start = lf + 1
             }
-            var previous = below
+            var previous: PwnedHash?
             var found: UInt64?
             while start < n {
                 var end: Int
-                if let lf = bytes[start...].firstIndex(of: 10) {
+                if let lf = lineFeed(in: bytes, from: start) {
                     end = lf
                 } else if to == source.size {
                     end = n
-                } else if partialEdges {
-                    break  // a line cut by the end of the range; the next read sees it whole
+                } else if n - start <= PwnedPasswordsLine.maximumLength {
+                    break  // a line cut by the end of the range
                 } else {
                     throw invalid("a line longer than \(PwnedPasswordsLine.maximumLength) bytes at offset \(from + start)")
                 }
                 if end - start > PwnedPasswordsLine.maximumLength {
-                    if partialEdges && to == source.size && end == n {
+                    if to == source.size && end == n {
                         throw invalid("its last line is \(end - start) bytes long (a truncated or damaged file?)")
                     }
                     throw invalid("a line longer than \(PwnedPasswordsLine.maximumLength) bytes at offset \(from + start)")
                 }
                 let entry = try parsed(UnsafeRawBufferPointer(rebasing: bytes[start..<end]), at: from + start)
                 if let previous, !(previous < entry.hash) { throw notSorted(at: from + start) }
-                if let above, !(entry.hash < above) { throw notSorted(at: from + start) }
                 if entry.hash == target { found = entry.count }
                 previous = entry.hash
                 start = end + 1
@@ -374,23 +448,34 @@ package final class PwnedPasswordsSortedFile {
 package final class PwnedPasswords {
     private enum Storage {
         case file(PwnedPasswordsSortedFile)
-        case directory(String)
+        /// The directory stays open: each prefix file is opened relative to it (`openat`).
+        case directory(fd: Int32, path: String)
     }
 
     private let storage: Storage
     /// Reads so far over every file searched (for tests and the benchmark's notes).
     package private(set) var directoryReads = 0
 
-    /// Opens `path`: `store.io` if it cannot be opened, `policy.invalid-breach-file` if its
-    /// beginning or end is not the format.
+    /// Opens `path`: `store.io` if it cannot be opened or is neither a regular file nor a
+    /// directory (a FIFO or device is refused at once: nothing waits on it),
+    /// `policy.invalid-breach-file` if a file's beginning or end is not the format.
     package init(path: String) throws {
-        var info = stat()
-        guard stat(path, &info) == 0 else { throw CofferError(.io, "cannot open \(path): \(String(cString: strerror(errno)))") }
-        if (info.st_mode & S_IFMT) == S_IFDIR {
-            storage = .directory(path)
-        } else {
-            storage = .file(try PwnedPasswordsSortedFile(PwnedPasswordsFileBytes(path: path), layout: .full, name: path))
+        guard let opened = try openWithoutWaiting(path, in: AT_FDCWD, path: path) else {
+            throw CofferError(.io, "cannot open \(path)")  // not reached: only `missingIsNil` gives nil
         }
+        let (fd, info) = opened
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            storage = .directory(fd: fd, path: path)
+        } else if (info.st_mode & S_IFMT) == S_IFREG {
+            storage = .file(try PwnedPasswordsSortedFile(PwnedPasswordsFileBytes(fd: fd, info: info, path: path), layout: .full, name: path))
+        } else {
+            SystemCall.close(fd)
+            throw CofferError(.io, "\(path) is \(fileKind(info.st_mode)), not a regular file or a directory; give the Pwned Passwords list itself")
+        }
+    }
+
+    deinit {
+        if case .directory(let fd, _) = storage { SystemCall.close(fd) }
     }
 
     /// How often `hash` appears in the breaches the list covers; nil when it is not listed.
@@ -398,13 +483,20 @@ package final class PwnedPasswords {
         switch storage {
         case .file(let file):
             return try file.count(of: hash)
-        case .directory(let directory):
+        case .directory(let directoryFD, let directory):
             let prefix = hash.prefixHex
-            let candidates = [prefix + ".txt", prefix.lowercased() + ".txt", prefix, prefix.lowercased()].map { directory + "/" + $0 }
-            guard let path = candidates.first(where: { access($0, F_OK) == 0 }) else {
+            var opened: (fd: Int32, info: stat)?
+            var path = ""
+            for name in [prefix + ".txt", prefix.lowercased() + ".txt", prefix, prefix.lowercased()] {
+                path = directory + "/" + name
+                opened = try openWithoutWaiting(name, in: directoryFD, path: path, missingIsNil: true)
+                if opened != nil { break }
+            }
+            guard let opened else {
                 throw CofferError(.invalidBreachFile, "\(directory) has no file for prefix \(prefix) (\(prefix).txt): the download is incomplete; run the downloader again")
             }
-            let file = try PwnedPasswordsSortedFile(PwnedPasswordsFileBytes(path: path), layout: .suffix(prefix: hash.prefix), name: path)
+            let bytes = try PwnedPasswordsFileBytes(fd: opened.fd, info: opened.info, path: path)
+            let file = try PwnedPasswordsSortedFile(bytes, layout: .suffix(prefix: hash.prefix), name: path)
             defer { directoryReads += file.reads }
             return try file.count(of: hash)
         }

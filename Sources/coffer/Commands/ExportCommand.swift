@@ -19,6 +19,11 @@ struct ExportCommand: ParsableCommand {
             tags, totp, type), for spreadsheets and other managers; it cannot carry extra URLs (only the first), \
             custom fields other than totp, password history, ids, times or extension fields: use json to keep \
             everything. The file must not exist; --output - writes to standard output. A warning goes to stderr.
+            Cells are written exactly, so the csv imports back to the same values; a cell that begins with =, +, \
+            -, @, a tab or a carriage return may run as a formula in a spreadsheet (a warning counts them). \
+            --spreadsheet-safe writes a file to open in a spreadsheet instead: such cells get a ' in front and \
+            every cell is quoted (OWASP's CSV-injection advice); imported again, those cells keep the ', so a \
+            password among them would be wrong: export without it (or json) to move to another manager.
             """)
 
     @Option(help: ArgumentHelp("csv or json.", valueName: "format"))
@@ -26,6 +31,10 @@ struct ExportCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("The file to create (refused if it exists), or - for standard output.", valueName: "file"))
     var output: String
+
+    @Flag(name: .customLong("spreadsheet-safe"),
+          help: "csv only: put ' before each cell that begins with =, +, -, @, a tab or a carriage return, and quote every cell; to open in a spreadsheet, not to import (those cells keep the ').")
+    var spreadsheetSafe = false
 
     @OptionGroup var vaultOptions: VaultOptions
 
@@ -38,7 +47,16 @@ struct ExportCommand: ParsableCommand {
     /// `--output -`: standard output, as for most Unix tools (a file named "-" needs `./-`).
     private var toStandardOutput: Bool { output == "-" }
 
+    /// `--spreadsheet-safe`: a cell a spreadsheet would run as a formula, with `'` in front (which
+    /// spreadsheet programs take as "this cell is text"); any other cell as it is.
+    static func spreadsheetSafe(_ cell: String) -> String {
+        looksLikeAFormula(cell) ? "'" + cell : cell
+    }
+
     func run() throws {
+        if spreadsheetSafe && format != .csv {
+            throw CLIError.usage("--spreadsheet-safe applies to --format csv only (a JSON file holds no formulas)")
+        }
         if !toStandardOutput && VaultLocation.exists(output) {
             throw CLIError(Exit.cannotCreate, "\(output) already exists; choose another --output or remove it first")
         }
@@ -51,15 +69,17 @@ struct ExportCommand: ParsableCommand {
         var formulaCells = 0
         switch format {
         case .csv:
-            text = CSVReader.encode(["title", "username", "password", "url", "notes", "tags", "totp", "type"])
+            text = CSVReader.encode(["title", "username", "password", "url", "notes", "tags", "totp", "type"], quoteEvery: spreadsheetSafe)
             try vault.forEachItem { item in
                 // A note's text goes in `notes` with type `note`, so the generic import reads it back as a note.
                 let notes = (item.kind == .secureNote ? item.noteValue?.reveal() : item.notes) ?? ""
                 let totp = item.customFields.first { $0.name == Item.totpFieldName }?.value.reveal() ?? ""
-                let cells = [item.title, item.username ?? "", item.password?.reveal() ?? "", item.urls.first ?? "", notes,
+                var cells = [item.title, item.username ?? "", item.password?.reveal() ?? "", item.urls.first ?? "", notes,
                              item.tags.joined(separator: ","), totp, item.kind.name]
-                formulaCells += cells.filter(Self.looksLikeAFormula).count
-                text += CSVReader.encode(cells)
+                let formulas = cells.filter(Self.looksLikeAFormula).count
+                formulaCells += formulas
+                if spreadsheetSafe && formulas > 0 { cells = cells.map(Self.spreadsheetSafe) }
+                text += CSVReader.encode(cells, quoteEvery: spreadsheetSafe)
                 count += 1
             }
         case .json:
@@ -70,9 +90,11 @@ struct ExportCommand: ParsableCommand {
             }
             text = CofferJSON.export(items).render() + "\n"
         }
-        if formulaCells > 0 {
+        if formulaCells > 0 && spreadsheetSafe {
+            Terminal.warn("\(formulaCells) cell(s) began with =, +, -, @, a tab or a carriage return and now begin with ' (a spreadsheet shows them as text); imported again they keep the ', so a password among them would be wrong: export without --spreadsheet-safe, or --format json, to move to another manager")
+        } else if formulaCells > 0 {
             // Cells are kept exact (a password may begin with "-" or "="), so say it instead.
-            Terminal.warn("\(formulaCells) cell(s) begin with =, +, -, @, a tab or a carriage return: a spreadsheet may run them as formulas; import the file as text, or use --format json")
+            Terminal.warn("\(formulaCells) cell(s) begin with =, +, -, @, a tab or a carriage return: a spreadsheet may run them as formulas; import the file as text, use --spreadsheet-safe for a file to open in a spreadsheet, or --format json")
         }
         var bytes = Array(text.utf8)
         defer { secureZero(&bytes) }

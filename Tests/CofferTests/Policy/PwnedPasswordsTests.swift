@@ -75,6 +75,99 @@ import Testing
         }
     }
 
+    /// A listed hash was seen at least once: a count of 0 is not the format, refused like any
+    /// bad count, and a lookup that reads such a line fails rather than answering "seen 0 times"
+    /// (issue 35).
+    @Test func aCountOfZeroIsRefused() throws {
+        for text in ["DA39A3EE5E6B4B0D3255BFEF95601890AFD80709:0", "DA39A3EE5E6B4B0D3255BFEF95601890AFD80709:000\r"] {
+            #expect(throws: PwnedPasswordsLine.Malformation.badCount, "\(text)") {
+                try Array(text.utf8).withUnsafeBytes { try PwnedPasswordsLine.parse($0, layout: .full) }
+            }
+        }
+        #expect(throws: PwnedPasswordsLine.Malformation.badCount) {
+            try Array("3EE5E6B4B0D3255BFEF95601890AFD80709:0".utf8).withUnsafeBytes { try PwnedPasswordsLine.parse($0, layout: .suffix(prefix: 0xDA39A)) }
+        }
+        let listed = Self.hashes(20_000, seed: 11)
+        var lines = String(decoding: Self.list(listed), as: UTF8.self).components(separatedBy: "\r\n")
+        lines[10_000] = listed[10_000].description + ":0"
+        let file = try Self.search(Array(lines.joined(separator: "\r\n").utf8))
+        #expect(Self.isInvalid { _ = try file.count(of: listed[10_000]) })
+        #expect(try file.count(of: listed[100]) == 101)
+    }
+
+    /// The guarantee of spec/cli.md §4.23: an answer is read off the lines around it, two whole
+    /// lines each side, which must be strictly increasing — a count from its own line, "not listed"
+    /// from two consecutive lines that bracket the hash. So a listed hash whose two neighbours are
+    /// swapped (its own line left in place), or which is swapped with a neighbour, or whose line is
+    /// repeated, is refused: never "not listed", never a count (issue 35). Many damaged places in
+    /// one list, each looked up; the small scan limit makes probes land right beside the hash, where
+    /// a search that checked less was fooled.
+    @Test(arguments: [PwnedPasswordsSortedFile.probeLength + 1, PwnedPasswordsSortedFile.defaultScanLimit])
+    func disorderBesideAListedHashIsRefused(scanLimit: Int) throws {
+        let listed = Self.hashes(40_000, seed: 12)
+        let sites = Array(stride(from: 200, to: listed.count - 200, by: 97))
+        for damage in ["neighbours swapped", "swapped with the next line", "swapped with the previous line", "repeated"] {
+            var lines = listed.enumerated().map { "\($0.element):\($0.offset + 1)\r\n" }
+            for i in sites.reversed() {
+                switch damage {
+                case "neighbours swapped": lines.swapAt(i - 1, i + 1)
+                case "swapped with the next line": lines.swapAt(i, i + 1)
+                case "swapped with the previous line": lines.swapAt(i - 1, i)
+                default: lines.insert(lines[i], at: i + 1)
+                }
+            }
+            let file = try PwnedPasswordsSortedFile(PwnedPasswordsMemory(Array(lines.joined().utf8)), layout: .full, name: "list",
+                                                    scanLimit: scanLimit)
+            var notListed = 0, counted = 0, refused = 0
+            for i in sites {
+                do {
+                    if try file.count(of: listed[i]) == nil { notListed += 1 } else { counted += 1 }
+                } catch let error as CofferError {
+                    #expect(error.code == .invalidBreachFile)
+                    refused += 1
+                }
+            }
+            #expect(notListed == 0 && counted == 0,
+                    "\(damage), scan limit \(scanLimit): of \(sites.count) damaged places \(notListed) answered 'not listed', \(counted) a count, \(refused) refused")
+            // Lines far from any damage are still found.
+            #expect(try file.count(of: listed[sites[3] + 40]) == UInt64(sites[3] + 41))
+        }
+    }
+
+    /// A FIFO given as the list, or as a prefix file of the directory layout, is refused with
+    /// `store.io` at once: a plain open waits for a writer, forever (issue 35). So that a search
+    /// that does wait still ends (and fails on time), a helper opens the writer end after 2 s.
+    @Test func aFIFOIsRefusedAtOnce() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("coffer-hibp-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory + "/range", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect(mkfifo(directory + "/list.txt", 0o600) == 0 && mkfifo(directory + "/range/ABCDE.txt", 0o600) == 0)
+        let inPrefix = PwnedHash(high: 0xABCDE << 44 | 0x123, middle: 0, low: 0)
+        for (path, fifo) in [(directory + "/list.txt", directory + "/list.txt"), (directory + "/range", directory + "/range/ABCDE.txt")] {
+            let returned = DispatchSemaphore(value: 0), helperDone = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                if returned.wait(timeout: .now() + 2) == .timedOut {
+                    let fd = open(fifo, O_WRONLY | O_NONBLOCK)
+                    if fd >= 0 { close(fd) }
+                }
+                helperDone.signal()
+            }
+            let start = ContinuousClock.now
+            var code: CofferError.Code?
+            do {
+                let list = try PwnedPasswords(path: path)
+                _ = try list.count(of: inPrefix)
+            } catch let error as CofferError {
+                code = error.code
+            }
+            let elapsed = ContinuousClock.now - start
+            returned.signal()
+            helperDone.wait()
+            #expect(code == .io, "\(path)")
+            #expect(elapsed < .seconds(1), "\(path): \(elapsed)")
+        }
+    }
+
     @Test(arguments: [(false, "\r\n"), (true, "\n"), (false, "\n"), (true, "\r\n")])
     func findsEveryListedHashAndNoOtherInFewReads(lowercase: Bool, lineEnd: String) throws {
         let listed = Self.hashes(200_000, seed: 1)
