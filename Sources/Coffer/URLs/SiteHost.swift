@@ -17,13 +17,29 @@ package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
     /// per character of its 253-byte ASCII form).
     package static let maximumInputBytes = 1_024
 
-    package init?(_ text: String) {
-        guard !text.isEmpty, text.utf8.count <= Self.maximumInputBytes else { return nil }
-        if text.hasPrefix("[") {
-            guard text.hasSuffix("]"), let groups = Self.ipv6(text.dropFirst().dropLast()) else { return nil }
+    /// A host as a URL's authority holds it (spec/urls.md §2.2, the WHATWG host parser): `[…]`
+    /// an IPv6 address (not percent-decoded, as the standard reads it), else `%XX` escapes
+    /// decoded (a malformed escape, or bytes that are not UTF-8, are invalid), then a domain or
+    /// an IPv4 address.
+    package init?(_ raw: ArraySlice<UInt8>) {
+        guard !raw.isEmpty, raw.count <= Self.maximumInputBytes * 3 else { return nil }
+        if raw.first == 91 {  // "["
+            guard raw.last == 93, raw.count > 2, let groups = Self.ipv6(raw.dropFirst().dropLast()) else { return nil }
             self = .ipv6(groups)
             return
         }
+        guard let text = Self.percentDecoded(raw) else { return nil }
+        self.init(domain: text)
+    }
+
+    /// `text` as a host: `[…]` an IPv6 address, else percent-decoded as in a URL.
+    package init?(_ text: String) { self.init(Array(text.utf8)[...]) }
+
+    /// A decoded domain (or IPv4) host: mapped, split into labels, each to ASCII.
+    private init?(domain text: String) {
+        guard !text.isEmpty, text.utf8.count <= Self.maximumInputBytes else { return nil }
+        // WHATWG's forbidden domain code points (C0 controls, space, `#%/:<>?@[\]^|`, DEL).
+        guard !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F || Self.forbidden.contains($0) }) else { return nil }
         // UTS 46's mapping, approximated: compatibility forms folded (full-width letters, the
         // ideographic full stop), then lower case. ASCII needs only the lower case.
         var mapped = text.utf8.allSatisfy({ $0 < 0x80 }) ? text.lowercased() : Self.mapped(text)
@@ -33,8 +49,9 @@ package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
         if mapped.hasSuffix(".") { mapped.removeLast() }
         let labels = mapped.split(separator: ".", omittingEmptySubsequences: false)
         guard !labels.isEmpty, labels.count <= (Self.maximumLength + 1) / 2, labels.allSatisfy({ !$0.isEmpty }) else { return nil }
-        // WHATWG URL: a host whose last label is a number is an IPv4 address or nothing.
-        if let last = labels.last, Self.number(last) != nil || last.allSatisfy(\.isASCIIDigit) {
+        // WHATWG URL: a host that ends in a number (its last label all digits, or `0x` and hex
+        // digits, however long) is an IPv4 address or nothing.
+        if let last = labels.last, Self.endsInNumber(last) {
             guard let address = Self.ipv4(labels) else { return nil }
             self = .ipv4(address)
             return
@@ -49,20 +66,55 @@ package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
         self = .domain(joined)
     }
 
+    private static let forbidden = Set("#%/:<>?@[\\]^|".utf8)
+
+    /// `%XX` decoded; nil for a malformed escape or bytes that are not UTF-8 (the standard
+    /// leaves a lone `%`, a forbidden code point, and makes bad UTF-8 U+FFFD, which no host holds).
+    private static func percentDecoded(_ bytes: ArraySlice<UInt8>) -> String? {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            if bytes[index] == 37 {
+                guard index + 2 < bytes.endIndex, let high = hex(bytes[index + 1]), let low = hex(bytes[index + 2]) else { return nil }
+                out.append(high << 4 | low)
+                index += 3
+            } else {
+                out.append(bytes[index])
+                index += 1
+            }
+        }
+        guard out.withUnsafeBytes(ItemCodec.isValidUTF8) else { return nil }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func hex(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 48...57: return byte - 48
+        case 97...102: return byte - 87
+        case 65...70: return byte - 55
+        default: return nil
+        }
+    }
+
     /// The host as it is compared and shown (`[…]` around an IPv6 address).
     package var description: String {
         switch self {
         case .domain(let name): return name
         case .ipv4(let address): return (0..<4).map { String(address >> (24 - 8 * UInt32($0)) & 0xFF) }.joined(separator: ".")
-        case .ipv6(let groups): return "[" + groups.map { String($0, radix: 16) }.joined(separator: ":") + "]"
+        case .ipv6(let groups): return "[" + Self.ipv6Text(groups) + "]"
         }
     }
 
     /// What `domain` matching compares (spec/urls.md §4): the registrable domain of a domain
     /// host, the whole host when it is itself a public suffix, the address of an IP host.
-    package var site: String {
+    /// Under the list in use (`PublicSuffixList.current`).
+    package var site: String { site(in: .current) }
+
+    /// The site under `list`.
+    package func site(in list: PublicSuffixList) -> String {
         guard case .domain(let name) = self else { return description }
-        return PublicSuffixList.registrableDomain(of: name.split(separator: ".")) ?? name
+        return list.registrableDomain(of: name.split(separator: ".")) ?? name
     }
 
     /// NFKC, lower case, the ideographic full stop as a dot.
@@ -103,6 +155,9 @@ package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
     /// scalar that is not a control, a format character, a separator, a private-use or unassigned one.
     private static func isHostScalar(_ scalar: Unicode.Scalar) -> Bool {
         if scalar.isASCII { return isHostByte(UInt8(scalar.value)) }
+        // The Specials block (U+FFF0–U+FFFF): U+FFFD, what a decoder makes of bad bytes, and
+        // U+FFFC are disallowed by UTS 46; the rest are format characters or noncharacters.
+        if (0xFFF0...0xFFFF).contains(scalar.value) { return false }
         switch scalar.properties.generalCategory {
         case .control, .format, .spaceSeparator, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned:
             return false
@@ -125,7 +180,7 @@ package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
             digits = digits.dropFirst()
             radix = 8
         }
-        guard !digits.isEmpty, digits.count <= 32 else { return nil }
+        guard !digits.isEmpty else { return nil }
         var value: UInt64 = 0
         for byte in digits {
             let d: UInt64
@@ -136,10 +191,19 @@ package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
             default: return nil
             }
             guard d < radix else { return nil }
-            value = value * radix + d
-            guard value <= UInt64(UInt32.max) else { return nil }
+            // Saturated above 2^32: no part that large is valid (however many leading zeros).
+            value = min(value * radix + d, 1 << 33)
         }
         return value
+    }
+
+    /// WHATWG's "ends in a number": the last label all ASCII digits, or `0x` (`0X`) followed
+    /// by hex digits only (none included).
+    private static func endsInNumber(_ label: Substring) -> Bool {
+        let bytes = label.utf8
+        if bytes.allSatisfy({ (48...57).contains($0) }) { return true }
+        guard bytes.count >= 2, bytes.first == 48, bytes.dropFirst().first == 120 || bytes.dropFirst().first == 88 else { return false }
+        return bytes.dropFirst(2).allSatisfy { (48...57).contains($0) || (97...102).contains($0) || (65...70).contains($0) }
     }
 
     private static func ipv4(_ parts: [Substring]) -> UInt32? {
@@ -157,10 +221,38 @@ package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
         return UInt32(address)
     }
 
-    /// RFC 4291 §2.2 text: eight groups, one `::`, an optional dotted IPv4 tail; no zone.
-    private static func ipv6(_ text: Substring) -> [UInt16]? {
-        guard !text.isEmpty, text.utf8.count <= 64 else { return nil }
-        let halves = String(text).components(separatedBy: "::")
+    /// WHATWG's IPv6 serialisation: lowercase hex groups, the first longest run of two or more
+    /// zero groups as `::`.
+    private static func ipv6Text(_ groups: [UInt16]) -> String {
+        var best = (start: -1, length: 1)
+        var index = 0
+        while index < groups.count {
+            var end = index
+            while end < groups.count, groups[end] == 0 { end += 1 }
+            if end - index > best.length { best = (index, end - index) }
+            index = end == index ? index + 1 : end
+        }
+        var text = ""
+        index = 0
+        while index < groups.count {
+            if index == best.start {
+                text += index == 0 ? "::" : ":"
+                index += best.length
+                continue
+            }
+            text += String(groups[index], radix: 16)
+            if index < groups.count - 1 { text += ":" }
+            index += 1
+        }
+        return text
+    }
+
+    /// RFC 4291 §2.2 text as the WHATWG IPv6 parser reads it: eight groups, one `::`, an optional
+    /// dotted IPv4 tail; no zone, no escapes.
+    private static func ipv6(_ raw: ArraySlice<UInt8>) -> [UInt16]? {
+        guard !raw.isEmpty, raw.count <= 64, raw.allSatisfy({ $0 < 0x80 }) else { return nil }
+        let text = String(decoding: raw, as: UTF8.self)
+        let halves = text.components(separatedBy: "::")
         guard halves.count <= 2 else { return nil }
         func groups(_ part: String, tail: Bool) -> [UInt16]? {
             if part.isEmpty { return [] }

@@ -33,6 +33,8 @@ struct ShowCommand: ParsableCommand {
     @Flag(help: "List the earlier passwords with when each was replaced, newest first (masked unless --reveal).")
     var history = false
 
+    @OptionGroup var suffixList: SuffixListOptions
+
     @OptionGroup var vaultOptions: VaultOptions
 
     func validate() throws {
@@ -42,6 +44,7 @@ struct ShowCommand: ParsableCommand {
     }
 
     func run() throws {
+        if url != nil { try suffixList.apply() }
         let reader = try VaultAccess(vaultOptions)
         defer { reader.close() }
         let found: Item

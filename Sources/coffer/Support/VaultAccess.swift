@@ -74,7 +74,7 @@ final class VaultAccess {
         }
         let found = try URLMatcher.logins(matching: url, in: summaries) { try get($0) }
         guard !found.isEmpty else {
-            let reason = URLMatcher.canRead(url) ? "" : " (it is not a URL with a valid host)"
+            let reason = URLMatcher.canRead(url) ? "" : " (it is not an http or https URL with a valid host)"
             throw CofferError(.itemNotFound, "no login matches the URL '\(url)'\(reason)")
         }
         return found
