@@ -1,3 +1,4 @@
+import CofferSystem
 import Foundation
 
 /// A Public Suffix List (https://publicsuffix.org/list/, spec/urls.md §3) and the list matching
@@ -10,8 +11,14 @@ public struct PublicSuffixList: Sendable {
     /// Where the rules come from: `compiled in`, or the file's path.
     public let source: String
     /// The list's version as it is reported: the file's `VERSION:` line (publicsuffix.org's
-    /// published file has one), else the date of its publication or modification (`YYYY-MM-DD`).
-    public let version: String
+    /// published file has one), else the date of its publication or modification (`YYYY-MM-DD`;
+    /// for the list compiled in, with Debian's package version).
+    public var version: String {
+        guard versionLine.isEmpty else { return versionLine }
+        return Self.dateText(published) + (source == Self.compiledSource ? " (Debian publicsuffix \(Self.packageVersion))" : "")
+    }
+    /// The `VERSION:` line, empty when the list has none.
+    private let versionLine: String
     /// The list's `COMMIT:` line, empty when it has none.
     public let commit: String
     /// When the list was published, in seconds since 1970 (UTC): what "newer" compares.
@@ -26,30 +33,34 @@ public struct PublicSuffixList: Sendable {
     /// Larger files are refused unread (the list is about 300 KB).
     public static let maximumFileBytes = 16 << 20
 
+    static let compiledSource = "compiled in"
+
     /// The list compiled in (built on first use: about 9,500 short strings).
     public static let compiled: PublicSuffixList = {
         var rules = Set<String>(minimumCapacity: 10_000)
-        var counts = [0, 0]
-        for (section, text) in [icannRules, privateRules].enumerated() {
-            for line in text.split(separator: "\n") {
-                if let rule = asciiRule(String(line)) { rules.insert(rule); counts[section] += 1 }
-            }
+        var icann = 0, privateCount = 0
+        for line in icannRules.split(separator: "\n") {
+            if let rule = asciiRule(String(line)) { rules.insert(rule); icann += 1 }
         }
-        let published = publishedDate(ofPackageVersion: packageVersion)
-        return PublicSuffixList(source: "compiled in", version: listVersion.isEmpty ? dateText(published) + " (Debian publicsuffix \(packageVersion))" : listVersion,
-                                commit: listCommit, published: published, icannRuleCount: counts[0], privateRuleCount: counts[1], rules: rules)
+        for line in privateRules.split(separator: "\n") {
+            if let rule = asciiRule(String(line)) { rules.insert(rule); privateCount += 1 }
+        }
+        return PublicSuffixList(source: compiledSource, versionLine: listVersion, commit: listCommit,
+                                published: publishedDate(ofPackageVersion: packageVersion),
+                                icannRuleCount: icann, privateRuleCount: privateCount, rules: rules)
     }()
 
     private static let active = Locked<PublicSuffixList?>(nil)
 
-    /// The list matching uses: `compiled` until `use(_:)` sets another.
+    /// The list matching uses where none is given (`Vault.logins(matching:)`): `compiled` until
+    /// `use(_:)` sets another.
     public static var current: PublicSuffixList { active.withLock { $0 } ?? compiled }
 
-    /// Makes `list` the one every later match uses (in this process).
+    /// Makes `list` the one every later match uses (in this process) where none is given.
     public static func use(_ list: PublicSuffixList) { active.withLock { $0 = list } }
 
-    private init(source: String, version: String, commit: String, published: Int64, icannRuleCount: Int, privateRuleCount: Int, rules: Set<String>) {
-        (self.source, self.version, self.commit, self.published) = (source, version, commit, published)
+    private init(source: String, versionLine: String, commit: String, published: Int64, icannRuleCount: Int, privateRuleCount: Int, rules: Set<String>) {
+        (self.source, self.versionLine, self.commit, self.published) = (source, versionLine, commit, published)
         (self.icannRuleCount, self.privateRuleCount, self.rules) = (icannRuleCount, privateRuleCount, rules)
     }
 
@@ -98,10 +109,8 @@ public struct PublicSuffixList: Sendable {
         if !version.isEmpty {
             guard let date = Self.publishedDate(ofVersionLine: version) else { throw refuse("VERSION \(version.prefix(40)) is not a date") }
             published = date
-        } else {
-            version = Self.dateText(fallback)
         }
-        self.init(source: source, version: version, commit: commit, published: published,
+        self.init(source: source, versionLine: version, commit: commit, published: published,
                   icannRuleCount: counts[0], privateRuleCount: counts[1], rules: rules)
     }
 
@@ -115,11 +124,19 @@ public struct PublicSuffixList: Sendable {
         try self.init(parsing: text, source: path, published: modified)
     }
 
-    /// The newest of `list` and the list at `path` (the system's, by default): the file is read
-    /// only when its `VERSION:` line, or without one its modification time, is later than
-    /// `list`'s, and used only if it parses; otherwise `list`.
+    /// The newest of `list` and the list at `path` (the system's, by default): the file is used
+    /// when its `VERSION:` line, or without one its modification time, is later than `list`'s,
+    /// and it parses; otherwise `list`. A file modified no later than `list` was published is
+    /// not opened (one `stat`: what every `--url` lookup pays).
     public static func newest(of list: PublicSuffixList = compiled, orFileAt path: String = systemPath) -> PublicSuffixList {
-        guard let (head, modified) = try? read(path, limit: 4_096, whole: false) else { return list }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return list }
+        #if canImport(Darwin)
+        let modified = Int64(info.st_mtimespec.tv_sec)
+        #else
+        let modified = Int64(info.st_mtim.tv_sec)
+        #endif
+        guard modified > list.published, let (head, _) = try? read(path, limit: 4_096, whole: false) else { return list }
         var published = modified
         let header = String(decoding: head, as: UTF8.self)
         if let range = header.range(of: "// VERSION:") {
@@ -186,11 +203,24 @@ public struct PublicSuffixList: Sendable {
 
     /// `20230209.2326-1` (Debian's version of the list's date) as seconds since 1970.
     static func publishedDate(ofPackageVersion version: String) -> Int64 {
-        let digits = Array(version.utf8.prefix { $0 != 45 }.filter { (48...57).contains($0) }.map { Int64($0 - 48) })
-        guard digits.count >= 8 else { return 0 }
-        func number(_ range: Range<Int>) -> Int64 { range.filter { $0 < digits.count }.reduce(0) { $0 * 10 + digits[$1] } }
-        let minutes = digits.count >= 12 ? number(8..<10) * 60 + number(10..<12) : 0
-        return days(year: number(0..<4), month: number(4..<6), day: number(6..<8)) * 86_400 + minutes * 60
+        // The first 12 digits before any `-`: YYYYMMDD, then HHMM.
+        var fields: (Int64, Int64, Int64, Int64, Int64) = (0, 0, 0, 0, 0)
+        var count = 0
+        for byte in version.utf8 {
+            if byte == 45 || count == 12 { break }
+            guard (48...57).contains(byte) else { continue }
+            let digit = Int64(byte - 48)
+            switch count {
+            case 0..<4: fields.0 = fields.0 * 10 + digit
+            case 4..<6: fields.1 = fields.1 * 10 + digit
+            case 6..<8: fields.2 = fields.2 * 10 + digit
+            case 8..<10: fields.3 = fields.3 * 10 + digit
+            default: fields.4 = fields.4 * 10 + digit
+            }
+            count += 1
+        }
+        guard count >= 8 else { return 0 }
+        return days(year: fields.0, month: fields.1, day: fields.2) * 86_400 + fields.3 * 3_600 + fields.4 * 60
     }
 
     /// `2025-06-03_08-14-09_UTC` (publicsuffix.org's VERSION line) as seconds since 1970.

@@ -103,27 +103,32 @@ package struct SiteURL: Equatable, Sendable {
     /// `.` and `..` segments (also as `%2e`) resolved, bytes of the path and query
     /// percent-encode sets encoded; the fragment dropped.
     private static func pathAndQuery(_ bytes: [UInt8], from start: Int) -> String? {
-        var out: [UInt8] = []
+        var out: [UInt8] = [47]
         out.reserveCapacity(bytes.count - start + 1)
         var index = start
         if index < bytes.count, bytes[index] == 47 || bytes[index] == 92 { index += 1 }  // path start
-        var segment: [UInt8] = []
+        // Each segment is written after its `/` as it is read, then kept, dropped (`.`) or
+        // dropped with the one before it (`..`) when it ends.
+        var segmentStart = 1
         while true {
             let byte: UInt8? = index < bytes.count ? bytes[index] : nil
             index += 1
             if byte == nil || byte == 47 || byte == 92 || byte == 63 || byte == 35 {
                 let separator = byte == 47 || byte == 92
+                let segment = out[segmentStart...]
                 if isDoubleDot(segment) {
+                    out.removeSubrange((segmentStart - 1)...)
                     if let slash = out.lastIndex(of: 47) { out.removeSubrange(slash...) }  // shorten the path
-                    if !separator { out.append(47) }
+                    if !separator { out.append(47) }  // an empty last segment
                 } else if isSingleDot(segment) {
+                    out.removeSubrange((segmentStart - 1)...)
                     if !separator { out.append(47) }
-                } else {
-                    out.append(47)
-                    out += segment
                 }
-                segment.removeAll(keepingCapacity: true)
-                if separator { continue }
+                if separator {
+                    out.append(47)
+                    segmentStart = out.count
+                    continue
+                }
                 if byte == 63 {  // the query, up to the fragment
                     out.append(63)
                     while index < bytes.count, bytes[index] != 35 {
@@ -133,7 +138,7 @@ package struct SiteURL: Equatable, Sendable {
                 }
                 break
             }
-            percentEncode(byte!, into: &segment, query: false)
+            percentEncode(byte!, into: &out, query: false)
         }
         return String(decoding: out, as: UTF8.self)
     }
@@ -153,16 +158,17 @@ package struct SiteURL: Equatable, Sendable {
     }
 
     /// `.` or `%2e`, any case.
-    private static func isSingleDot(_ segment: [UInt8]) -> Bool {
-        segment == [46] || (segment.count == 3 && isEncodedDot(segment[...]))
+    private static func isSingleDot(_ segment: ArraySlice<UInt8>) -> Bool {
+        (segment.count == 1 && segment.first == 46) || isEncodedDot(segment)
     }
 
     /// `..`, `.%2e`, `%2e.` or `%2e%2e`, any case.
-    private static func isDoubleDot(_ segment: [UInt8]) -> Bool {
+    private static func isDoubleDot(_ segment: ArraySlice<UInt8>) -> Bool {
+        let start = segment.startIndex
         switch segment.count {
-        case 2: return segment == [46, 46]
-        case 4: return (segment[0] == 46 && isEncodedDot(segment[1...])) || (segment[3] == 46 && isEncodedDot(segment[..<3]))
-        case 6: return isEncodedDot(segment[..<3]) && isEncodedDot(segment[3...])
+        case 2: return segment[start] == 46 && segment[start + 1] == 46
+        case 4: return (segment[start] == 46 && isEncodedDot(segment[(start + 1)...])) || (segment[start + 3] == 46 && isEncodedDot(segment[..<(start + 3)]))
+        case 6: return isEncodedDot(segment[..<(start + 3)]) && isEncodedDot(segment[(start + 3)...])
         default: return false
         }
     }

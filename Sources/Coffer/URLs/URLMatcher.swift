@@ -79,9 +79,10 @@ public enum URLMatcher {
 
     /// The logins for `url` among `summaries`, fetching only candidates with `item`; in natural
     /// order by service (equal services by id). Empty when `url` is not a URL with a host.
-    package static func logins(matching url: String, in summaries: [ItemSummary], item: (ItemID) throws -> Item) throws -> [Item] {
+    package static func logins(matching url: String, in summaries: [ItemSummary], suffixes: PublicSuffixList = .current,
+                               item: (ItemID) throws -> Item) throws -> [Item] {
         guard let page = SiteURL(url) else { return [] }
-        let site = Page(page)
+        let site = Page(page, suffixes: suffixes)
         let candidates = NaturalOrder.sorted(summaries.filter { isCandidate($0, for: site) }.sorted { $0.id < $1.id }, by: \.title)
         return try candidates.map { try item($0.id) }.filter { matches($0, page: page, suffixes: site.suffixes) }
     }

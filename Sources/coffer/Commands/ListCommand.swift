@@ -34,13 +34,13 @@ struct ListCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        if url != nil { try suffixList.apply() }
+        let suffixes = try url.map { _ in try suffixList.load() }
         let reader = try VaultAccess(vaultOptions)
         defer { reader.close() }
         let items: ListedItems
-        if let url {
+        if let url, let suffixes {
             let needle = SearchText.folded(query ?? "")
-            items = .summaries(try reader.logins(matching: url).map(\.summary).filter { $0.matches(folded: needle) && $0.hasTag(tag) })
+            items = .summaries(try reader.logins(matching: url, suffixes: suffixes).map(\.summary).filter { $0.matches(folded: needle) && $0.hasTag(tag) })
         } else {
             items = try reader.listing(query ?? "", tag: tag)
         }

@@ -44,12 +44,12 @@ struct ShowCommand: ParsableCommand {
     }
 
     func run() throws {
-        if url != nil { try suffixList.apply() }
+        let suffixes = try url.map { _ in try suffixList.load() }
         let reader = try VaultAccess(vaultOptions)
         defer { reader.close() }
         let found: Item
-        if let url {
-            let logins = try reader.logins(matching: url)
+        if let url, let suffixes {
+            let logins = try reader.logins(matching: url, suffixes: suffixes)
             let chosen = logins.count == 1 ? logins[0].summary : try ItemPicker.pick(url, from: .several(logins.map(\.summary)))
             found = logins.first { $0.id == chosen.id }!
         } else {

@@ -17,9 +17,6 @@ struct SuffixListOptions: ParsableArguments {
         if let file { return try PublicSuffixList(contentsOf: file) }
         return PublicSuffixList.newest()
     }
-
-    /// Loads the list and puts it in use for this process.
-    func apply() throws { PublicSuffixList.use(try load()) }
 }
 
 /// `coffer suffix-list` (spec/cli.md §4.24): which Public Suffix List `--url` lookups use, its
