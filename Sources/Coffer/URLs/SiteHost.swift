@@ -141,6 +141,8 @@ package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
             guard Array(remapped.unicodeScalars) == scalars, Punycode.encode(scalars) == String(Substring(encoded)) else { return nil }
             return String(label)
         }
+        // UTS 46: a label that starts `xn--` must be punycode, so all ASCII.
+        guard !label.hasPrefix("xn--") else { return nil }
         let scalars = Array(label.unicodeScalars)
         guard scalars.allSatisfy(isHostScalar), let encoded = Punycode.encode(scalars) else { return nil }
         let ascii = "xn--" + encoded

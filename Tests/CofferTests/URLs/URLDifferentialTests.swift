@@ -24,7 +24,8 @@ struct URLDifferentialTests {
     /// of a URL of another scheme, or the http(s) URL's parts. Text without a scheme is given
     /// `https://` first, as Coffer reads it (§2.4).
     static let script = #"""
-        let input = ''; process.stdin.on('data', d => input += d); process.stdin.on('end', () => {
+        let input = ''; process.stdin.setEncoding('utf8');  // a character split between chunks stays whole
+        process.stdin.on('data', d => input += d); process.stdin.on('end', () => {
           const out = JSON.parse(input).map(s => {
             const clean = s.replace(/[\t\n\r]/g, '').replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '');
             const text = /^[A-Za-z][A-Za-z0-9+.\-]*:/.test(clean) ? s : 'https://' + clean;
@@ -34,13 +35,18 @@ struct URLDifferentialTests {
             // `search` is empty for a bare `?`, which the serialisation (href) keeps.
             const beforeFragment = u.href.split('#')[0];
             const query = beforeFragment.includes('?') ? beforeFragment.slice(beforeFragment.indexOf('?')) : '';
-            return { host, normalized: u.protocol + '//' + host + (u.port ? ':' + u.port : '') + u.pathname + query };
+            // The standard's path state removes every `.` and `..` segment, so a serialised path
+            // never holds one; node 20 (ada 2.x) sometimes keeps them (`/a/b/.@/../../c`, a path
+            // after `host://`): its path is then no oracle, and only the rest is compared.
+            const dotted = u.pathname.split('/').some(p => /^(\.|%2e){1,2}$/i.test(p));
+            const origin = u.protocol + '//' + host + (u.port ? ':' + u.port : '');
+            return { host, normalized: origin + u.pathname + query, origin: dotted ? origin : undefined, query: dotted ? query : undefined };
           });
           process.stdout.write(JSON.stringify(out));
         });
         """#
 
-    struct Parsed: Decodable { var other: String?; var host: String?; var normalized: String? }
+    struct Parsed: Decodable { var other: String?; var host: String?; var normalized: String?; var origin: String?; var query: String? }
 
     static func nodeParse(_ urls: [String]) throws -> [Parsed?] {
         let process = Process()
@@ -123,8 +129,12 @@ struct URLDifferentialTests {
         for (url, standard) in zip(urls, parsed) {
             let coffer = SiteURL(url)
             if let coffer {
-                // Whatever Coffer reads, the standard reads to the same http(s) URL.
-                #expect(standard?.normalized == coffer.normalized, "seed \(seed): \(url.debugDescription): Coffer \(coffer.normalized), standard \(String(describing: standard))")
+                // Whatever Coffer reads, the standard reads to the same http(s) URL (where node keeps
+                // a dot segment, the same scheme, host, port and query).
+                let origin = coffer.scheme + "://" + coffer.host.description + (coffer.port.map { ":\($0)" } ?? "")
+                let query = coffer.path.firstIndex(of: "?").map { String(coffer.path[$0...]) } ?? ""
+                let same = standard?.origin.map { $0 == origin && standard?.query == query } ?? (standard?.normalized == coffer.normalized)
+                #expect(same, "seed \(seed): \(url.debugDescription): Coffer \(coffer.normalized), standard \(String(describing: standard))")
                 // Whatever it offers, the standard parses to a host of that site.
                 let host = standard?.host.flatMap { SiteHost($0) }
                 for item in Self.items {
