@@ -42,10 +42,10 @@ package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
         guard !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F || Self.forbidden.contains($0) }) else { return nil }
         // UTS 46's mapping, approximated: compatibility forms folded (full-width letters, the
         // ideographic full stop), then lower case. ASCII needs only the lower case.
-        var mapped = text.utf8.allSatisfy({ $0 < 0x80 }) ? text.lowercased() : Self.mapped(text)
+        guard var mapped = text.utf8.allSatisfy({ $0 < 0x80 }) ? text.lowercased() : Self.mapped(text) else { return nil }
         // A host the mapping still changes (case folding that leaves a non-NFKC form) has no
         // one spelling: refused, so every accepted host maps to itself.
-        guard mapped.utf8.allSatisfy({ $0 < 0x80 }) || Array(Self.mapped(mapped).unicodeScalars) == Array(mapped.unicodeScalars) else { return nil }
+        guard mapped.utf8.allSatisfy({ $0 < 0x80 }) || Self.mapped(mapped).map({ Array($0.unicodeScalars) }) == Array(mapped.unicodeScalars) else { return nil }
         if mapped.hasSuffix(".") { mapped.removeLast() }
         let labels = mapped.split(separator: ".", omittingEmptySubsequences: false)
         guard !labels.isEmpty, labels.count <= (Self.maximumLength + 1) / 2, labels.allSatisfy({ !$0.isEmpty }) else { return nil }
@@ -63,6 +63,13 @@ package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
         }
         let joined = ascii.joined(separator: ".")
         guard joined.utf8.count <= Self.maximumLength else { return nil }
+        if joined.contains("xn--") {
+            // The labels as Unicode (each `xn--` label was checked to decode above).
+            let unicode = ascii.map { label in
+                label.hasPrefix("xn--") ? Punycode.decode(label.utf8.dropFirst(4)) ?? [] : Array(label.unicodeScalars)
+            }
+            guard Self.satisfiesBidiRule(unicode) else { return nil }
+        }
         self = .domain(joined)
     }
 
@@ -117,9 +124,27 @@ package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
         return list.registrableDomain(of: name.split(separator: ".")) ?? name
     }
 
-    /// NFKC, lower case, the ideographic full stop as a dot.
-    private static func mapped(_ text: String) -> String {
-        text.precomposedStringWithCompatibilityMapping.lowercased().replacingOccurrences(of: "\u{3002}", with: ".")
+    /// UTS 46's mapping, approximated (spec/urls.md §2.2): NFKC, then each scalar's own lower
+    /// case (not the final sigma of running text: UTS 46 maps `Σ` to `σ` everywhere), `ẞ` as `ss`,
+    /// the ideographic full stop as a dot. Nil where the approximation is known to differ from
+    /// UTS 46: a dot made of another character than `.`, `。`, `．`, `｡` (U+FE52, U+2024, `⒈`,
+    /// which UTS 46 disallows), or a scalar whose case folding is not its lower case (Cherokee,
+    /// Greek with ypogegrammeni, U+1C80: UTS 46 maps those by case folding), `ß` and `ς` excepted
+    /// (UTS 46 keeps them).
+    private static func mapped(_ text: String) -> String? {
+        var dots = 0
+        for scalar in text.unicodeScalars where [0x2E, 0x3002, 0xFF0E, 0xFF61].contains(scalar.value) { dots += 1 }
+        var out = String.UnicodeScalarView()
+        for scalar in text.precomposedStringWithCompatibilityMapping.unicodeScalars {
+            if scalar.value == 0x1E9E { out.append(contentsOf: "ss".unicodeScalars); continue }
+            if scalar.value == 0x3002 { out.append("."); continue }
+            for lower in scalar.properties.lowercaseMapping.unicodeScalars {
+                if lower.properties.changesWhenCaseFolded, lower.value != 0xDF, lower.value != 0x3C2 { return nil }
+                if lower == "." { dots -= 1 }
+                out.append(lower)
+            }
+        }
+        return dots == 0 ? String(out) : nil
     }
 
     // MARK: Labels
@@ -134,19 +159,74 @@ package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
             guard label.hasPrefix("xn--") else { return String(label) }
             let encoded = label.utf8.dropFirst(4)
             guard let scalars = Punycode.decode(encoded), scalars.contains(where: { !$0.isASCII }),
-                  scalars.allSatisfy(isHostScalar) else { return nil }
+                  isValidLabel(scalars) else { return nil }
             let unicode = String(String.UnicodeScalarView(scalars))
             // The label a browser would make from this Unicode text must be this one.
-            let remapped = unicode.precomposedStringWithCompatibilityMapping.lowercased()
-            guard Array(remapped.unicodeScalars) == scalars, Punycode.encode(scalars) == String(Substring(encoded)) else { return nil }
+            guard let remapped = mapped(unicode), Array(remapped.unicodeScalars) == scalars,
+                  Punycode.encode(scalars) == String(Substring(encoded)) else { return nil }
             return String(label)
         }
         // UTS 46: a label that starts `xn--` must be punycode, so all ASCII.
         guard !label.hasPrefix("xn--") else { return nil }
         let scalars = Array(label.unicodeScalars)
-        guard scalars.allSatisfy(isHostScalar), let encoded = Punycode.encode(scalars) else { return nil }
+        guard isValidLabel(scalars), let encoded = Punycode.encode(scalars) else { return nil }
         let ascii = "xn--" + encoded
         return ascii.utf8.count <= maximumLabelLength ? ascii : nil
+    }
+
+    /// UTS 46's validity of a Unicode label, as far as it is checked here: every scalar a host
+    /// scalar, the first not a combining mark, and not both Arabic-Indic (U+0660–U+0669) and
+    /// extended Arabic-Indic (U+06F0–U+06F9) digits (RFC 5892's CONTEXTO rules, which browsers apply).
+    private static func isValidLabel(_ scalars: [Unicode.Scalar]) -> Bool {
+        guard let first = scalars.first, scalars.allSatisfy(isHostScalar) else { return false }
+        switch first.properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .enclosingMark: return false
+        default: break
+        }
+        return !(scalars.contains { (0x660...0x669).contains($0.value) } && scalars.contains { (0x6F0...0x6F9).contains($0.value) })
+    }
+
+    /// RFC 5893's Bidi rule, which UTS 46 (CheckBidi) applies to a domain with a right-to-left
+    /// label, approximated by script blocks (Swift has no Bidi_Class), so it can only refuse more:
+    /// R, AL and AN are the scalars of the Hebrew, Arabic, Syriac, Thaana, NKo, Samaritan and
+    /// Mandaic blocks and their presentation forms and supplementary ranges. In such a domain, a
+    /// label is right-to-left (first a right-to-left letter; then only right-to-left scalars,
+    /// digits, `-` and combining marks; last, before marks, a right-to-left letter or digit; not
+    /// both European and Arabic-Indic digits) or left-to-right (first a letter that is not
+    /// right-to-left; no right-to-left scalar; last, before marks, a letter or a digit).
+    static func satisfiesBidiRule(_ labels: [[Unicode.Scalar]]) -> Bool {
+        func isRightToLeft(_ s: Unicode.Scalar) -> Bool {
+            switch s.value {
+            case 0x0590...0x08FF, 0xFB1D...0xFDFF, 0xFE70...0xFEFF, 0x10800...0x10FFF, 0x1E800...0x1EFFF: return true
+            default: return false
+            }
+        }
+        func isArabicDigit(_ s: Unicode.Scalar) -> Bool { (0x0660...0x0669).contains(s.value) || (0x066B...0x066C).contains(s.value) }
+        func isEuropeanDigit(_ s: Unicode.Scalar) -> Bool { (0x30...0x39).contains(s.value) || (0x06F0...0x06F9).contains(s.value) }
+        func isMark(_ s: Unicode.Scalar) -> Bool {
+            switch s.properties.generalCategory {
+            case .nonspacingMark, .enclosingMark, .spacingMark: return true
+            default: return false
+            }
+        }
+        func isLetter(_ s: Unicode.Scalar) -> Bool {
+            switch s.properties.generalCategory {
+            case .lowercaseLetter, .uppercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter: return true
+            default: return false
+            }
+        }
+        guard labels.contains(where: { $0.contains(where: isRightToLeft) }) else { return true }
+        for label in labels {
+            guard let first = label.first, let last = label.last(where: { !isMark($0) }) else { return false }
+            if isRightToLeft(first), isLetter(first) {
+                guard label.allSatisfy({ isRightToLeft($0) || isEuropeanDigit($0) || $0 == "-" || isMark($0) }),
+                      (isRightToLeft(last) && (isLetter(last) || isArabicDigit(last))) || isEuropeanDigit(last),
+                      !(label.contains(where: isArabicDigit) && label.contains(where: isEuropeanDigit)) else { return false }
+            } else {
+                guard isLetter(first), !label.contains(where: isRightToLeft), isLetter(last) || isEuropeanDigit(last) else { return false }
+            }
+        }
+        return true
     }
 
     private static func isHostByte(_ byte: UInt8) -> Bool {

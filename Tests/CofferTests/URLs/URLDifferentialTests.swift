@@ -89,7 +89,12 @@ struct URLDifferentialTests {
                             "a\u{FFFD}b.com", "a%EF%BF%BDb.com", "a%FFb.com", "%zz.com", "exa mple.com", "example..com", ".example.com",
                             "a_b.example", "-a-.example", "xn--abc-.com", "xn--ggle-55da.com", "a!b.com", "*.example.com", "", "a.b.c.example.co.uk",
                             "www.ck", "city.kobe.jp", "www.city.kobe.jp", "example.com%2e", "example.com%2Fevil.io", "example%2ecom", "a\u{00AD}b.com",
-                            "ß.de", "a\u{200D}b.com", "①.com", "x.0x10", "1.0x1000000", "EXAMPLE.COM。", "a%2Eb.com", "localhost", "a.b"]
+                            "ß.de", "a\u{200D}b.com", "①.com", "x.0x10", "1.0x1000000", "EXAMPLE.COM。", "a%2Eb.com", "localhost", "a.b",
+                            // UTS 46 where NFKC and lower case are not enough
+                            "faß.de", "ẞ.de", "İstanbul.com", "ΣΑΣ.gr", "ﬀ.com", "\u{212A}a.com", "ℌ.com", "a\u{301}.com", "\u{301}a.com",
+                            "١٢٣.com", "\u{660}\u{6F0}.com", "שלום.com", "a\u{200C}b.com", "a\u{FE52}b.com", "a\u{2024}b.com", "\u{2488}.com",
+                            "Ⅻ.com", "ａ．ｂ", "a｡b", "½.com", "\u{13A0}.com", "\u{AB70}.com", "\u{1F88}.gr", "\u{1C80}.ru", "ς.gr", "💩.la",
+                            "xn--ls8h.la", "xn--fa-hia.de", "xn--zca.de", "ss.de", "xn--mxa9ab.gr"]
         static let ports = ["", "", "", "", ":", ":443", ":80", ":0080", ":8080", ":65535", ":65536", ":x", ":-1", ": 1", ":99999999999999999999", ":1:2"]
         static let paths = ["", "", "/", "/a/b", "/a/../b", "/a/./b", "/%2e%2E/x", "/.%2e/x", "\\a\\..\\b", "/a b/é", "/`{}^|'\"<>", "//x",
                             "/..", "/a/..", "/a/%2e", "/@evil.io", "/%00", "/a%2fb", "/a/b/../../../c", "/x\u{0}y"]
