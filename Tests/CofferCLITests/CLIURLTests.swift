@@ -102,6 +102,7 @@ struct CLIURLTests {
             let refused = try ws.run(arguments)
             #expect(refused.status == 65 && refused.stderr.contains("[url.invalid-suffix-list]") && refused.stdout.isEmpty, "\(arguments): \(refused)")
         }
+        #expect(try ws.run(["ls", "--suffix-list", ws.file("newer.dat")] + ws.unlock).status == 64, "--suffix-list without --url")
         let missing = try ws.run(["suffix-list", "--suffix-list", ws.file("absent.dat")])
         #expect(missing.status == 74 && missing.stderr.contains("[store.io]"), "\(missing)")
     }

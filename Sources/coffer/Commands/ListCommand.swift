@@ -33,6 +33,10 @@ struct ListCommand: ParsableCommand {
 
     @OptionGroup var vaultOptions: VaultOptions
 
+    func validate() throws {
+        if suffixList.file != nil && url == nil { throw ValidationError("--suffix-list is for --url") }
+    }
+
     func run() throws {
         let suffixes = try url.map { _ in try suffixList.load() }
         let reader = try VaultAccess(vaultOptions)

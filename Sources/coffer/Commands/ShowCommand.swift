@@ -39,6 +39,7 @@ struct ShowCommand: ParsableCommand {
 
     func validate() throws {
         if (item == nil) == (url == nil) { throw ValidationError("name an item or give --url, not both") }
+        if suffixList.file != nil && url == nil { throw ValidationError("--suffix-list is for --url") }
         if field != nil && json { throw ValidationError("--field and --json cannot be combined") }
         if history && (field != nil || json) { throw ValidationError("--history cannot be combined with --field or --json") }
     }
