@@ -29,16 +29,17 @@ struct ListCommand: ParsableCommand {
     @Flag(help: "Print a JSON array (id, kind, service, username, url, urls, tags, hasPassword, created, modified).")
     var json = false
 
-    @OptionGroup var suffixList: SuffixListOptions
+    @Option(name: .customLong("suffix-list"), help: SuffixListChoice.help)
+    var suffixList: String?
 
     @OptionGroup var vaultOptions: VaultOptions
 
     func validate() throws {
-        if suffixList.file != nil && url == nil { throw ValidationError("--suffix-list is for --url") }
+        if suffixList != nil && url == nil { throw ValidationError("--suffix-list is for --url") }
     }
 
     func run() throws {
-        let suffixes = try url.map { _ in try suffixList.load() }
+        let suffixes = try url.map { _ in try SuffixListChoice.load(suffixList) }
         let reader = try VaultAccess(vaultOptions)
         defer { reader.close() }
         let items: ListedItems

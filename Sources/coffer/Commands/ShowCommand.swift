@@ -33,19 +33,20 @@ struct ShowCommand: ParsableCommand {
     @Flag(help: "List the earlier passwords with when each was replaced, newest first (masked unless --reveal).")
     var history = false
 
-    @OptionGroup var suffixList: SuffixListOptions
+    @Option(name: .customLong("suffix-list"), help: SuffixListChoice.help)
+    var suffixList: String?
 
     @OptionGroup var vaultOptions: VaultOptions
 
     func validate() throws {
         if (item == nil) == (url == nil) { throw ValidationError("name an item or give --url, not both") }
-        if suffixList.file != nil && url == nil { throw ValidationError("--suffix-list is for --url") }
+        if suffixList != nil && url == nil { throw ValidationError("--suffix-list is for --url") }
         if field != nil && json { throw ValidationError("--field and --json cannot be combined") }
         if history && (field != nil || json) { throw ValidationError("--history cannot be combined with --field or --json") }
     }
 
     func run() throws {
-        let suffixes = try url.map { _ in try suffixList.load() }
+        let suffixes = try url.map { _ in try SuffixListChoice.load(suffixList) }
         let reader = try VaultAccess(vaultOptions)
         defer { reader.close() }
         let found: Item

@@ -3,17 +3,17 @@ import Foundation
 import ArgumentParser
 @_spi(CofferInternals) import Coffer
 
-/// `--suffix-list FILE` of `ls --url` and `show --url` (spec/cli.md §4.3, §4.4; spec/urls.md §3.1):
-/// the Public Suffix List matching uses. Without it, the newest of the list compiled in and the
-/// system's (`/usr/share/publicsuffix/public_suffix_list.dat`, when it is newer and parses).
-struct SuffixListOptions: ParsableArguments {
-    @Option(name: .customLong("suffix-list"),
-            help: ArgumentHelp("Use this Public Suffix List file (default: the newest of the one compiled in and the system's).", valueName: "file"))
-    var file: String?
+/// `--suffix-list FILE` of `ls --url`, `show --url` and `suffix-list` (spec/cli.md §4.3, §4.4,
+/// §4.24; spec/urls.md §3.1): the Public Suffix List matching uses. Without it, the newest of
+/// the list compiled in and the system's (`/usr/share/publicsuffix/public_suffix_list.dat`, when
+/// it is newer and parses). A plain option in each command, not an option group: a group costs
+/// every `ls` and `show` about 1.4 million instructions and 190 allocations to decode.
+enum SuffixListChoice {
+    static let help = ArgumentHelp("Use this Public Suffix List file (default: the newest of the one compiled in and the system's).", valueName: "file")
 
     /// The list to use; `url.invalid-suffix-list` (exit 65) for a given file that does not
     /// parse, `store.io` (exit 74) for one that cannot be read.
-    func load() throws -> PublicSuffixList {
+    static func load(_ file: String?) throws -> PublicSuffixList {
         if let file { return try PublicSuffixList(contentsOf: file) }
         return PublicSuffixList.newest()
     }
@@ -31,13 +31,14 @@ struct SuffixListCommand: ParsableCommand {
             another, which must parse. Needs no vault.
             """)
 
-    @OptionGroup var suffixList: SuffixListOptions
+    @Option(name: .customLong("suffix-list"), help: SuffixListChoice.help)
+    var suffixList: String?
 
     @Flag(help: "Print a JSON object (version, commit, published, source, icannRules, privateRules).")
     var json = false
 
     func run() throws {
-        let list = try suffixList.load()
+        let list = try SuffixListChoice.load(suffixList)
         if json {
             Terminal.out(JSON.object([
                 ("version", .string(list.version)),
