@@ -35,15 +35,18 @@ public struct PublicSuffixList: Sendable {
 
     static let compiledSource = "compiled in"
 
-    /// The list compiled in (built on first use: about 9,500 short strings).
+    /// The list compiled in (built on first use: about 9,500 short strings). Its rules are
+    /// trusted data (`URLMatchingTests.compiledRulesMatchTheInstalledList`): a rule already in
+    /// ASCII form is taken as it is, only Unicode and `xn--` rules go through `asciiRule`
+    /// (`compiledRulesAreTheirASCIIForms` checks that this gives the same set).
     public static let compiled: PublicSuffixList = {
         var rules = Set<String>(minimumCapacity: 10_000)
         var icann = 0, privateCount = 0
         for line in icannRules.split(separator: "\n") {
-            if let rule = asciiRule(String(line)) { rules.insert(rule); icann += 1 }
+            if let rule = plainRule(line) ?? asciiRule(String(line)) { rules.insert(rule); icann += 1 }
         }
         for line in privateRules.split(separator: "\n") {
-            if let rule = asciiRule(String(line)) { rules.insert(rule); privateCount += 1 }
+            if let rule = plainRule(line) ?? asciiRule(String(line)) { rules.insert(rule); privateCount += 1 }
         }
         return PublicSuffixList(source: compiledSource, versionLine: listVersion, commit: listCommit,
                                 published: publishedDate(ofPackageVersion: packageVersion),
@@ -172,6 +175,30 @@ public struct PublicSuffixList: Sendable {
         let length = suffixLength(of: labels)
         guard length < labels.count else { return nil }
         return labels[(labels.count - length - 1)...].joined(separator: ".")
+    }
+
+    /// A rule of `a–z 0–9 - _ . * !` only, with no `xn--` label and no label over 63 bytes or
+    /// empty: its own ASCII form; else nil (the caller converts it).
+    static func plainRule(_ line: Substring) -> String? {
+        var labelLength = 0, previous: (UInt8, UInt8, UInt8) = (0, 0, 0)
+        for byte in line.utf8 {
+            switch byte {
+            case 97...122, 48...57, 95, 42, 33:
+                labelLength += 1
+            case 45:
+                // `xn--`: the fourth byte of a label that began `xn-`.
+                if labelLength == 3, previous == (120, 110, 45) { return nil }
+                labelLength += 1
+            case 46:
+                guard labelLength > 0 else { return nil }
+                labelLength = 0
+            default:
+                return nil
+            }
+            guard labelLength <= SiteHost.maximumLabelLength else { return nil }
+            previous = (previous.1, previous.2, byte)
+        }
+        return labelLength > 0 ? String(line) : nil
     }
 
     /// A rule as hosts are compared: lowercase ASCII, Unicode labels as `xn--` punycode.

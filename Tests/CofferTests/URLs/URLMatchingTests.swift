@@ -88,6 +88,22 @@ struct URLMatchingTests {
         #expect(compiled.rules.contains("github.io") && compiled.rules.contains("!www.ck"))
     }
 
+    /// §3: the compiled list's quick path (a rule already in ASCII form taken as it is) gives
+    /// the set the full conversion gives, and takes no rule the conversion would change.
+    @Test func compiledRulesAreTheirASCIIForms() {
+        var converted = Set<String>()
+        for line in (PublicSuffixList.icannRules + "\n" + PublicSuffixList.privateRules).split(separator: "\n") {
+            if let rule = PublicSuffixList.asciiRule(String(line)) { converted.insert(rule) }
+            if let plain = PublicSuffixList.plainRule(line) { #expect(PublicSuffixList.asciiRule(String(line)) == plain, "\(line)") }
+        }
+        #expect(PublicSuffixList.compiled.rules == converted)
+        for text in ["xn--fiqs8s", "a.xn--fiqs8s", "*.xn--p1ai", "Com", "a..b", ".a", "a.", "bücher.de", String(repeating: "a", count: 64)] {
+            #expect(PublicSuffixList.plainRule(Substring(text)) == nil, "\(text)")
+        }
+        #expect(PublicSuffixList.plainRule("!www.ck") == "!www.ck" && PublicSuffixList.plainRule("*.kobe.jp") == "*.kobe.jp")
+        #expect(PublicSuffixList.plainRule("axn--b.com") == "axn--b.com" && PublicSuffixList.plainRule("xn-a.com") == "xn-a.com")
+    }
+
     /// §3: the compiled rules are the installed list's (Debian's `publicsuffix`, installed by
     /// scripts/bootstrap) when that list is not newer; regenerate with
     /// scripts/public-suffix-generate.py when this fails. A newer installed list is the one
