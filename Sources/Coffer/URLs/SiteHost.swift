@@ -46,8 +46,10 @@ package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
         // A host the mapping still changes (case folding that leaves a non-NFKC form) has no
         // one spelling: refused, so every accepted host maps to itself.
         guard mapped.utf8.allSatisfy({ $0 < 0x80 }) || Self.mapped(mapped).map({ Array($0.unicodeScalars) }) == Array(mapped.unicodeScalars) else { return nil }
-        if mapped.hasSuffix(".") { mapped.removeLast() }
-        let labels = mapped.split(separator: ".", omittingEmptySubsequences: false)
+        // Labels are split at the scalar `.`, as UTS 46 splits them (not at Characters: `.` and a
+        // combining mark after it are one Character).
+        if mapped.unicodeScalars.last == "." { mapped.unicodeScalars.removeLast() }
+        let labels = mapped.unicodeScalars.split(separator: ".", omittingEmptySubsequences: false).map { Substring($0) }
         guard !labels.isEmpty, labels.count <= (Self.maximumLength + 1) / 2, labels.allSatisfy({ !$0.isEmpty }) else { return nil }
         // WHATWG URL: a host that ends in a number (its last label all digits, or `0x` and hex
         // digits, however long) is an IPv4 address or nothing.
@@ -137,7 +139,7 @@ package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
         var out = String.UnicodeScalarView()
         for scalar in text.precomposedStringWithCompatibilityMapping.unicodeScalars {
             if scalar.value == 0x1E9E { out.append(contentsOf: "ss".unicodeScalars); continue }
-            if scalar.value == 0x3002 { out.append("."); continue }
+            if scalar.value == 0x3002 { out.append("."); dots -= 1; continue }
             for lower in scalar.properties.lowercaseMapping.unicodeScalars {
                 if lower.properties.changesWhenCaseFolded, lower.value != 0xDF, lower.value != 0x3C2 { return nil }
                 if lower == "." { dots -= 1 }
@@ -166,8 +168,9 @@ package enum SiteHost: Hashable, Sendable, CustomStringConvertible {
                   Punycode.encode(scalars) == String(Substring(encoded)) else { return nil }
             return String(label)
         }
-        // UTS 46: a label that starts `xn--` must be punycode, so all ASCII.
-        guard !label.hasPrefix("xn--") else { return nil }
+        // UTS 46: a label that starts `xn--` must be punycode, so all ASCII (compared by scalars:
+        // `-` and a combining mark after it are one Character).
+        guard !label.unicodeScalars.starts(with: "xn--".unicodeScalars) else { return nil }
         let scalars = Array(label.unicodeScalars)
         guard isValidLabel(scalars), let encoded = Punycode.encode(scalars) else { return nil }
         let ascii = "xn--" + encoded

@@ -100,7 +100,9 @@ struct URLDifferentialTests {
                             "/..", "/a/..", "/a/%2e", "/@evil.io", "/%00", "/a%2fb", "/a/b/../../../c", "/x\u{0}y"]
         static let queries = ["", "", "", "?", "?q=1", "?a b'\"<>`{}^", "?x/../y", "?@evil.io", "?é\u{1}"]
         static let fragments = ["", "", "", "#", "#frag", "#@evil.io", "#/../x"]
-        static let noise = ["\\", "/", "@", ":", "%", ".", "\t", "#", "?", "[", "]", " ", "\u{0}", "é", "\u{FFFD}", "０", "%2e", "..", "0x", "\n"]
+        static let noise = ["\\", "/", "@", ":", "%", ".", "\t", "#", "?", "[", "]", " ", "\u{0}", "é", "\u{FFFD}", "０", "%2e", "..", "0x", "\n",
+                             "ẞ", "Σ", "ς", "ß", "\u{301}", "ש", "١", "۱", "\u{FE52}", "Ꭰ", "İ", "ǅ", "\u{2024}", "ℂ", "㍱", "\u{345}",
+                             "\u{200D}", "\u{FF61}", "\u{3002}", "Ａ", "%C3%A9", "%E2%80%8D", "xn--", "-", "_", "*"]
 
         mutating func url() -> String {
             var text = pick(Self.schemes) + pick(Self.userinfo) + pick(Self.hosts) + pick(Self.ports) + pick(Self.paths)

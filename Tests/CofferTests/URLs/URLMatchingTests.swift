@@ -24,7 +24,7 @@ struct URLMatchingTests {
 
     @Test func normalizationVectors() throws {
         let file = try VectorFile(path: "spec/vectors/urls/normalization.txt")
-        #expect(file.blocks.count == 77)
+        #expect(file.blocks.count == 80)
         for block in file.blocks {
             let url = SiteURL(try block.string("url"), role: block["role"] == "item" ? .item : .page)
             if block["expect"] == "invalid" {
