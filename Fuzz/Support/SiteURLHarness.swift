@@ -6,7 +6,9 @@
 /// the bounds (host ≤ 253 ASCII bytes, labels ≤ 63); a valid URL matches itself under every rule
 /// that can match; against the item URL, `exact` ⇒ `starts-with` ⇒ `host` ⇒ `domain`, and
 /// `regex`, `never` and unknown rules match nothing; punycode decoding is stable through a
-/// re-encoding.
+/// re-encoding. Since issue 35 (the WHATWG URL Standard): a valid URL, page's or item's, is http
+/// or https, its path holds no dot segment, and a page is valid as an item URL too, the same URL;
+/// an http page is offered no login saved for https under any rule.
 package enum SiteURLHarness {
     static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.siteURL
@@ -20,7 +22,15 @@ package enum SiteURLHarness {
             try Check.require(again == scalars, target, "punycode: decode(encode(decode(x))) != decode(x)")
         }
 
+        let item = SiteURL(itemText, role: .item)
+        if let item { try Check.require(item.scheme == "http" || item.scheme == "https", target, "item scheme \(item.scheme)") }
         guard let page = SiteURL(pageText) else { return .rejected }
+        try Check.require(page.scheme == "http" || page.scheme == "https", target, "page scheme \(page.scheme)")
+        try Check.require(SiteURL(pageText, role: .item) == page, target, "the page \(pageText) reads otherwise as an item URL")
+        let pathOnly = page.path.prefix { $0 != "?" }
+        try Check.require(!pathOnly.split(separator: "/", omittingEmptySubsequences: false).contains {
+            [".", "..", "%2e", "%2e%2e", ".%2e", "%2e."].contains($0.lowercased())
+        }, target, "a dot segment left in \(page.path)")
         let normalized = page.normalized
         try Check.require(SiteURL(normalized) == page, target, "the normalised form \(normalized) does not parse to the same URL")
         try Check.require(SiteURL(normalized)?.normalized == normalized, target, "normalising is not idempotent: \(normalized)")
@@ -40,6 +50,9 @@ package enum SiteURLHarness {
         try Check.require(!startsWith || host, target, "starts-with without host")
         try Check.require(!host || domain, target, "host without domain")
         try Check.require(!results[4] && !results[5] && !results[6], target, "regex, never or an unknown rule matched")
+        if page.scheme == "http", let item, item.scheme == "https" {
+            try Check.require(!results.contains(true), target, "an http page was offered a login saved for https")
+        }
         return .accepted
     }
 }

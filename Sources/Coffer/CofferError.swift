@@ -116,6 +116,11 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         /// so the CLI's exit-code table covers it.
         package static let invalidBreachFile = Code(rawValue: "policy.invalid-breach-file")
 
+        // URLs (spec/urls.md)
+        /// A Public Suffix List file that does not parse: not UTF-8, a section missing or not
+        /// ended, a line that is not a rule, a `VERSION:` line that is not a date (urls.md §3.1).
+        public static let invalidSuffixList = Code(rawValue: "url.invalid-suffix-list")
+
         // Merge (spec/merge.md)
         /// The other file is a copy of another vault (another `vault_id`); only copies of one
         /// vault can be merged (merge.md §1).
@@ -135,7 +140,7 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
             .wrongPIN, .throttled, .pinDisabled, .pinUnavailable, .deviceKeyUnavailable, .throttleStateTampered, .cancelled,
             .masterPasswordNeeded,
             .invalidRules, .unsatisfiablePolicy, .policyViolation, .invalidOption,
-            .invalidImport, .invalidBreachFile,
+            .invalidImport, .invalidBreachFile, .invalidSuffixList,
             .differentVault, .otherPasswordNeeded,
         ]
     }

@@ -37,7 +37,16 @@ struct CLIURLTests {
             }
         }
         let invalid = try run("show", "--url", "https://xn--ccounts-1f.google.com/")
-        #expect(invalid.status == 1 && invalid.stderr.contains("not a URL with a valid host"), "\(invalid)")
+        #expect(invalid.status == 1 && invalid.stderr.contains("not an http or https URL with a valid host"), "\(invalid)")
+        // Issue 35's HIGH section: another scheme is never read as https, so none of these offers
+        // the Google login (before: every one did, its scheme or userinfo dropped).
+        for url in ["javascript:alert(1)@accounts.google.com", "data:,x@accounts.google.com", "mailto:x@accounts.google.com",
+                    "about:blank@accounts.google.com", "file:x@accounts.google.com", "blob:x@accounts.google.com"] {
+            for command in ["show", "ls"] {
+                let none = try run(command, "--url", url)
+                #expect(none.status == 1 && none.stdout.isEmpty && none.stderr.contains("not an http or https URL"), "\(command) \(url): \(none)")
+            }
+        }
     }
 
     @Test func showAndListByURL() throws {
@@ -54,6 +63,48 @@ struct CLIURLTests {
         #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
         defer { _ = try? ws.run(["lock", "--vault", ws.vault], environment: env) }
         try check { arguments in try ws.run(arguments + ["--vault", ws.vault], environment: env) }
+    }
+
+    /// `coffer suffix-list` reports the list `--url` uses; `--suffix-list FILE` uses a newer one
+    /// (two tenants of a platform it adds are then two sites) and refuses one that does not
+    /// parse (spec/cli.md §4.24, spec/urls.md §3.1).
+    @Test func suffixListIsReportedAndChosen() throws {
+        let ws = try CLIWorkspace()
+        let reported = try ws.run(["suffix-list"])
+        #expect(reported.status == 0 && reported.stdout.contains("version: ") && reported.stdout.contains("source: "), "\(reported)")
+        #expect(reported.stdout.contains("private"), "\(reported)")
+        try ws.initVault()
+        try ws.add("Alice", secret: "a", "--username", "alice", "--url", "https://alice.aem.live/")
+        try ws.add("Bob", secret: "b", "--username", "bob", "--url", "https://bob.aem.live/")
+        try ws.write("newer.dat", """
+            // VERSION: 2026-08-19_21-18-36_UTC
+            // COMMIT: 0123abcd
+            // ===BEGIN ICANN DOMAINS===
+            live
+            // ===END ICANN DOMAINS===
+            // ===BEGIN PRIVATE DOMAINS===
+            aem.live
+            // ===END PRIVATE DOMAINS===
+
+            """)
+        let shared = try ws.run(["ls", "--url", "https://bob.aem.live/"] + ws.unlock)
+        #expect(shared.stdout.contains("Alice") && shared.stdout.contains("Bob"), "the compiled list predates aem.live: \(shared)")
+        let own = try ws.run(["show", "--url", "https://bob.aem.live/", "--field", "username", "--suffix-list", ws.file("newer.dat")] + ws.unlock)
+        #expect(own.status == 0 && own.stdout == "bob\n", "\(own)")
+        let listed = try ws.run(["ls", "--url", "https://bob.aem.live/", "--suffix-list", ws.file("newer.dat")] + ws.unlock)
+        #expect(listed.stdout.contains("Bob") && !listed.stdout.contains("Alice"), "\(listed)")
+        let json = try ws.run(["suffix-list", "--json", "--suffix-list", ws.file("newer.dat")])
+        #expect(json.status == 0 && json.stdout.contains("\"version\": \"2026-08-19_21-18-36_UTC\"") && json.stdout.contains("\"commit\": \"0123abcd\""), "\(json)")
+
+        try ws.write("broken.dat", "// ===BEGIN ICANN DOMAINS===\ncom\n")
+        for arguments in [["suffix-list", "--suffix-list", ws.file("broken.dat")],
+                          ["ls", "--url", "https://bob.aem.live/", "--suffix-list", ws.file("broken.dat")] + ws.unlock] {
+            let refused = try ws.run(arguments)
+            #expect(refused.status == 65 && refused.stderr.contains("[url.invalid-suffix-list]") && refused.stdout.isEmpty, "\(arguments): \(refused)")
+        }
+        #expect(try ws.run(["ls", "--suffix-list", ws.file("newer.dat")] + ws.unlock).status == 64, "--suffix-list without --url")
+        let missing = try ws.run(["suffix-list", "--suffix-list", ws.file("absent.dat")])
+        #expect(missing.status == 74 && missing.stderr.contains("[store.io]"), "\(missing)")
     }
 
     /// `add --match` and `edit --match` set a URL's rule (spec/cli.md §4.2, §4.5).

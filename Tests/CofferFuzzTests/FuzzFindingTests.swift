@@ -15,9 +15,12 @@ struct FuzzFindingTests {
     /// it was ended in U+0000 when the fragment after it was dropped, so the normalised form lost
     /// that byte when parsed again (trimmed as trailing control) and did not parse to the same
     /// URL. Paths are now percent-encoded as WHATWG URL serialises them (spec/urls.md §2.1).
+    /// The found input itself is invalid since issue 35 (U+FFFD is in no host); the same shape
+    /// without it still round-trips.
     @Test func siteURLPathEndingInAControlByte() throws {
-        let url = try #require(SiteURL("https\u{FFFD}//hev\u{7F}\u{0}#i"))
-        #expect(url.normalized == "https://xn--https-pm43a//hev%7F%00")
+        #expect(SiteURL("https\u{FFFD}//hev\u{7F}\u{0}#i") == nil)
+        let url = try #require(SiteURL("https//hev\u{7F}\u{0}#i"))
+        #expect(url.normalized == "https://https//hev%7F%00")
         #expect(SiteURL(url.normalized) == url)
     }
 

@@ -4,12 +4,13 @@
 /// rules (format 1.2, field 128) are sealed with the item, and kept if one of its URLs matches
 /// under its rule. Every rule's match implies the same site, so the first step loses nothing.
 public enum URLMatcher {
-    /// Whether `itemURL`, under `rule`, matches the page. An item URL that is not a URL
-    /// `SiteURL` can read matches nothing, under any rule.
-    package static func matches(page: SiteURL, itemURL: String, rule: URLMatch) -> Bool {
-        guard rule != .never, rule != .regex, let item = SiteURL(itemURL), item.schemeFamily == page.schemeFamily else { return false }
+    /// Whether `itemURL`, under `rule`, matches the page. An item URL that is not an http or
+    /// https URL `SiteURL` can read matches nothing, under any rule; under `domain` and `host`
+    /// an http page is offered only a login saved for http (spec/urls.md §4).
+    package static func matches(page: SiteURL, itemURL: String, rule: URLMatch, suffixes: PublicSuffixList = .current) -> Bool {
+        guard rule != .never, rule != .regex, let item = SiteURL(itemURL, role: .item), page.accepts(scheme: item.scheme) else { return false }
         switch rule {
-        case .domain: return item.host.site == page.host.site
+        case .domain: return item.host.site(in: suffixes) == page.host.site(in: suffixes)
         case .host: return item.host == page.host && item.port == page.port
         case .startsWith: return page.normalized.utf8.starts(with: item.normalized.utf8)
         case .exact: return page.normalized.utf8.elementsEqual(item.normalized.utf8)
@@ -20,13 +21,16 @@ public enum URLMatcher {
     /// The page with its site worked out once, for step one over many summaries.
     package struct Page {
         package let url: SiteURL
+        /// The Public Suffix List the lookup uses throughout (the one in use when it began).
+        package let suffixes: PublicSuffixList
         let site: String
         /// The site's bytes when the page's host is a domain (its site is then ASCII lowercase).
         let domainSite: [UInt8]?
 
-        package init(_ url: SiteURL) {
+        package init(_ url: SiteURL, suffixes: PublicSuffixList = .current) {
             self.url = url
-            site = url.host.site
+            self.suffixes = suffixes
+            site = url.host.site(in: suffixes)
             if case .domain = url.host { domainSite = Array(site.utf8) } else { domainSite = nil }
         }
 
@@ -36,8 +40,8 @@ public enum URLMatcher {
             // line break, yields a host that is its own text lowercased, so a host of this site
             // has the site's text in it, in some case (spec/urls.md §2). Other URLs are parsed.
             if let domainSite, !Self.mayContain(itemURL, domainSite) { return false }
-            guard let item = SiteURL(itemURL) else { return false }
-            return item.schemeFamily == url.schemeFamily && item.host.site == site
+            guard let item = SiteURL(itemURL, role: .item) else { return false }
+            return url.accepts(scheme: item.scheme) && item.host.site(in: suffixes) == site
         }
 
         /// False only when `text` is plain ASCII without `%`, tab, CR or LF and does not contain
@@ -69,20 +73,22 @@ public enum URLMatcher {
     }
 
     /// Step two: whether one of the item's URLs matches under its own rule.
-    package static func matches(_ item: Item, page: SiteURL) -> Bool {
-        item.kind == .login && item.urls.contains { matches(page: page, itemURL: $0, rule: item.match(for: $0)) }
+    package static func matches(_ item: Item, page: SiteURL, suffixes: PublicSuffixList = .current) -> Bool {
+        item.kind == .login && item.urls.contains { matches(page: page, itemURL: $0, rule: item.match(for: $0), suffixes: suffixes) }
     }
 
     /// The logins for `url` among `summaries`, fetching only candidates with `item`; in natural
     /// order by service (equal services by id). Empty when `url` is not a URL with a host.
-    package static func logins(matching url: String, in summaries: [ItemSummary], item: (ItemID) throws -> Item) throws -> [Item] {
+    package static func logins(matching url: String, in summaries: [ItemSummary], suffixes: PublicSuffixList = .current,
+                               item: (ItemID) throws -> Item) throws -> [Item] {
         guard let page = SiteURL(url) else { return [] }
-        let site = Page(page)
+        let site = Page(page, suffixes: suffixes)
         let candidates = NaturalOrder.sorted(summaries.filter { isCandidate($0, for: site) }.sorted { $0.id < $1.id }, by: \.title)
-        return try candidates.map { try item($0.id) }.filter { matches($0, page: page) }
+        return try candidates.map { try item($0.id) }.filter { matches($0, page: page, suffixes: site.suffixes) }
     }
 
-    /// Whether `url` is a URL this matcher can read (a CLI says why nothing matched).
+    /// Whether `url` is a page URL this matcher can read: an http or https URL with a valid
+    /// host (a CLI says why nothing matched).
     public static func canRead(_ url: String) -> Bool { SiteURL(url) != nil }
 }
 

@@ -12,7 +12,9 @@ struct ListCommand: ParsableCommand {
             QUERY matches service, username, URLs and tags, case-insensitively. Items are sorted by service in \
             natural order (site2 before site10). On a terminal the table fits its width, the count goes to \
             stderr, and a list longer than the screen goes through $PAGER (default less -FRX). Opens the vault read-only. \
-            --url URL lists only the logins for that page's URL (spec/urls.md); none exits 1.
+            --url URL lists only the logins for that page's URL (spec/urls.md: an http or https URL as a browser \
+            parses it; any other scheme matches nothing); none exits 1. --suffix-list FILE gives the Public Suffix List \
+            (see `coffer suffix-list`).
             """)
 
     @Argument(help: "Only items whose service, username, URL or tags contain this.")
@@ -27,15 +29,23 @@ struct ListCommand: ParsableCommand {
     @Flag(help: "Print a JSON array (id, kind, service, username, url, urls, tags, hasPassword, created, modified).")
     var json = false
 
+    @Option(name: .customLong("suffix-list"), help: SuffixListChoice.help)
+    var suffixList: String?
+
     @OptionGroup var vaultOptions: VaultOptions
 
+    func validate() throws {
+        if suffixList != nil && url == nil { throw ValidationError("--suffix-list is for --url") }
+    }
+
     func run() throws {
+        let suffixes = try url.map { _ in try SuffixListChoice.load(suffixList) }
         let reader = try VaultAccess(vaultOptions)
         defer { reader.close() }
         let items: ListedItems
-        if let url {
+        if let url, let suffixes {
             let needle = SearchText.folded(query ?? "")
-            items = .summaries(try reader.logins(matching: url).map(\.summary).filter { $0.matches(folded: needle) && $0.hasTag(tag) })
+            items = .summaries(try reader.logins(matching: url, suffixes: suffixes).map(\.summary).filter { $0.matches(folded: needle) && $0.hasTag(tag) })
         } else {
             items = try reader.listing(query ?? "", tag: tag)
         }

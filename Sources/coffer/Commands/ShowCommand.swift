@@ -33,20 +33,25 @@ struct ShowCommand: ParsableCommand {
     @Flag(help: "List the earlier passwords with when each was replaced, newest first (masked unless --reveal).")
     var history = false
 
+    @Option(name: .customLong("suffix-list"), help: SuffixListChoice.help)
+    var suffixList: String?
+
     @OptionGroup var vaultOptions: VaultOptions
 
     func validate() throws {
         if (item == nil) == (url == nil) { throw ValidationError("name an item or give --url, not both") }
+        if suffixList != nil && url == nil { throw ValidationError("--suffix-list is for --url") }
         if field != nil && json { throw ValidationError("--field and --json cannot be combined") }
         if history && (field != nil || json) { throw ValidationError("--history cannot be combined with --field or --json") }
     }
 
     func run() throws {
+        let suffixes = try url.map { _ in try SuffixListChoice.load(suffixList) }
         let reader = try VaultAccess(vaultOptions)
         defer { reader.close() }
         let found: Item
-        if let url {
-            let logins = try reader.logins(matching: url)
+        if let url, let suffixes {
+            let logins = try reader.logins(matching: url, suffixes: suffixes)
             let chosen = logins.count == 1 ? logins[0].summary : try ItemPicker.pick(url, from: .several(logins.map(\.summary)))
             found = logins.first { $0.id == chosen.id }!
         } else {

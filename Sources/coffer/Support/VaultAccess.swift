@@ -66,15 +66,15 @@ final class VaultAccess {
     /// the client side, over the summaries `listing` gives (with or without the agent: its
     /// protocol is unchanged), fetching only the candidates (same site) for their URL rules.
     /// `store.item-not-found` when none matches, saying so when `url` is not a URL with a host.
-    func logins(matching url: String) throws -> [Item] {
+    func logins(matching url: String, suffixes: PublicSuffixList) throws -> [Item] {
         let summaries: [ItemSummary]
         switch try listing("", tag: nil) {
         case .summaries(let all): summaries = all
         case .rows(let rows, let order): summaries = order.map { rows.summary($0) }
         }
-        let found = try URLMatcher.logins(matching: url, in: summaries) { try get($0) }
+        let found = try URLMatcher.logins(matching: url, in: summaries, suffixes: suffixes) { try get($0) }
         guard !found.isEmpty else {
-            let reason = URLMatcher.canRead(url) ? "" : " (it is not a URL with a valid host)"
+            let reason = URLMatcher.canRead(url) ? "" : " (it is not an http or https URL with a valid host)"
             throw CofferError(.itemNotFound, "no login matches the URL '\(url)'\(reason)")
         }
         return found

@@ -24,9 +24,9 @@ struct URLMatchingTests {
 
     @Test func normalizationVectors() throws {
         let file = try VectorFile(path: "spec/vectors/urls/normalization.txt")
-        #expect(file.blocks.count == 39)
+        #expect(file.blocks.count == 80)
         for block in file.blocks {
-            let url = SiteURL(try block.string("url"))
+            let url = SiteURL(try block.string("url"), role: block["role"] == "item" ? .item : .page)
             if block["expect"] == "invalid" {
                 #expect(url == nil, "line \(block.line)")
                 continue
@@ -39,7 +39,7 @@ struct URLMatchingTests {
 
     @Test func matchingVectors() throws {
         let file = try VectorFile(path: "spec/vectors/urls/matching.txt")
-        #expect(file.blocks.count == 36)
+        #expect(file.blocks.count == 58)
         var seen = Set<String>()
         for block in file.blocks {
             let rule = try #require(URLMatch(name: try block.string("rule")), "line \(block.line)")
@@ -83,15 +83,39 @@ struct URLMatchingTests {
         #expect(site("bar.foo.ck") == "bar.foo.ck")
         #expect(site("xn--85x722f.xn--fiqs8s") == "xn--85x722f.xn--fiqs8s")  // 中国 is a Unicode rule
         #expect(site("a.b.unknown-tld") == "b.unknown-tld")                  // the implicit "*"
-        #expect(PublicSuffixList.rules.contains("xn--fiqs8s"))
-        #expect(PublicSuffixList.rules.contains("github.io") && PublicSuffixList.rules.contains("!www.ck"))
+        let compiled = PublicSuffixList.compiled
+        #expect(compiled.rules.contains("xn--fiqs8s"))
+        #expect(compiled.rules.contains("github.io") && compiled.rules.contains("!www.ck"))
+    }
+
+    /// §3: the compiled list's quick path (a rule already in ASCII form taken as it is) gives
+    /// the set the full conversion gives, and takes no rule the conversion would change.
+    @Test func compiledRulesAreTheirASCIIForms() {
+        var converted = Set<String>()
+        for line in (PublicSuffixList.icannRules + "\n" + PublicSuffixList.privateRules).split(separator: "\n") {
+            if let rule = PublicSuffixList.asciiRule(String(line)) { converted.insert(rule) }
+            if let plain = PublicSuffixList.plainRule(line) { #expect(PublicSuffixList.asciiRule(String(line)) == plain, "\(line)") }
+        }
+        #expect(PublicSuffixList.compiled.rules == converted)
+        for text in ["xn--fiqs8s", "a.xn--fiqs8s", "*.xn--p1ai", "Com", "a..b", ".a", "a.", "bücher.de", String(repeating: "a", count: 64)] {
+            #expect(PublicSuffixList.plainRule(Substring(text)) == nil, "\(text)")
+        }
+        #expect(PublicSuffixList.plainRule("!www.ck") == "!www.ck" && PublicSuffixList.plainRule("*.kobe.jp") == "*.kobe.jp")
+        #expect(PublicSuffixList.plainRule("axn--b.com") == "axn--b.com" && PublicSuffixList.plainRule("xn-a.com") == "xn-a.com")
     }
 
     /// §3: the compiled rules are the installed list's (Debian's `publicsuffix`, installed by
-    /// scripts/bootstrap); regenerate with scripts/public-suffix-generate.py when this fails.
+    /// scripts/bootstrap) when that list is not newer; regenerate with
+    /// scripts/public-suffix-generate.py when this fails. A newer installed list is the one
+    /// `newest()` picks (§3.1).
     @Test func compiledRulesMatchTheInstalledList() throws {
-        let path = "/usr/share/publicsuffix/public_suffix_list.dat"
+        let path = PublicSuffixList.systemPath
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return }
+        let installed = try PublicSuffixList(contentsOf: path)
+        if installed.published > PublicSuffixList.compiled.published {
+            #expect(PublicSuffixList.newest().source == path)
+            return
+        }
         var icann: [String] = [], privateRules: [String] = []
         var section = 0
         for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
@@ -106,7 +130,9 @@ struct URLMatchingTests {
         #expect(icann.joined(separator: "\n") == PublicSuffixList.icannRules)
         #expect(privateRules.joined(separator: "\n") == PublicSuffixList.privateRules)
         #expect(!PublicSuffixList.packageVersion.isEmpty)
-        #expect(PublicSuffixList.rules.count == icann.count + privateRules.count)
+        #expect(PublicSuffixList.compiled.rules.count == icann.count + privateRules.count)
+        #expect(installed.rules == PublicSuffixList.compiled.rules)
+        #expect(PublicSuffixList.newest().source == "compiled in")
     }
 
     /// §7: hostile URLs get an answer in bounded time and never match a site they are not of.
