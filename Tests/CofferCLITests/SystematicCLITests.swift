@@ -1,0 +1,86 @@
+@testable import coffer
+@testable import CofferTestHelpers
+import Foundation
+import Testing
+
+/// Tests added for survivors of systematic mutation (spec/testing.md §5, part `cli`).
+@Suite struct SystematicCLITests {
+    /// A secret or an import can come from a pipe (`--password-file <(pass show x)`), which
+    /// gives its bytes in pieces and has no size: every piece lands after the previous one.
+    @Test func aFileReadFromAPipeInPiecesIsWholeAndInOrder() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("fifo")
+        #expect(mkfifo(path, 0o600) == 0)
+        let pieces = (0..<5).map { k in [UInt8]("piece \(k) ".utf8) + [UInt8](repeating: UInt8(65 + k), count: 3_000) }
+        let writer = Thread {
+            let fd = open(path, O_WRONLY)
+            for piece in pieces {
+                _ = piece.withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) }
+                usleep(20_000)
+            }
+            close(fd)
+        }
+        writer.start()
+        let bytes = try Files.read(path, what: "test input", limit: 1 << 20)
+        #expect(bytes == pieces.flatMap { $0 })
+    }
+
+    /// Written files are created exclusively, with their bytes, and a second create is refused.
+    @Test func createExclusivelyWritesTheBytesOnceAndNeverOverwrites() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("out")
+        let bytes = [UInt8]((0..<100_000).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        try Files.createExclusively(path, bytes: bytes)
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) == bytes)
+        #expect(throws: (any Error).self) { try Files.createExclusively(path, bytes: [1]) }
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) == bytes)
+        var info = stat()
+        #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+    }
+
+    static func modes(_ tty: PseudoTerminal) -> termios {
+        var modes = termios()
+        tcgetattr(tty.master, &modes)
+        return modes
+    }
+
+    static func has(_ modes: termios, _ flag: Int32) -> Bool { modes.c_lflag & tcflag_t(flag) != 0 }
+
+    /// spec/cli.md §3: a hidden prompt turns echo off and line editing on (whatever the terminal
+    /// was in) while it reads, then puts the terminal back exactly as it was.
+    @Test func aHiddenPromptHidesTheInputAndPutsTheTerminalBack() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let tty = try PseudoTerminal()
+        // A terminal left in raw-ish mode by another program: echo on, no line editing.
+        var before = Self.modes(tty)
+        before.c_lflag |= tcflag_t(ECHO)
+        before.c_lflag &= ~tcflag_t(ICANON)
+        tcsetattr(tty.master, TCSANOW, &before)
+        let child = try tty.start(["ls", "--vault", ws.vault], in: ws)
+        try tty.expect("Master password for")
+        let during = Self.modes(tty)
+        #expect(!Self.has(during, ECHO), "echo is off while a secret is typed")
+        #expect(Self.has(during, ICANON), "the line is read whole")
+        tty.typeLine(CLIWorkspace.password)
+        #expect(try child.wait(timeoutSeconds: 60) == 0, "\(tty.readToEnd())")
+        let after = Self.modes(tty)
+        #expect(Self.has(after, ECHO) && !Self.has(after, ICANON), "the terminal is as it was")
+    }
+
+    /// Ctrl-C at a hidden prompt ends the command and still puts the terminal back.
+    @Test func anInterruptAtAHiddenPromptPutsTheTerminalBack() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let tty = try PseudoTerminal()
+        var before = Self.modes(tty)
+        before.c_lflag |= tcflag_t(ECHO | ICANON | ISIG)
+        tcsetattr(tty.master, TCSANOW, &before)
+        let child = try tty.start(["ls", "--vault", ws.vault], in: ws)
+        try tty.expect("Master password for")
+        #expect(!Self.has(Self.modes(tty), ECHO))
+        kill(child.pid, SIGINT)
+        #expect(try child.wait(timeoutSeconds: 30) == 128 + SIGINT)
+        #expect(Self.has(Self.modes(tty), ECHO), "echo is back after the interrupt")
+    }
+}
