@@ -36,6 +36,9 @@ import Testing
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) == bytes)
         var info = stat()
         #expect(stat(path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        // One byte is one write of one byte: a success, not a failed write.
+        try Files.createExclusively(directory.file("one"), bytes: [42])
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory.file("one")))) == [42])
     }
 
     static func modes(_ tty: PseudoTerminal) -> termios {

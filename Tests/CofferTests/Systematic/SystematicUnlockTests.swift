@@ -24,4 +24,16 @@ import CofferTestSupport
         try bytes.write(to: URL(fileURLWithPath: path))
         #expect(throws: CofferError(.deviceKeyUnavailable, "")) { try device.open().close() }
     }
+
+    /// spec/unlock.md §1: a session that goes away closes its vault (wipes its keys, frees the
+    /// writer lock), even when the app still holds a reference to that vault.
+    @Test func aSessionThatGoesAwayClosesItsVault() async throws {
+        let f = try PINFixture(setPIN: false)
+        var session: UnlockSession? = UnlockSession(vaultPath: f.path, timer: ManualIdleTimer())
+        #expect(await session?.unlock(password: Fixtures.password) == .unlocked)
+        let vault = try #require(try session?.withVault { $0 })
+        #expect(try vault.count == 1)
+        session = nil
+        #expect(throws: CofferError.self) { try vault.count }
+    }
 }
