@@ -1,5 +1,6 @@
 @testable import CofferAgent
 import Testing
+@_spi(CofferInternals) @testable import Coffer
 
 /// Tests added for survivors of systematic mutation (spec/testing.md §5, part `agent`).
 @Suite struct SystematicAgentTests {
@@ -39,5 +40,18 @@ import Testing
         #expect(AgentMessage.decodeRequest(find([0x67, 0x80, 0x74])) == nil)
         #expect(AgentMessage.decodeRequest(find([0x80])) == nil)
         #expect(AgentMessage.decodeRequest(find([0xC3, 0xA9])) != nil)  // é, well-formed
+    }
+
+    /// spec/agent.md §3.2: `info` about a vault with a PIN carries the PIN slot's KDF, and the
+    /// reply reads back as it was sent.
+    @Test func anInfoReplyWithAPINRoundTrips() {
+        for pin in [KDFParameters(iterations: 2, memoryKiB: 8_192), nil] {
+            let info = Vault.Info(formatVersion: "1.2", vaultID: String(repeating: "ab", count: 16),
+                                  created: Timestamp(millisecondsSince1970: 1_767_225_600_000),
+                                  passwordKDF: KDFParameters(iterations: 3, memoryKiB: 65_536), pinKDF: pin,
+                                  itemCount: 7, records: 9, deadRecords: 2, fileSize: 8_192)
+            let reply = AgentMessage.Reply.info(AgentMessage.InfoFacts(path: "/v/v.coffer", info: info))
+            #expect(AgentMessage.decodeReply(AgentMessage.encode(reply)) == reply, "\(String(describing: pin))")
+        }
     }
 }

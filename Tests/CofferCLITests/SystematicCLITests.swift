@@ -1,5 +1,6 @@
 @testable import coffer
 @testable import CofferTestHelpers
+@_spi(CofferInternals) import Coffer
 import Foundation
 import Testing
 
@@ -85,5 +86,28 @@ import Testing
         kill(child.pid, SIGINT)
         #expect(try child.wait(timeoutSeconds: 30) == 128 + SIGINT)
         #expect(Self.has(Self.modes(tty), ECHO), "echo is back after the interrupt")
+    }
+
+    /// spec/cli.md §3: a secret file's first line may be 64 KiB long, not one byte more; its
+    /// line ending (`\n` or `\r\n`) is not part of it; a missing file is "no input" (66).
+    @Test func aSecretFilesFirstLineIsBoundedAndEndsAtItsNewline() throws {
+        let directory = TemporaryDirectory()
+        func write(_ name: String, _ bytes: [UInt8]) -> String {
+            let path = directory.file(name)
+            FileManager.default.createFile(atPath: path, contents: Data(bytes))
+            return path
+        }
+        let longest = [UInt8](repeating: 0x61, count: 65_536)
+        let read = try SecretInput.firstLine(ofFile: write("longest", longest + [10] + Array("second".utf8)), what: "test")
+        #expect(read.count == 65_536)
+        #expect(throws: (any Error).self) { try SecretInput.firstLine(ofFile: write("over", longest + [0x61, 10]), what: "test") }
+        let crlf = try SecretInput.firstLine(ofFile: write("crlf", Array("secret\r\nnext".utf8)), what: "test")
+        #expect(crlf.withUnsafeBytes { Array($0) } == Array("secret".utf8))
+        do {
+            _ = try SecretInput.firstLine(ofFile: directory.file("missing"), what: "test")
+            Issue.record("a missing file must be refused")
+        } catch let error as CLIError {
+            #expect(error.exitCode == Exit.noInput)
+        }
     }
 }

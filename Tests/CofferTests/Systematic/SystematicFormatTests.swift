@@ -32,4 +32,32 @@ import Testing
             }
         }
     }
+
+    /// spec/format.md §5: each sealed frame moves the chain on: the next frame must carry the next
+    /// sequence number and bind the last frame's tag.
+    @Test func sealingMovesTheChainOn() throws {
+        let key = try [UInt8](repeating: 7, count: 32).withUnsafeBytes { try SecretKey(SecureBytes(copying: $0)) }
+        var chain = RecordChain(vaultID: [UInt8](repeating: 1, count: 16), logID: [UInt8](repeating: 2, count: 16), recordKey: key)
+        let scratch = try SecureScratch()
+        for expected in 1...3 {
+            let frame = try [UInt8]("payload".utf8).withUnsafeBytes {
+                try RecordFrame.seal(type: .put, payload: $0, chain: &chain, scratch: scratch, random: SystemRandom())
+            }
+            #expect(chain.nextSeq == UInt64(expected))
+            #expect(chain.lastTag == Array(frame[(frame.count - RecordFrame.bodyCheckCount - 16)..<(frame.count - RecordFrame.bodyCheckCount)]))
+        }
+    }
+
+    /// spec/format.md §7 step 9: a tail too short for a frame header is reported torn where it
+    /// starts and with its length.
+    @Test func aShortTailIsReportedWithItsOffsetAndLength() throws {
+        let file = [UInt8](repeating: 0xAB, count: 100)
+        let result = try file.withUnsafeBytes { try RecordFrame.scan($0, at: 95, index: 0) }
+        guard case .tornTail(let offset, let count) = result else {
+            Issue.record("a 5-byte tail must be torn, got \(result)")
+            return
+        }
+        #expect(offset == 95)
+        #expect(count == 5)
+    }
 }

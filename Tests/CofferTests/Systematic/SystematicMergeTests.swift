@@ -108,4 +108,67 @@ import Testing
         #expect(try handle.size() == 100)
         handle.close()
     }
+
+    /// The other copy is only read: a copy the user may not write still merges.
+    @Test func aReadOnlyCopyMerges() throws {
+        let a = try Fixtures.createVault(in: directory, name: "a.coffer")
+        a.close()
+        try copy("a.coffer", "b.coffer")
+        let theirs = try Vault.open(at: directory.file("b.coffer"), password: Fixtures.password, mode: .readWrite)
+        try theirs.add(.login("theirs"))
+        theirs.close()
+        #expect(chmod(directory.file("b.coffer"), 0o444) == 0)
+        defer { chmod(directory.file("b.coffer"), 0o644) }
+        let ours = try Vault.open(at: directory.file("a.coffer"), password: Fixtures.password, mode: .readWrite)
+        defer { ours.close() }
+        #expect(try ours.merge(from: directory.file("b.coffer")).added.count == 1)
+    }
+
+    /// spec/merge.md §3: both sides changed the item: the earlier creation, the later change;
+    /// only one side changed a time: that side's, even when it is earlier (a clock set back);
+    /// URL rules changed on one side are kept.
+    @Test func timesAndURLRulesOfAnItemChangedOnBothSides() throws {
+        let base = Item.login("bank", username: "me", urls: ["https://bank.example"])
+        let c = base.created.millisecondsSince1970, m = base.modified.millisecondsSince1970
+        var ours = base, theirs = base
+        ours.notes = "ours"
+        ours.created = Timestamp(millisecondsSince1970: c - 10_000)
+        ours.modified = Timestamp(millisecondsSince1970: m + 2_000)
+        ours.urlMatches = [URLMatchRule(url: "https://bank.example", match: .exact)]
+        theirs.username = "them"
+        theirs.created = Timestamp(millisecondsSince1970: c - 20_000)
+        theirs.modified = Timestamp(millisecondsSince1970: m + 1_000)
+        for (first, second) in [(ours, theirs), (theirs, ours)] {
+            let merged = try #require(ItemMerge.merge(base: [base.id: base], ours: [base.id: first], theirs: [base.id: second]).items[base.id])
+            #expect(merged.created.millisecondsSince1970 == c - 20_000)
+            #expect(merged.modified.millisecondsSince1970 == m + 2_000)
+            #expect(merged.notes == "ours" && merged.username == "them")
+            #expect(merged.urlMatches == ours.urlMatches)
+        }
+        // Only theirs changed the time, back: theirs' time stands.
+        var early = base
+        early.username = "them"
+        early.modified = Timestamp(millisecondsSince1970: m - 5_000)
+        var notes = base
+        notes.notes = "ours"
+        let merged = try #require(ItemMerge.merge(base: [base.id: base], ours: [base.id: notes], theirs: [base.id: early]).items[base.id])
+        #expect(merged.modified.millisecondsSince1970 == m - 5_000)
+    }
+
+    /// A frame whose body is over 64 KiB (its length field's third byte is set) is walked as one
+    /// frame, in memory and through windows.
+    @Test func aCommonPrefixWalksFramesOverSixtyFourKiB() throws {
+        let a = try Fixtures.createVault(in: directory, name: "big.coffer")
+        let headerLength = try Data(contentsOf: URL(fileURLWithPath: a.path)).count
+        try a.add(Item(title: "big", notes: String(repeating: "n", count: 150_000)))
+        try a.add(.login("small"))
+        a.close()
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory.file("big.coffer"))))
+        for window in [CommonPrefix.windowSize, 4_096] {
+            let found = bytes.withUnsafeBytes { o in
+                CommonPrefix.find(ours: o, oursHeader: headerLength, theirs: o, theirsHeader: headerLength, windowSize: window)
+            }
+            #expect(found == .init(frames: 2, oursEnd: bytes.count, theirsEnd: bytes.count), "window \(window)")
+        }
+    }
 }

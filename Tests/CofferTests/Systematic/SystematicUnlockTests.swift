@@ -36,4 +36,50 @@ import CofferTestSupport
         session = nil
         #expect(throws: CofferError.self) { try vault.count }
     }
+
+    /// Durations become whole nanoseconds exactly (waits are compared in nanoseconds).
+    @Test func durationsBecomeExactNanoseconds() {
+        #expect(Duration.milliseconds(1_500).nanoseconds == 1_500_000_000)
+        #expect(Duration.seconds(60).nanoseconds == 60_000_000_000)
+        #expect(Duration.nanoseconds(999_999_999).nanoseconds == 999_999_999)
+    }
+
+    /// spec/unlock.md §1: locking forgets the items the session held: after a new unlock an item
+    /// is read again from the file, not served from before the lock.
+    @Test func lockingForgetsHeldItems() async throws {
+        let f = try PINFixture(setPIN: false)
+        let session = UnlockSession(vaultPath: f.path, mode: .readOnly, timer: ManualIdleTimer())
+        #expect(await session.unlock(password: Fixtures.password) == .unlocked)
+        let id = try #require(try session.withVault { try $0.allItems().keys.first })
+        #expect(try session.item(id).username == "octocat")
+        session.lock()
+        let other = try Vault.open(at: f.path, password: Fixtures.password, mode: .readWrite, fileSystem: POSIXFileSystem(), random: SystemRandom())
+        var edited = try other.get(id)
+        edited.username = "changed while locked"
+        try other.update(edited)
+        other.close()
+        #expect(await session.unlock(password: Fixtures.password) == .unlocked)
+        #expect(try session.item(id).username == "changed while locked")
+    }
+
+    /// The PIN status only reads the vault: it works on a file the user may not write.
+    @Test func pinStatusOnlyReadsTheVault() throws {
+        let f = try PINFixture()
+        #expect(chmod(f.path, 0o444) == 0)
+        defer { chmod(f.path, 0o644) }
+        #expect(try f.pins.status().slotPresent)
+    }
+
+    /// The system idle timer waits before it fires, and a cancelled one never fires.
+    @Test func theIdleTimerWaits() async throws {
+        final class Fired: @unchecked Sendable {
+            let lock = NSLock()
+            var value = false
+        }
+        let fired = Fired()
+        let token = TaskIdleTimer().schedule(after: .seconds(30)) { fired.lock.withLock { fired.value = true } }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(!fired.lock.withLock { fired.value })
+        token.cancel()
+    }
 }
