@@ -171,4 +171,23 @@ import Testing
             #expect(found == .init(frames: 2, oursEnd: bytes.count, theirsEnd: bytes.count), "window \(window)")
         }
     }
+
+    /// Fields only the earlier-changed side (the one that does not win) touched are still taken
+    /// from it: its URL rules and its unknown extension fields (spec/format.md §6.1).
+    @Test func rulesAndExtensionFieldsChangedOnTheLosingSideAreKept() throws {
+        let base = Item.login("bank", username: "me", urls: ["https://bank.example"])
+        let m = base.modified.millisecondsSince1970
+        var winner = base, loser = base
+        winner.notes = "the later change"
+        winner.modified = Timestamp(millisecondsSince1970: m + 2_000)
+        loser.urlMatches = [URLMatchRule(url: "https://bank.example", match: .host)]
+        loser.extensionFields = [ExtensionField(tag: 200, value: try SecureBytes(utf8: "kept"))]
+        loser.modified = Timestamp(millisecondsSince1970: m + 1_000)
+        for (ours, theirs) in [(winner, loser), (loser, winner)] {
+            let merged = try #require(ItemMerge.merge(base: [base.id: base], ours: [base.id: ours], theirs: [base.id: theirs]).items[base.id])
+            #expect(merged.notes == "the later change")
+            #expect(merged.urlMatches == loser.urlMatches)
+            #expect(merged.extensionFields == loser.extensionFields)
+        }
+    }
 }
