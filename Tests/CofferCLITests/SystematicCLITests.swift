@@ -110,4 +110,18 @@ import Testing
             #expect(error.exitCode == Exit.noInput)
         }
     }
+
+    /// spec/cli.md: while a key is derived on a terminal that takes control sequences, stderr
+    /// shows a spinner with what is happening, and the line is erased when it is done.
+    @Test func aSlowUnlockShowsASpinnerAndErasesIt() throws {
+        let ws = try CLIWorkspace()
+        let made = try ws.run(["init", "--kdf", "interactive"] + ws.unlock)
+        try #require(made.status == 0, "\(made)")
+        let tty = try PseudoTerminal()
+        let child = try tty.start(["ls"] + ws.unlock, in: ws, environment: ["TERM": "xterm"])
+        #expect(try child.wait(timeoutSeconds: 60) == 0)
+        let screen = tty.readToEnd()
+        let spinner = try #require(screen.range(of: "Unlocking… "), "\(screen)")
+        #expect(screen[spinner.upperBound...].contains("\r\u{1B}[K"), "the spinner's line is erased: \(screen)")
+    }
 }
