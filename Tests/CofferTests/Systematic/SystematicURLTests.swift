@@ -16,11 +16,14 @@ import Testing
         #expect(SiteHost("a*b.example") == nil)
     }
 
-    @Test func aNumberOfThirtyTwoDigitsIsReadAndThirtyThreeIsRefused() {
-        // 0x and 32 hex digits: the value 1, the address 0.0.0.1.
+    @Test func aNumberIsReadWhateverItsLeadingZerosAndRefusedOverThirtyTwoBits() {
+        // The WHATWG IPv4 parser (spec/urls.md §2.3): 0x and any number of zeros, then 1, is the
+        // value 1, the address 0.0.0.1.
         #expect(SiteHost("0x" + String(repeating: "0", count: 31) + "1") == .ipv4(1))
-        // 33 digits are no number: the label is read as a name, never as the address 0.0.0.1.
-        #expect(SiteHost("0x" + String(repeating: "0", count: 32) + "1") == .domain("0x" + String(repeating: "0", count: 32) + "1"))
+        #expect(SiteHost("0x" + String(repeating: "0", count: 40) + "1") == .ipv4(1))
+        // A value past 32 bits is a failure: no host at all, never a name.
+        #expect(SiteHost("0xffffffff") == .ipv4(0xFFFF_FFFF))
+        #expect(SiteHost("0x100000000") == nil)
     }
 
     @Test func aDigitOutsideItsRadixIsNoAddress() {
@@ -56,8 +59,10 @@ import Testing
     }
 
     @Test func aSchemeMayHoldLettersDigitsPlusMinusAndDot() throws {
-        #expect(SiteURL("git+ssh://host.example/x")?.scheme == "git+ssh")
-        #expect(SiteURL("a-b.c1://host.example/x")?.scheme == "a-b.c1")
+        // Read as schemes, so neither is taken for a host under https: other schemes match nothing
+        // (spec/urls.md §2.1); a `*` makes no scheme.
+        #expect(SiteURL("git+ssh://host.example/x") == nil)
+        #expect(SiteURL("a-b.c1://host.example/x") == nil)
         #expect(SiteURL("a*b://host.example/x")?.scheme != "a*b")
     }
 
