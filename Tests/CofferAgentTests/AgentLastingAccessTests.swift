@@ -160,3 +160,34 @@ struct AgentLastingAccessTests {
         #expect(try keyslots(agent.path).count == 1)
     }
 }
+
+/// spec/agent.md §4 (issue 35, LOW): a command that got no answer in time asks the socket
+/// protocol 2's `status` to tell an agent of an older version. This version's agent answers that
+/// probe with protocol 2's refusal, so a busy agent of this version is not reported as an old one.
+@Suite("Agent socket probes", .serialized)
+struct AgentSocketProbeTests {
+    let directory = TemporaryDirectory()
+
+    @Test func thisVersionsAgentIsNotTakenForAnOldOne() throws {
+        let vault = try Fixtures.createVault(in: directory)
+        let key = try vault.copyVaultKey()
+        let (vaultID, path) = (vault.header.vaultID, vault.path)
+        vault.close()
+        let socket = directory.file("a.sock")
+        nonisolated(unsafe) let server = AgentServer(socketPath: socket, vaultPath: path, vaultID: vaultID, key: key, idleSeconds: 30)
+        let thread = Thread { try? server.run() }
+        thread.start()
+        var answered = false
+        for _ in 0..<300 where !answered {
+            usleep(10_000)
+            if case .status? = AgentSocket.ask(.status, socketPath: socket) { answered = true }
+        }
+        try #require(answered, "the agent did not start")
+        #expect(!AgentSocket.speaksAnotherProtocol(socketPath: socket))
+        // Who listens there: this process (the server runs on one of its threads).
+        #expect(AgentSocket.presence(socketPath: socket) == .listening(pid: getpid()))
+        #expect(AgentSocket.ask(.lock, socketPath: socket) == .done)
+        for _ in 0..<300 where FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
+        #expect(AgentSocket.presence(socketPath: socket) == .nobody)
+    }
+}
