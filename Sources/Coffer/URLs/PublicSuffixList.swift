@@ -247,7 +247,7 @@ public struct PublicSuffixList: Sendable {
             count += 1
         }
         guard count >= 8 else { return 0 }
-        return days(year: fields.0, month: fields.1, day: fields.2) * 86_400 + fields.3 * 3_600 + fields.4 * 60
+        return Timestamp.days(fromCivil: fields.0, fields.1, fields.2) * 86_400 + fields.3 * 3_600 + fields.4 * 60
     }
 
     /// `2025-06-03_08-14-09_UTC` (publicsuffix.org's VERSION line) as seconds since 1970.
@@ -255,33 +255,14 @@ public struct PublicSuffixList: Sendable {
         let numbers = line.split(whereSeparator: { !$0.isASCII || !$0.isNumber }).compactMap { Int64($0) }
         guard numbers.count >= 3, (1970...9999).contains(numbers[0]), (1...12).contains(numbers[1]), (1...31).contains(numbers[2]) else { return nil }
         let time = numbers.count >= 6 ? numbers[3] * 3_600 + numbers[4] * 60 + numbers[5] : 0
-        return days(year: numbers[0], month: numbers[1], day: numbers[2]) * 86_400 + time
+        return Timestamp.days(fromCivil: numbers[0], numbers[1], numbers[2]) * 86_400 + time
     }
 
     /// `YYYY-MM-DD` of seconds since 1970.
     package static func dateText(_ seconds: Int64) -> String {
-        // Civil from days (H. Hinnant's algorithm).
-        let z = seconds / 86_400 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, day) = Timestamp.civil(fromDays: seconds / 86_400)
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
         return "\(year)-\(two(month))-\(two(day))"
-    }
-
-    /// Days since 1970-01-01 of a civil date (H. Hinnant's algorithm).
-    private static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
     }
 
     /// The file's bytes (all of them, refused above `limit`; or its first `limit`) and its
