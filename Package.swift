@@ -55,7 +55,10 @@ let package = Package(
         // The agent (spec/agent.md): its wire protocol, the server the CLI runs as `coffer agent`,
         // and the client side of the socket. Only the CLI uses it.
         // The agent never touches device secrets or PIN state: it can make no new way in (spec/agent.md §5).
-        .target(name: "CofferAgent", dependencies: ["Coffer", "CofferSystem", "CProcess"]),
+        .target(name: "CofferAgent", dependencies: ["Coffer", "CofferOperations", "CofferSystem", "CProcess"]),
+        // What can be done to an open vault, with its one in-process meaning (spec/agent.md §3):
+        // commands call it, the agent serves it; neither asks which side answers.
+        .target(name: "CofferOperations", dependencies: ["Coffer"]),
         .target(name: "CofferTestSupport", dependencies: ["Coffer", "CSodium"]),
         // Linux-desktop policy kept out of the core: device secrets in $XDG_RUNTIME_DIR (spec/unlock.md §2).
         .target(name: "CofferDesktop", dependencies: ["Coffer", "CofferSystem"]),
@@ -70,6 +73,7 @@ let package = Package(
                 "CofferImport",
                 "CofferAgent",
                 "CofferDesktop",
+                "CofferOperations",
                 "CofferProcess",
                 "CofferSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -90,7 +94,7 @@ let package = Package(
             name: "CofferImportTests",
             dependencies: ["Coffer", "CofferImport", "CofferTestSupport", "CofferTestHelpers", "CofferFuzzSupport"],
             exclude: ["Fixtures"]),  // export files read by path (Repository.url), not bundled
-        .testTarget(name: "CofferAgentTests", dependencies: ["Coffer", "CofferAgent", "CofferTestHelpers"]),
+        .testTarget(name: "CofferAgentTests", dependencies: ["Coffer", "CofferAgent", "CofferOperations", "CofferTestHelpers"]),
         .testTarget(name: "CofferFuzzTests", dependencies: ["Coffer", "CofferImport", "CofferFuzzSupport", "CofferTestHelpers"]),
         // The CLI, run as a user runs it: installed, by name, through a pseudo-terminal (spec/cli.md).
         .testTarget(

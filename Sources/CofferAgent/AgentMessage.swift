@@ -1,4 +1,5 @@
 @_spi(CofferInternals) import Coffer
+import CofferOperations
 
 /// The messages between `coffer` commands and the `coffer` agent (spec/agent.md §3): binary
 /// frames with a bounded length, so the decoder that faces another process has little to get
@@ -24,35 +25,10 @@ package enum AgentMessage {
     package static let maximumPathBytes = 4_096
     package static let headerCount = 9
 
-    /// What a `put` expects of the item already there under its id: the compare of a
-    /// compare-and-swap, so a change made by another process in between is never overwritten.
-    package enum Expectation: Equatable, Sendable {
-        /// None there (`add`).
-        case absent
-        /// There, last modified at this time (`edit`: the version the command read).
-        case modified(Timestamp)
-        /// Either (`undo` puts an earlier version back).
-        case any
-    }
-
-    /// `coffer merge` or `git-merge` done by the agent (spec/merge.md).
-    package struct MergeOrder: Equatable, Sendable {
-        /// The file merged into: empty for the agent's own vault (else git's `%A`, a copy of it).
-        package var target: String
-        package var other: String
-        /// A base file (git's `%O`); empty for none.
-        package var base: String
-        package var choice: Vault.PasswordSlotChoice
-        package var dryRun: Bool
-        /// The other copy's master password when it was rekeyed (wiped after use).
-        package var otherPassword: [UInt8]?
-
-        package init(target: String, other: String, base: String, choice: Vault.PasswordSlotChoice, dryRun: Bool,
-                     otherPassword: [UInt8]?) {
-            (self.target, self.other, self.base, self.choice, self.dryRun, self.otherPassword) =
-                (target, other, base, choice, dryRun, otherPassword)
-        }
-    }
+    /// Kept under these names for the frames' code and tests: the operations' own types.
+    package typealias Expectation = PutExpectation
+    package typealias MergeOrder = CofferOperations.MergeOrder
+    package typealias InfoFacts = VaultFacts
 
     package enum Request: Equatable, Sendable {
         /// Whether the agent is unlocked and for how long (no secret in the reply).
@@ -146,13 +122,6 @@ package enum AgentMessage {
             case .items: return 16
             }
         }
-    }
-
-    /// `coffer info`'s facts as the agent sends them.
-    package struct InfoFacts: Equatable, Sendable {
-        package var path: String
-        package var info: Vault.Info
-        package init(path: String, info: Vault.Info) { (self.path, self.info) = (path, info) }
     }
 
     package enum Reply: Equatable, Sendable {

@@ -1,4 +1,5 @@
 import CofferSystem
+import CofferOperations
 import Foundation
 @_spi(CofferInternals) import Coffer
 import CProcess
@@ -255,7 +256,7 @@ package struct AgentServer {
         switch decoded {
         case .status?: bytes = AgentMessage.encode(.status(vaultID: vaultID, secondsLeft: secondsLeft))
         case let request? where request.vaultID == vaultID:
-            bytes = request.writes ? view.change(request) : view.answer(request)
+            bytes = view.answer(request)
             outcome = .used
             switch request {
             case .item, .changes, .items: holdsSecret = true

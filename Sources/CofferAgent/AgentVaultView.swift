@@ -1,5 +1,6 @@
 import CofferSystem
 @_spi(CofferInternals) import Coffer
+import CofferOperations
 
 /// The agent's open, read-only copy of the vault (spec/agent.md §3.1), so `show` and `ls` skip
 /// replaying the log. Before every answer it compares the file at the path with the one it
@@ -7,29 +8,24 @@ import CofferSystem
 /// tool's replacement or a rekey makes it reopen with the key, so an answer always reflects the
 /// file as it is now. Between writes it holds no lock; a write (AgentVaultChanges.swift) takes
 /// the writers' lock only while it lasts.
-package final class AgentVaultView {
+package final class AgentVaultView: LocalVaultSource {
     let path: String
     let key: SecureBytes
     private var vault: Vault?
     private var openedFile: FileIdentity?
-    /// Every item's summary, in the index's order (`ItemLookup.find` does not depend on order).
-    private(set) var listed: [ItemSummary] = []
-    /// Positions in `listed`, in natural order by service, as `coffer ls` prints; computed
-    /// when a listing first needs it.
-    private var naturalOrder: [Int]?
-    /// The items' search text folded once per version of the file, when a search first needs it.
-    private var searchIndex: SearchIndex?
-    /// The reply to a plain `coffer ls` (every item), encoded once per version of the file.
-    private var everything: [UInt8]?
+    /// Every item's summary for the version of the file read, and what listings of them need.
+    private(set) var cache: SummaryCache?
+    /// Every item's summary, in the index's order.
+    var listed: [ItemSummary] { cache?.listed ?? [] }
 
     /// Opens the vault file and records the identity of each descriptor it opens.
     let files: IdentifyingFileSystem
     /// Bytes at the end of the file read that are not a complete record (a torn tail, or a
     /// write in progress): every read reply says how many, so the command warns about them
     /// exactly as without the agent (spec/cli.md §4).
-    private var ignoredTail: UInt32 = 0
+    private var ignoredTail = 0
     /// Why the file could not be opened with the key at the last look, if it could not.
-    private var openError: CofferError?
+    private(set) var openError: CofferError?
 
     /// `fileSystem`: where the vault file is opened (tests put a file system there that swaps
     /// the file while it is being opened).
@@ -80,66 +76,9 @@ package final class AgentVaultView {
         }
     }
 
-    /// The reply frame to a read request (`find`, `list`, `item`, `changes`, `info`, `verify`);
-    /// `refused` when the file cannot be opened with the key now (gone, rekeyed, replaced,
-    /// damaged): the command then opens the file itself and reports what is wrong exactly as
-    /// without an agent. A reply of an item or of changes holds secrets: the caller wipes it.
-    func answer(_ request: AgentMessage.Request) -> [UInt8] {
-        guard let vault = current() else { return unavailable() }
-        switch request {
-        case .find(_, let query):
-            return AgentMessage.encode(.found(ItemLookup.find(query, in: listed, index: index), ignored: ignoredTail))
-        case .list(_, "", nil):
-            if everything == nil { everything = AgentMessage.encode(.summaries(natural().map { listed[$0] }, ignored: ignoredTail)) }
-            return everything!
-        case .list(_, let query, let tag):
-            let needle = SearchText.folded(query)
-            let index = index()
-            let matching = natural().filter { index.matches($0, folded: needle) && listed[$0].hasTag(tag) }
-            return AgentMessage.encode(.summaries(matching.map { listed[$0] }, ignored: ignoredTail))
-        case .item(_, let id):
-            guard let item = try? vault.get(id), var encoded = try? ItemCodec.encode(item) else { return AgentMessage.encode(.refused) }
-            defer { secureZero(&encoded) }
-            return AgentMessage.encode(item: encoded, ignored: ignoredTail)
-        case .changes:
-            return Self.replying {
-                var changes = try vault.lastChanges().map { AgentMessage.Change(overwritten: $0.change == .overwritten, item: try ItemCodec.encode($0.item)) }
-                defer { for i in changes.indices { secureZero(&changes[i].item) } }
-                return AgentMessage.encode(.changes(changes, ignored: ignoredTail))
-            }
-        case .items:
-            return Self.replying {
-                var items: [[UInt8]] = []
-                defer { for i in items.indices { secureZero(&items[i]) } }
-                try vault.forEachItem { items.append(try ItemCodec.encode($0)) }
-                return AgentMessage.encode(.items(items, ignored: ignoredTail))
-            }
-        case .info: return Self.replying { AgentMessage.encode(.info(AgentMessage.InfoFacts(path: vault.path, info: try vault.info()))) }
-        case .verify: return Self.replying { AgentMessage.encode(.verified(try vault.verify())) }
-        default: return AgentMessage.encode(.refused)
-        }
-    }
-
-    /// The reply when the file cannot be opened with the key: `failed` when the key no longer
-    /// opens it (rekeyed, or another vault put at the path: the command locks the agent and
-    /// says so), else `refused` (gone, damaged: the command opens it itself and says what is wrong).
-    private func unavailable() -> [UInt8] {
-        guard let error = openError, error.code == .tampered || error.code == .headerCorrupted else { return AgentMessage.encode(.refused) }
-        return AgentMessage.encode(.failed(code: error.code.rawValue, reason: error.reason))
-    }
-
-    /// The reply `body` makes, or its error as a `failed` reply (the command reports it).
-    static func replying(_ body: () throws -> [UInt8]) -> [UInt8] {
-        do {
-            return try body()
-        } catch let error as CofferError {
-            return AgentMessage.encode(.failed(code: error.code.rawValue, reason: error.reason))
-        } catch let failure as AgentFailure {
-            return AgentMessage.encode(.failed(code: failure.code, reason: failure.reason))
-        } catch {
-            return AgentMessage.encode(.failed(code: CofferError.Code.io.rawValue, reason: "\(error)"))
-        }
-    }
+    /// Why the view cannot answer now: the file cannot be opened with the key (gone, rekeyed,
+    /// replaced, damaged). `error` is what opening it said, if it said anything.
+    struct Unavailable: Error { let error: CofferError? }
 
     /// The vault opened for writing with the key (spec/agent.md §3.2): the writers' lock taken,
     /// then only the frames appended since the agent last read the file are replayed, when it
@@ -173,9 +112,9 @@ package final class AgentVaultView {
         let previous = listed
         close()
         if let id = changed, let summaries = Self.updated(previous, id: id, in: continued) {
-            listed = summaries
+            cache = SummaryCache(summaries)
         } else if let summaries = try? continued.unsortedSummaries() {
-            listed = summaries
+            cache = SummaryCache(summaries)
         } else {
             continued.close()
             return
@@ -231,38 +170,38 @@ package final class AgentVaultView {
         }
         vault = opened
         openedFile = identity
-        listed = summaries
-        ignoredTail = UInt32(clamping: opened.openReport.recoveredTornBytes)
+        cache = SummaryCache(summaries)
+        ignoredTail = opened.openReport.recoveredTornBytes
         return opened
     }
 
+    // MARK: As the source of the agent's `LocalVaultOperations`
+
+    package func reading() throws -> ReadableVault {
+        guard let vault = current() else { throw Unavailable(error: openError) }
+        return ReadableVault(vault: vault, cache: cache, unreportedTail: ignoredTail)
+    }
+
+    package func writing() throws -> WritableVault {
+        let (vault, listedIsCurrent) = try writable()
+        return WritableVault(vault: vault, unreportedTail: vault.openReport.recoveredTornBytes, listedIsCurrent: listedIsCurrent)
+    }
+
+    package func finishedWriting(_ writer: WritableVault, changed: ItemID?, succeeded: Bool) {
+        if succeeded { adopt(writer.vault, changed: writer.listedIsCurrent ? changed : nil) }
+        writer.vault.close()
+    }
+
+    package func copy(at path: String) throws -> Vault { try Vault.open(at: path, vaultKey: key, mode: .readWrite) }
+
     /// The identity of the file the vault was last read from (tests).
     var identityRead: FileIdentity? { openedFile }
-
-    private func natural() -> [Int] {
-        if let naturalOrder { return naturalOrder }
-        // Equal titles by id, as `Vault.list()` orders them.
-        let byID = listed.indices.sorted { listed[$0].id < listed[$1].id }
-        let order = NaturalOrder.order(byID.map { listed[$0] }, by: \.title).map { byID[$0] }
-        naturalOrder = order
-        return order
-    }
-
-    private func index() -> SearchIndex {
-        if let searchIndex { return searchIndex }
-        let built = SearchIndex(listed)
-        searchIndex = built
-        return built
-    }
 
     func close() {
         vault?.close()
         vault = nil
         openedFile = nil
-        listed = []
-        naturalOrder = nil
-        searchIndex = nil
-        everything = nil
+        cache = nil
         ignoredTail = 0
     }
 }

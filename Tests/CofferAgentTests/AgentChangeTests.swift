@@ -1,4 +1,5 @@
 @testable import CofferAgent
+import CofferOperations
 @testable import CofferTestHelpers
 import Foundation
 import Testing
@@ -101,11 +102,11 @@ struct AgentChangeTests {
         var mine = read
         mine.notes = "mine"
         let reply = agent.ask(.put(vaultID: agent.vaultID, expecting: .modified(read.modified), item: try ItemCodec.encode(mine))).reply
-        #expect(reply == .failed(code: AgentVaultView.changedMeanwhile, reason: "the item changed meanwhile"))
+        #expect(reply == .failed(code: ItemChangedMeanwhile.code, reason: "the item changed meanwhile"))
         #expect(try Vault.open(at: agent.path, password: Fixtures.password, mode: .readOnly).get(read.id).username == "another process")
         // The same delete: refused too.
         let delete = agent.ask(.delete(vaultID: agent.vaultID, id: read.id, modified: read.modified)).reply
-        #expect(delete == .failed(code: AgentVaultView.changedMeanwhile, reason: "the item changed meanwhile"))
+        #expect(delete == .failed(code: ItemChangedMeanwhile.code, reason: "the item changed meanwhile"))
     }
 
     /// Another process appends between the agent's writes: the agent's next write continues

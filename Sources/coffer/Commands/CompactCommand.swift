@@ -12,7 +12,8 @@ struct CompactCommand: ParsableCommand {
     func run() throws {
         let vault = try VaultAccess(vaultOptions, mode: .readWrite)
         defer { vault.close() }
-        let (before, after, removed) = try vault.compact()
+        let compaction = try vault.compact()
+        let (before, after, removed) = (compaction.before, compaction.after, compaction.removed)
         Terminal.out("compacted: \(before) -> \(after) bytes, \(removed) dead records removed")
     }
 }

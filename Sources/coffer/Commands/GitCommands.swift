@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import CofferProcess
-import CofferAgent
 @_spi(CofferInternals) import Coffer
 
 /// `coffer git-merge %O %A %B %P`: git's merge driver for vault files (spec/merge.md §7). Git
@@ -34,52 +33,14 @@ struct GitMergeCommand: ParsableCommand {
 
     func run() throws {
         let label = pathname ?? ours
-        // Automatic: the base's password slot says which side changed the master password.
-        var merged: Vault.MergeReport?
-        if passwordFile == nil, let pathname, let agent = AgentClient(path: ours, agentOf: pathname) {
-            do {
-                merged = try MergeRun.merge(theirs, otherPasswordFile: otherPasswordFile) { password in
-                    try Self.mergeThroughAgent(agent, into: ours, from: theirs, base: base, otherPassword: password)
-                }
-            } catch is NoAgent {
-            } catch let error as CofferError where error.code == .masterPasswordNeeded {
-                // Their side changed the master password: taking it is a new way in, which the
-                // agent never makes (spec/agent.md §5). The master password is asked for below.
-                Terminal.note("coffer: \(label): the other side changed the master password; taking it needs this vault's master password (the agent changes no way in)")
-            }
-        }
-        if merged == nil {
-            let password = try OptionHelp.masterPassword(file: passwordFile, path: label)
-            let vault = try Progress.during("Unlocking") { try Vault.open(at: ours, password: password, mode: .readWrite) }
-            defer { vault.close() }
-            merged = try MergeRun.merge(theirs, otherPasswordFile: otherPasswordFile) { password in
-                try vault.merge(from: theirs, otherPassword: password, baseFile: base, passwordSlot: .automatic, dryRun: false)
-            }
-        }
-        let report = merged!
+        let report = try VaultAccess.gitMerge(into: ours, from: theirs, base: base, pathname: pathname, passwordFile: passwordFile,
+                                              otherPasswordFile: otherPasswordFile)
         Terminal.note("coffer: merged \(label): \(report.added.count) added, \(report.changed.count) changed, "
                       + "\(report.deleted.count) deleted, \(report.conflicts.count) conflicts kept both values")
         if report.passwordSlot == .keptOurs {
             Terminal.warn("both sides changed the master password of \(label); this side's was kept")
         }
     }
-}
-
-extension GitMergeCommand {
-    /// Git's `%A` merged into by the agent unlocked for the working-tree file (a copy of its
-    /// vault under the same key); throws `NoAgent` when none answers.
-    static func mergeThroughAgent(_ agent: AgentClient, into ours: String, from theirs: String, base: String,
-                                  otherPassword: SecureBytes?) throws -> Vault.MergeReport {
-        var password = otherPassword.map { secret in secret.withUnsafeBytes { Array($0) } }
-        defer { if password != nil { secureZero(&password!) } }
-        let order = AgentMessage.MergeOrder(target: AgentSocket.canonicalPath(ours), other: AgentSocket.canonicalPath(theirs),
-                                            base: AgentSocket.canonicalPath(base), choice: .automatic, dryRun: false,
-                                            otherPassword: password)
-        guard case .answered(.merged(let report, _)) = try agent.ask({ .merge(vaultID: $0, order) }) else { throw NoAgent() }
-        return report
-    }
-
-    struct NoAgent: Error {}
 }
 
 /// `coffer git-setup`: registers the merge driver in the current git repository (spec/merge.md §7).

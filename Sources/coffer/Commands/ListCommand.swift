@@ -1,3 +1,4 @@
+import CofferOperations
 import CofferImport
 import Foundation
 import ArgumentParser

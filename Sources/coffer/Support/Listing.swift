@@ -1,31 +1,6 @@
+import CofferOperations
 import CofferImport
 @_spi(CofferInternals) import Coffer
-
-/// The items `coffer ls` prints, in order: rows of the vault's own index (no strings made), or
-/// the summaries the agent answered with. Both go through the same writers, so the output is
-/// the same byte for byte either way.
-enum ListedItems {
-    case rows(SummaryRows, order: [Int])
-    case summaries([ItemSummary])
-
-    var count: Int {
-        switch self {
-        case .rows(_, let order): return order.count
-        case .summaries(let summaries): return summaries.count
-        }
-    }
-
-    var isEmpty: Bool { count == 0 }
-
-    func forEach(_ body: (SummaryFields) -> Void) {
-        switch self {
-        case .rows(let rows, let order): for position in order { rows.withFields(position, body) }
-        case .summaries(let summaries):
-            var scratch: [UInt8] = []
-            for summary in summaries { summary.withFields(scratch: &scratch, body) }
-        }
-    }
-}
 
 extension Array where Element == UInt8 {
     @inline(__always)

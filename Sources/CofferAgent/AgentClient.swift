@@ -1,17 +1,19 @@
-import CofferAgent
 import CofferSystem
 @_spi(CofferInternals) import Coffer
+import CofferOperations
 
 /// The agent unlocked for one vault file, as a command talks to it (spec/agent.md §3). It never
 /// receives the key: it asks for what it reads and sends what it changes.
-struct AgentClient {
-    let socketPath: String
-    let vaultID: [UInt8]
+package struct AgentClient {
+    package let socketPath: String
+    package let vaultID: [UInt8]
+    /// Shows a warning to the person (the agent is from another version; it was locked).
+    package var warn: (String) -> Void = { _ in }
 
     /// The agent that would serve `path` (or, for git's temporary copies, `agentOf`); nil when
     /// there is no private directory or no vault header to name it by. Whether one answers is
     /// known at the first request.
-    init?(path: String, agentOf agentPath: String? = nil) {
+    package init?(path: String, agentOf agentPath: String? = nil) {
         guard let socketPath = try? AgentSocket.path(forVault: agentPath ?? path), let vaultID = Vault.vaultID(at: path) else {
             return nil
         }
@@ -19,12 +21,12 @@ struct AgentClient {
     }
 
     /// What a change waits for at most: a merge or a large import takes a while, a PIN set derives a key.
-    static let changeSeconds = 300
+    package static let changeSeconds = 300
     /// The longest a change waits for another process's write (spec/agent.md §5).
-    static let writerWaitSeconds = 5.0
+    package static let writerWaitSeconds = 5.0
 
     /// What the agent said: an answer, or that the command must do without it.
-    enum Outcome {
+    package enum Outcome {
         case answered(AgentMessage.Reply)
         /// No agent, a refusal, a key that no longer opens the file (the agent was locked then):
         /// the command opens the vault itself, as without an agent.
@@ -34,7 +36,7 @@ struct AgentClient {
     /// One request. A `failed` reply is thrown as the error it names, except a key that no
     /// longer opens the file (the agent is locked, and the command goes on without it) and a
     /// busy vault for a change (tried again every 20 ms for up to 5 s, then thrown).
-    func ask(_ make: ([UInt8]) -> AgentMessage.Request) throws -> Outcome {
+    package func ask(_ make: ([UInt8]) -> AgentMessage.Request) throws -> Outcome {
         var request = make(vaultID)
         defer { request.wipeSecrets() }
         var waited = 0.0
@@ -43,7 +45,7 @@ struct AgentClient {
             switch reply {
             case nil:
                 if AgentSocket.speaksAnotherProtocol(socketPath: socketPath) {
-                    Terminal.warn("the agent unlocked for this vault is from another version of coffer; "
+                    warn("the agent unlocked for this vault is from another version of coffer; "
                                   + "`coffer lock` and `coffer unlock` start this version's (asking for the password meanwhile)")
                 }
                 return .unavailable
@@ -51,7 +53,7 @@ struct AgentClient {
             case .failed(let code, let reason)?:
                 if code == CofferError.Code.tampered.rawValue || code == CofferError.Code.headerCorrupted.rawValue {
                     _ = AgentSocket.ask(.lock, socketPath: socketPath)
-                    Terminal.warn("the agent's key no longer opens this vault (rekeyed or replaced?); it was locked")
+                    warn("the agent's key no longer opens this vault (rekeyed or replaced?); it was locked")
                     return .unavailable
                 }
                 if code == CofferError.Code.vaultBusy.rawValue && request.writes && waited < Self.writerWaitSeconds {
@@ -59,14 +61,11 @@ struct AgentClient {
                     waited += 0.02
                     continue
                 }
-                if code == AgentVaultView.changedMeanwhile { throw ChangedMeanwhile() }
+                if code == ItemChangedMeanwhile.code { throw ItemChangedMeanwhile() }
                 let known = CofferError.Code.all.first { $0.rawValue == code } ?? .io
                 throw CofferError(known, reason)
             case let answer?: return .answered(answer)
             }
         }
     }
-
-    /// A `put` or `delete` whose item another process changed after this command read it.
-    struct ChangedMeanwhile: Error {}
 }
