@@ -20,6 +20,9 @@ package struct AgentClient {
         (self.socketPath, self.vaultID) = (socketPath, vaultID)
     }
 
+    /// The agent listening at `socketPath`, for the vault with this id.
+    package init(socketPath: String, vaultID: [UInt8]) { (self.socketPath, self.vaultID) = (socketPath, vaultID) }
+
     /// What a change waits for at most: a merge or a large import takes a while, a PIN set derives a key.
     package static let changeSeconds = 300
     /// The longest a change waits for another process's write (spec/agent.md §5).
