@@ -85,7 +85,12 @@ package final class AgentVaultOperations: VaultOperations {
         return Compaction(before: Int(clamping: before), after: Int(clamping: after), removed: Int(clamping: removed))
     }
 
+    /// The order's paths are sent absolute: the agent runs in another directory.
     package func merge(_ order: MergeOrder) throws -> Vault.MergeReport {
+        var order = order
+        for path in [\MergeOrder.target, \.other, \.base] where !order[keyPath: path].isEmpty {
+            order[keyPath: path] = AgentSocket.canonicalPath(order[keyPath: path])
+        }
         guard case .merged(let report, let discarded) = try ask({ .merge(vaultID: $0, order) }) else { throw AgentUnavailable() }
         seen(discarded, discarded: true)
         return report

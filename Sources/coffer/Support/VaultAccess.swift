@@ -127,8 +127,7 @@ final class VaultAccess {
     /// Merges another copy into the vault (spec/merge.md).
     func merge(from copy: String, base: String?, keepPassword: Vault.PasswordSlotChoice, otherPassword: SecureBytes?,
                dryRun: Bool) throws -> Vault.MergeReport {
-        let order = AgentMessage.MergeOrder(target: "", other: AgentSocket.canonicalPath(copy), base: base.map(AgentSocket.canonicalPath) ?? "",
-                                            choice: keepPassword, dryRun: dryRun, otherPassword: nil)
+        let order = MergeOrder(target: "", other: copy, base: base ?? "", choice: keepPassword, dryRun: dryRun, otherPassword: nil)
         if let agent {
             do {
                 return try agent.merge(order, otherPassword: otherPassword)
@@ -196,8 +195,7 @@ extension VaultAccess {
         let label = pathname ?? ours
         if passwordFile == nil, let pathname, var client = AgentClient(path: ours, agentOf: pathname) {
             client.warn = Terminal.warn
-            let order = AgentMessage.MergeOrder(target: AgentSocket.canonicalPath(ours), other: AgentSocket.canonicalPath(theirs),
-                                                base: AgentSocket.canonicalPath(base), choice: .automatic, dryRun: false, otherPassword: nil)
+            let order = MergeOrder(target: ours, other: theirs, base: base, choice: .automatic, dryRun: false, otherPassword: nil)
             do {
                 return try MergeRun.merge(theirs, otherPasswordFile: otherPasswordFile) { password in
                     try AgentVaultOperations(client).merge(order, otherPassword: password)
@@ -213,7 +211,7 @@ extension VaultAccess {
         let vault = try Progress.during("Unlocking") { try Vault.open(at: ours, password: password, mode: .readWrite) }
         defer { vault.close() }
         let operations = LocalVaultOperations(CommandVault(vault))
-        let order = AgentMessage.MergeOrder(target: "", other: theirs, base: base, choice: .automatic, dryRun: false, otherPassword: nil)
+        let order = MergeOrder(target: "", other: theirs, base: base, choice: .automatic, dryRun: false, otherPassword: nil)
         return try MergeRun.merge(theirs, otherPasswordFile: otherPasswordFile) { password in
             try operations.merge(order, otherPassword: password)
         }
