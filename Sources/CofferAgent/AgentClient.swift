@@ -44,10 +44,12 @@ package struct AgentClient {
         defer { request.wipeSecrets() }
         var waited = 0.0
         while true {
-            let reply = AgentSocket.ask(request, socketPath: socketPath, seconds: request.writes ? Self.changeSeconds : 1)
+            var listened = false
+            let reply = AgentSocket.ask(request, socketPath: socketPath, seconds: request.writes ? Self.changeSeconds : 1, listened: &listened)
             switch reply {
             case nil:
-                if AgentSocket.speaksAnotherProtocol(socketPath: socketPath) {
+                // A listener that gave no valid answer may be an agent of another version.
+                if listened && AgentSocket.speaksAnotherProtocol(socketPath: socketPath) {
                     warn("the agent unlocked for this vault is from another version of coffer; "
                                   + "`coffer lock` and `coffer unlock` start this version's (asking for the password meanwhile)")
                 }

@@ -13,10 +13,9 @@ extension AgentVaultView {
     /// opens it (rekeyed, another vault put there: the command locks the agent and says so).
     func answer(_ request: AgentMessage.Request) -> [UInt8] {
         let operations = LocalVaultOperations(self)
-        var ignored: UInt32 = 0, discarded: UInt32 = 0
-        operations.tornTailSeen = { bytes, wasDiscarded in
-            if wasDiscarded { discarded = UInt32(clamping: bytes) } else { ignored = UInt32(clamping: bytes) }
-        }
+        // What the reply says of a torn tail, once the operation has run.
+        var ignored: UInt32 { operations.tornTail(discarded: false) }
+        var discarded: UInt32 { operations.tornTail(discarded: true) }
         do {
             switch request {
             case .find(_, let query):
@@ -79,5 +78,14 @@ extension AgentVaultView {
         } catch {
             return AgentMessage.encode(.failed(code: CofferError.Code.io.rawValue, reason: "\(error)"))
         }
+    }
+}
+
+extension LocalVaultOperations {
+    /// The torn tail the last operation met, as a reply's count: bytes ignored by a read or
+    /// discarded by a write (0 when it met none, or one of the other kind).
+    fileprivate func tornTail(discarded: Bool) -> UInt32 {
+        guard let tail = takeTornTail(), tail.discarded == discarded else { return 0 }
+        return UInt32(clamping: tail.bytes)
     }
 }

@@ -28,9 +28,17 @@ package enum AgentSocket {
     /// one, a timeout, or a reply that is not one). Waits at most about `seconds` (1 s for a
     /// question; a change the agent writes gets longer). The request's frame is wiped once sent.
     package static func ask(_ request: AgentMessage.Request, socketPath: String, seconds: Int = 1) -> AgentMessage.Reply? {
+        var listened = false
+        return ask(request, socketPath: socketPath, seconds: seconds, listened: &listened)
+    }
+
+    /// `ask`, saying in `listened` whether anyone took the connection: when nobody did (no
+    /// socket file, or refused), there is no agent to probe any further.
+    package static func ask(_ request: AgentMessage.Request, socketPath: String, seconds: Int = 1,
+                            listened: inout Bool) -> AgentMessage.Reply? {
         var bytes = AgentMessage.encode(request)
         defer { secureZero(&bytes) }
-        return exchange(&bytes, socketPath: socketPath, seconds: seconds).flatMap { frame in
+        return exchange(&bytes, socketPath: socketPath, seconds: seconds, listened: &listened).flatMap { frame in
             var reply = frame
             defer { secureZero(&reply) }
             return AgentMessage.decodeReply(reply)
@@ -38,12 +46,13 @@ package enum AgentSocket {
     }
 
     /// One frame sent, the reply frame read (any magic of the form `CAR?`, its length bounded).
-    static func exchange(_ request: inout [UInt8], socketPath: String, seconds: Int) -> [UInt8]? {
+    static func exchange(_ request: inout [UInt8], socketPath: String, seconds: Int, listened: inout Bool) -> [UInt8]? {
         let fd = SystemCall.unixStreamSocket()
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         setTimeouts(fd, seconds: seconds)
-        guard connect(fd, socketPath), writeFully(fd, &request) else { return nil }
+        listened = connect(fd, socketPath)
+        guard listened, writeFully(fd, &request) else { return nil }
         return readFrame(fd, magic: AgentMessage.replyMagic)
     }
 

@@ -7,9 +7,14 @@ import CofferOperations
 /// vault itself, as without an agent.
 package final class AgentVaultOperations: VaultOperations {
     package let client: AgentClient
-    package var tornTailSeen: ((_ bytes: Int, _ discarded: Bool) -> Void)?
+    private var tornTail: TornTail?
 
     package init(_ client: AgentClient) { self.client = client }
+
+    package func takeTornTail() -> TornTail? {
+        defer { tornTail = nil }
+        return tornTail
+    }
 
     // MARK: Reading
 
@@ -124,7 +129,7 @@ package final class AgentVaultOperations: VaultOperations {
     }
 
     private func seen(_ bytes: UInt32, discarded: Bool) {
-        if bytes > 0 { tornTailSeen?(Int(bytes), discarded) }
+        if bytes > 0 { tornTail = TornTail(bytes: Int(bytes), discarded: discarded) }
     }
 }
 

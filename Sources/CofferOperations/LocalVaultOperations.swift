@@ -6,7 +6,7 @@
 /// is the `source`'s business.
 package final class LocalVaultOperations: VaultOperations {
     package let source: any LocalVaultSource
-    package var tornTailSeen: ((_ bytes: Int, _ discarded: Bool) -> Void)?
+    private var tornTail: TornTail?
     /// Shows slow work (verify, compact) to a person; nil shows nothing (the agent).
     package var slowSteps: (any SlowSteps)?
 
@@ -15,12 +15,18 @@ package final class LocalVaultOperations: VaultOperations {
         self.slowSteps = slowSteps
     }
 
+    package func takeTornTail() -> TornTail? {
+        defer { tornTail = nil }
+        return tornTail
+    }
+
     // MARK: Reading
 
     package func find(_ query: String) throws -> ItemLookup.Answer {
         let (vault, cache) = try read()
         if let cache { return ItemLookup.find(query, in: cache.listed, index: { cache.index() }) }
-        return ItemLookup.find(query, in: try vault.list())
+        // In no particular order, as the agent's: `find`'s answer does not depend on it.
+        return ItemLookup.find(query, in: try vault.unsortedSummaries())
     }
 
     package func list(_ query: String, tag: String?) throws -> ListedItems {
@@ -132,7 +138,7 @@ package final class LocalVaultOperations: VaultOperations {
 
     private func read() throws -> (vault: Vault, cache: SummaryCache?) {
         let readable = try source.reading()
-        if readable.unreportedTail > 0 { tornTailSeen?(readable.unreportedTail, false) }
+        if readable.unreportedTail > 0 { tornTail = TornTail(bytes: readable.unreportedTail, discarded: false) }
         return (readable.vault, readable.cache)
     }
 
@@ -147,7 +153,7 @@ package final class LocalVaultOperations: VaultOperations {
             throw error
         }
         source.finishedWriting(writer, changed: id, succeeded: true)
-        if writer.unreportedTail > 0 { tornTailSeen?(writer.unreportedTail, true) }
+        if writer.unreportedTail > 0 { tornTail = TornTail(bytes: writer.unreportedTail, discarded: true) }
         return result
     }
 
@@ -236,14 +242,10 @@ package final class SummaryCache {
 }
 
 /// A command's own vault, opened once (with the master password, a PIN or a device key) and
-/// kept for the command. Its opening has warned about a torn tail.
-package final class CommandVault: LocalVaultSource {
-    package let vault: Vault
-
-    package init(_ vault: Vault) { self.vault = vault }
-
-    package func reading() throws -> ReadableVault { ReadableVault(vault: vault) }
-    package func writing() throws -> WritableVault { WritableVault(vault: vault) }
+/// kept for the command: read and written as it is. Its opening has warned about a torn tail.
+extension Vault: LocalVaultSource {
+    package func reading() throws -> ReadableVault { ReadableVault(vault: self) }
+    package func writing() throws -> WritableVault { WritableVault(vault: self) }
     package func finishedWriting(_ writer: WritableVault, changed: ItemID?, succeeded: Bool) {}
 
     package func copy(at path: String) throws -> Vault {

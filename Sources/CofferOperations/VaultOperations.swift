@@ -9,9 +9,10 @@
 /// Adding an operation: a method here, its meaning in `LocalVaultOperations`, its request and
 /// reply in `AgentMessage` with one line in `AgentVaultOperations` and one in `AgentRequests`.
 package protocol VaultOperations: AnyObject {
-    /// Told about bytes at the end of the file that are not a complete record (a torn tail,
-    /// spec/cli.md §4): `discarded` when a write removed them, else a reader ignored them.
-    var tornTailSeen: ((_ bytes: Int, _ discarded: Bool) -> Void)? { get set }
+    /// Bytes at the end of the file that are not a complete record (a torn tail, spec/cli.md
+    /// §4) that the last calls met and nobody was told about yet: `discarded` when a write
+    /// removed them, else a reader ignored them. Taking them clears them.
+    func takeTornTail() -> TornTail?
 
     /// `ItemLookup.find(query)` over the vault as the file is now (spec/cli.md §4.0).
     func find(_ query: String) throws -> ItemLookup.Answer
@@ -77,6 +78,14 @@ package struct VaultFacts: Equatable, Sendable {
     package var path: String
     package var info: Vault.Info
     package init(path: String, info: Vault.Info) { (self.path, self.info) = (path, info) }
+}
+
+/// A torn tail met by an operation (`VaultOperations.takeTornTail`).
+package struct TornTail: Equatable, Sendable {
+    package var bytes: Int
+    /// A write removed them (else a reader ignored them).
+    package var discarded: Bool
+    package init(bytes: Int, discarded: Bool) { (self.bytes, self.discarded) = (bytes, discarded) }
 }
 
 /// What `compact` did: the file's size before and after, and the dead records removed.

@@ -110,7 +110,7 @@ struct OperationSurfaceTests {
         try FileManager.default.copyItem(atPath: path, toPath: served)
         try FileManager.default.copyItem(atPath: path, toPath: other)
 
-        let local = LocalVaultOperations(CommandVault(try Vault.open(at: path, password: Fixtures.password, mode: .readWrite)))
+        let local = LocalVaultOperations(try Vault.open(at: path, password: Fixtures.password, mode: .readWrite))
         let new = NewItems()
         let inProcess = Self.script(local, other: other, adding: new)
 

@@ -1,3 +1,4 @@
+import CofferOperations
 import ArgumentParser
 @_spi(CofferInternals) import Coffer
 

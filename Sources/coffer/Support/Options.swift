@@ -1,3 +1,4 @@
+import CofferOperations
 import CofferAgent
 import CofferSystem
 import ArgumentParser
@@ -241,7 +242,7 @@ enum Generation {
 /// What can honestly be said about bytes after the last complete record (spec/cli.md §4):
 /// an interrupted write and a damaged or zeroed last record look the same without the key
 /// history, so neither is claimed.
-enum TornTail {
+extension TornTail {
     static func warning(bytes: Int, discarded: Bool) -> String {
         "\(discarded ? "discarded" : "ignored") \(bytes) bytes at the end of the vault that are not a complete record: "
             + "most likely an interrupted write (which loses nothing that was acknowledged), "

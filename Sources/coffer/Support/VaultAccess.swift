@@ -27,7 +27,6 @@ final class VaultAccess {
         if options.passwordFile == nil && !options.usePIN && options.pinFile == nil, var client = AgentClient(path: path) {
             client.warn = Terminal.warn
             agent = AgentVaultOperations(client)
-            agent?.tornTailSeen = { [unowned self] in warnAboutTail($0, discarded: $1) }
         }
     }
 
@@ -157,12 +156,15 @@ final class VaultAccess {
     private func perform<T>(_ body: (any VaultOperations) throws -> T) throws -> T {
         if let agent {
             do {
+                defer { warnAboutTail(agent) }
                 return try body(agent)
             } catch let unavailable as AgentUnavailable where !unavailable.tooLarge {
                 self.agent = nil
             }
         }
-        return try body(try opened())
+        let local = try opened()
+        defer { warnAboutTail(local) }
+        return try body(local)
     }
 
     /// The vault opened here in the command's mode, as without an agent.
@@ -171,17 +173,20 @@ final class VaultAccess {
         agent = nil
         let opened = try options.open(mode: mode, allowPIN: allowPIN)
         vault = opened
-        let operations = LocalVaultOperations(CommandVault(opened), slowSteps: SpinnerSteps())
+        let operations = LocalVaultOperations(opened, slowSteps: SpinnerSteps())
         local = operations
         return operations
     }
 
-    private func warnAboutTail(_ bytes: Int, discarded: Bool) {
-        if !discarded {
+    /// The torn tail an operation met, warned about: once per command when reads ignored it,
+    /// at each write that discarded it.
+    private func warnAboutTail(_ operations: any VaultOperations) {
+        guard let tail = operations.takeTornTail() else { return }
+        if !tail.discarded {
             guard !warnedAboutTail else { return }
             warnedAboutTail = true
         }
-        Terminal.warn(TornTail.warning(bytes: bytes, discarded: discarded))
+        Terminal.warn(TornTail.warning(bytes: tail.bytes, discarded: tail.discarded))
     }
 }
 
@@ -210,7 +215,7 @@ extension VaultAccess {
         let password = try OptionHelp.masterPassword(file: passwordFile, path: label)
         let vault = try Progress.during("Unlocking") { try Vault.open(at: ours, password: password, mode: .readWrite) }
         defer { vault.close() }
-        let operations = LocalVaultOperations(CommandVault(vault))
+        let operations = LocalVaultOperations(vault)
         let order = MergeOrder(target: "", other: theirs, base: base, choice: .automatic, dryRun: false, otherPassword: nil)
         return try MergeRun.merge(theirs, otherPasswordFile: otherPasswordFile) { password in
             try operations.merge(order, otherPassword: password)
