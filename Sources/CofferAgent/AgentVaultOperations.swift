@@ -93,9 +93,8 @@ package final class AgentVaultOperations: VaultOperations {
     /// The order's paths are sent absolute: the agent runs in another directory.
     package func merge(_ order: MergeOrder) throws -> Vault.MergeReport {
         var order = order
-        for path in [\MergeOrder.target, \.other, \.base] where !order[keyPath: path].isEmpty {
-            order[keyPath: path] = AgentSocket.canonicalPath(order[keyPath: path])
-        }
+        func absolute(_ path: String) -> String { path.isEmpty ? path : AgentSocket.canonicalPath(path) }
+        (order.target, order.other, order.base) = (absolute(order.target), absolute(order.other), absolute(order.base))
         guard case .merged(let report, let discarded) = try ask({ .merge(vaultID: $0, order) }) else { throw AgentUnavailable() }
         seen(discarded, discarded: true)
         return report

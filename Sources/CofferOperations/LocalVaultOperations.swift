@@ -7,13 +7,7 @@
 package final class LocalVaultOperations: VaultOperations {
     package let source: any LocalVaultSource
     private var tornTail: TornTail?
-    /// Shows slow work (verify, compact) to a person; nil shows nothing (the agent).
-    package var slowSteps: (any SlowSteps)?
-
-    package init(_ source: any LocalVaultSource, slowSteps: (any SlowSteps)? = nil) {
-        self.source = source
-        self.slowSteps = slowSteps
-    }
+    package init(_ source: any LocalVaultSource) { self.source = source }
 
     package func takeTornTail() -> TornTail? {
         defer { tornTail = nil }
@@ -60,7 +54,7 @@ package final class LocalVaultOperations: VaultOperations {
 
     package func verify() throws -> Vault.VerifyReport {
         let vault = try read().vault
-        return try during("Verifying") { try vault.verify() }
+        return try vault.verify()
     }
 
     // MARK: Changing
@@ -94,7 +88,7 @@ package final class LocalVaultOperations: VaultOperations {
     package func compact() throws -> Compaction {
         try write(changing: nil) { vault in
             let before = try vault.info()
-            try during("Compacting") { try vault.compact() }
+            try vault.compact()
             return Compaction(before: before.fileSize, after: try vault.info().fileSize, removed: before.deadRecords)
         }
     }
@@ -156,16 +150,6 @@ package final class LocalVaultOperations: VaultOperations {
         if writer.unreportedTail > 0 { tornTail = TornTail(bytes: writer.unreportedTail, discarded: true) }
         return result
     }
-
-    private func during<T>(_ label: String, _ body: () throws -> T) throws -> T {
-        guard let slowSteps else { return try body() }
-        return try slowSteps.during(label, body)
-    }
-}
-
-/// Shows a slow step to a person (the CLI's spinner).
-package protocol SlowSteps {
-    func during<T>(_ label: String, _ body: () throws -> T) throws -> T
 }
 
 /// Where `LocalVaultOperations` finds the vault.

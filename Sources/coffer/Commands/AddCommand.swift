@@ -169,7 +169,7 @@ struct AddCommand: ParsableCommand {
         }
         let customFields = try fields.newCustomFields()
         let totp = try fields.newTOTP()
-        let vault = try VaultAccess(vaultOptions, mode: .readWrite)
+        var vault = try VaultAccess(vaultOptions, mode: .readWrite)
         defer { vault.close() }
         if password?.isEmpty == true {
             // An empty entry (Enter twice, an empty file line) is no password, not a password "".

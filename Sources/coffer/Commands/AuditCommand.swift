@@ -73,7 +73,7 @@ struct AuditCommand: ParsableCommand {
     /// The one place `audit` reads the vault: every item, secrets included, through the agent
     /// when one is unlocked (spec/agent.md §3.1), else opened read-only here.
     static func forEachItem(_ options: VaultOptions, _ body: (Item) throws -> Void) throws {
-        let vault = try VaultAccess(options)
+        var vault = try VaultAccess(options)
         defer { vault.close() }
         try vault.forEachItem(body)
     }

@@ -113,7 +113,7 @@ struct ClipCommand: ParsableCommand {
 
     func run() throws {
         let tool = try ClipboardTool.require(orShow: "`coffer show ITEM --field \(field) --reveal`")
-        let reader = try VaultAccess(vaultOptions)
+        var reader = try VaultAccess(vaultOptions)
         let found = try reader.get(reader.pick(item).id)
         reader.close()
         guard let value = ItemPresentation.field(field, of: found) else {

@@ -10,7 +10,7 @@ struct CompactCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        let vault = try VaultAccess(vaultOptions, mode: .readWrite)
+        var vault = try VaultAccess(vaultOptions, mode: .readWrite)
         defer { vault.close() }
         let compaction = try vault.compact()
         let (before, after, removed) = (compaction.before, compaction.after, compaction.removed)

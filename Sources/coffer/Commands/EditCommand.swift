@@ -32,7 +32,7 @@ struct EditCommand: ParsableCommand {
         let newSecret = try secret.newSecret()
         let customFields = try fields.newCustomFields()
         let newTOTP = try fields.newTOTP()
-        let vault = try VaultAccess(vaultOptions, mode: .readWrite)
+        var vault = try VaultAccess(vaultOptions, mode: .readWrite)
         defer { vault.close() }
         let notes = try fields.resolvedNotes()
         var changed: [String] = []

@@ -43,7 +43,7 @@ struct ImportCommand: ParsableCommand {
             let why = strict ? "--strict: nothing imported" : "nothing could be imported"
             throw CofferError(.invalidImport, "\(file): \(result.skipped.count) row(s), entries or value(s) skipped (listed above); \(why)")
         }
-        let vault = try VaultAccess(vaultOptions, mode: .readWrite)
+        var vault = try VaultAccess(vaultOptions, mode: .readWrite)
         defer { vault.close() }
         // A Coffer export keeps ids; one already in this vault (the same export imported twice,
         // or into the vault it came from) gets a new id rather than replacing the item.

@@ -15,7 +15,7 @@ struct InfoCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        let vault = try VaultAccess(vaultOptions)
+        var vault = try VaultAccess(vaultOptions)
         defer { vault.close() }
         let (path, info) = try vault.info()
         func kdf(_ p: KDFParameters) -> JSON {

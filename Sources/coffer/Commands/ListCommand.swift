@@ -41,7 +41,7 @@ struct ListCommand: ParsableCommand {
 
     func run() throws {
         let suffixes = try url.map { _ in try SuffixListChoice.load(suffixList) }
-        let reader = try VaultAccess(vaultOptions)
+        var reader = try VaultAccess(vaultOptions)
         defer { reader.close() }
         let items: ListedItems
         if let url, let suffixes {

@@ -60,7 +60,7 @@ struct MergeCommand: ParsableCommand {
             if json { Terminal.out(JSON.array([]).render()) } else { Terminal.out("no conflict copies beside \(path)") }
             return
         }
-        let vault = try VaultAccess(vaultOptions, mode: .readWrite)
+        var vault = try VaultAccess(vaultOptions, mode: .readWrite)
         defer { vault.close() }
         var reports: [(String, Vault.MergeReport)] = []
         var leftAlone: [String] = []

@@ -19,7 +19,7 @@ struct RemoveCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        let vault = try VaultAccess(vaultOptions, mode: .readWrite)
+        var vault = try VaultAccess(vaultOptions, mode: .readWrite)
         defer { vault.close() }
         let summary = try vault.pick(item)
         if !yes {

@@ -47,7 +47,7 @@ struct ShowCommand: ParsableCommand {
 
     func run() throws {
         let suffixes = try url.map { _ in try SuffixListChoice.load(suffixList) }
-        let reader = try VaultAccess(vaultOptions)
+        var reader = try VaultAccess(vaultOptions)
         defer { reader.close() }
         let found: Item
         if let url, let suffixes {

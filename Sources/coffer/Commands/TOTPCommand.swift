@@ -23,7 +23,7 @@ struct TOTPCommand: ParsableCommand {
 
     func run() throws {
         let tool = clip ? try ClipboardTool.require(orShow: "`coffer totp ITEM`") : nil
-        let reader = try VaultAccess(vaultOptions)
+        var reader = try VaultAccess(vaultOptions)
         let found = try reader.get(reader.pick(item).id)
         reader.close()
         guard let totp = try found.totp() else {

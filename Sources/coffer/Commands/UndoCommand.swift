@@ -23,7 +23,7 @@ struct UndoCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        let vault = try VaultAccess(vaultOptions, mode: list ? .readOnly : .readWrite)
+        var vault = try VaultAccess(vaultOptions, mode: list ? .readOnly : .readWrite)
         defer { vault.close() }
         let versions = try vault.lastChanges()
         guard !versions.isEmpty else {

@@ -12,7 +12,7 @@ struct VerifyCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        let vault = try VaultAccess(vaultOptions)
+        var vault = try VaultAccess(vaultOptions)
         defer { vault.close() }
         let report = try vault.verify()
         Terminal.out("ok: \(report.records) records, \(report.liveItems) items, \(report.deadRecords) dead records")

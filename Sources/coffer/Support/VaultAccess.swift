@@ -7,8 +7,9 @@ import CofferAgent
 /// then neither derives a key nor replays the log, and never opens the file for writing — and
 /// otherwise, or as soon as the agent cannot answer, by the vault opened here (the PIN or the
 /// master password). Both sides run the same `LocalVaultOperations`, so a command's answer
-/// does not depend on which one gave it. Commands never ask which.
-final class VaultAccess {
+/// does not depend on which one gave it. Commands never ask which. A value, not an object: a
+/// command holds one for its run.
+struct VaultAccess {
     private let options: VaultOptions
     let path: String
     /// How the vault is opened here when there is no agent.
@@ -33,17 +34,17 @@ final class VaultAccess {
     // MARK: Reading
 
     /// `ItemLookup.find(query)` over the vault as the file is now.
-    func find(_ query: String) throws -> ItemLookup.Answer { try perform { try $0.find(query) } }
+    mutating func find(_ query: String) throws -> ItemLookup.Answer { try perform { try $0.find(query) } }
 
     /// The items `coffer ls` lists, in natural order by service (equal services by id), as
     /// `NaturalOrder.sorted(vault.search(query, tag: tag), by: \.title)` gives them.
-    func listing(_ query: String, tag: String?) throws -> ListedItems { try perform { try $0.list(query, tag: tag) } }
+    mutating func listing(_ query: String, tag: String?) throws -> ListedItems { try perform { try $0.list(query, tag: tag) } }
 
     /// The logins for a page's URL (spec/urls.md §6), in natural order by service: decided
     /// here over the summaries `listing` gives, fetching only the candidates (same site) for
     /// their URL rules. `store.item-not-found` when none matches, saying so when `url` is not a
     /// URL with a host.
-    func logins(matching url: String, suffixes: PublicSuffixList) throws -> [Item] {
+    mutating func logins(matching url: String, suffixes: PublicSuffixList) throws -> [Item] {
         let found = try URLMatcher.logins(matching: url, in: try listing("", tag: nil).summaries, suffixes: suffixes) { try get($0) }
         guard !found.isEmpty else {
             let reason = URLMatcher.canRead(url) ? "" : " (it is not an http or https URL with a valid host)"
@@ -53,37 +54,37 @@ final class VaultAccess {
     }
 
     /// One whole item, secrets included.
-    func get(_ id: ItemID) throws -> Item { try perform { try $0.item(id) } }
+    mutating func get(_ id: ItemID) throws -> Item { try perform { try $0.item(id) } }
 
     /// The item a person means (spec/cli.md §4.0): a pick list when several fit.
-    func pick(_ query: String) throws -> ItemSummary { try ItemPicker.pick(query, from: find(query)) }
+    mutating func pick(_ query: String) throws -> ItemSummary { try ItemPicker.pick(query, from: find(query)) }
 
     /// Every item in turn, secrets included (`audit`).
-    func forEachItem(_ body: (Item) throws -> Void) throws { try perform { try $0.forEachItem(body) } }
+    mutating func forEachItem(_ body: (Item) throws -> Void) throws { try perform { try $0.forEachItem(body) } }
 
     /// The earlier versions `coffer undo` can put back, most recent first.
-    func lastChanges() throws -> [(item: Item, overwritten: Bool)] { try perform { try $0.changes() } }
+    mutating func lastChanges() throws -> [(item: Item, overwritten: Bool)] { try perform { try $0.changes() } }
 
     /// `coffer info`'s facts and the vault's canonical path.
-    func info() throws -> (path: String, info: Vault.Info) {
+    mutating func info() throws -> (path: String, info: Vault.Info) {
         let facts = try perform { try $0.info() }
         return (facts.path, facts.info)
     }
 
     /// `coffer verify`.
-    func verify() throws -> Vault.VerifyReport { try perform { try $0.verify() } }
+    mutating func verify() throws -> Vault.VerifyReport { try Progress.during("Verifying") { try perform { try $0.verify() } } }
 
     // MARK: Changing
 
     /// Adds a new item durably. Returns an item that was already there with the same service
     /// (case aside) and username, which `add` warns about.
-    func add(_ item: Item) throws -> ItemID? { try perform { try $0.put(item, expecting: .absent) } }
+    mutating func add(_ item: Item) throws -> ItemID? { try perform { try $0.put(item, expecting: .absent) } }
 
     /// Applies `edit` to the item as it is now and writes it, only if nobody changed the item
     /// since it was read; else it is read and edited again (spec/agent.md §3.2), so no other
     /// process's change is lost.
     @discardableResult
-    func update(_ id: ItemID, _ edit: (inout Item) throws -> Void) throws -> Item {
+    mutating func update(_ id: ItemID, _ edit: (inout Item) throws -> Void) throws -> Item {
         for _ in 0..<5 {
             var item = try get(id)
             let read = item.modified
@@ -99,7 +100,7 @@ final class VaultAccess {
     }
 
     /// Deletes the item a person chose, unless it changed since (then nothing is deleted).
-    func delete(_ summary: ItemSummary) throws {
+    mutating func delete(_ summary: ItemSummary) throws {
         do {
             try perform { try $0.delete(summary.id, modified: summary.modified) }
         } catch is ItemChangedMeanwhile {
@@ -108,7 +109,7 @@ final class VaultAccess {
     }
 
     /// Adds many items as one batch: all or none (an import).
-    func addAll(_ items: [Item], progress: ((Int) -> Void)? = nil) throws {
+    mutating func addAll(_ items: [Item], progress: ((Int) -> Void)? = nil) throws {
         do {
             try perform { try $0.putAll(items, progress: progress) }
         } catch let refused as AgentUnavailable where refused.tooLarge {
@@ -118,13 +119,13 @@ final class VaultAccess {
     }
 
     /// Puts an earlier version back as it was.
-    func restore(_ item: Item) throws { _ = try perform { try $0.put(item, expecting: .any) } }
+    mutating func restore(_ item: Item) throws { _ = try perform { try $0.put(item, expecting: .any) } }
 
     /// `coffer compact`: the file's size before and after, and the dead records removed.
-    func compact() throws -> Compaction { try perform { try $0.compact() } }
+    mutating func compact() throws -> Compaction { try Progress.during("Compacting") { try perform { try $0.compact() } } }
 
     /// Merges another copy into the vault (spec/merge.md).
-    func merge(from copy: String, base: String?, keepPassword: Vault.PasswordSlotChoice, otherPassword: SecureBytes?,
+    mutating func merge(from copy: String, base: String?, keepPassword: Vault.PasswordSlotChoice, otherPassword: SecureBytes?,
                dryRun: Bool) throws -> Vault.MergeReport {
         let order = MergeOrder(target: "", other: copy, base: base ?? "", choice: keepPassword, dryRun: dryRun, otherPassword: nil)
         if let agent {
@@ -143,7 +144,7 @@ final class VaultAccess {
         return try opened().merge(order, otherPassword: otherPassword)
     }
 
-    func close() {
+    mutating func close() {
         vault?.close()
         vault = nil
         local = nil
@@ -153,7 +154,7 @@ final class VaultAccess {
 
     /// `body` answered by the agent; by the vault opened here when the agent cannot answer (and
     /// from then on for this command).
-    private func perform<T>(_ body: (any VaultOperations) throws -> T) throws -> T {
+    private mutating func perform<T>(_ body: (any VaultOperations) throws -> T) throws -> T {
         if let agent {
             do {
                 defer { warnAboutTail(agent) }
@@ -168,19 +169,19 @@ final class VaultAccess {
     }
 
     /// The vault opened here in the command's mode, as without an agent.
-    private func opened(allowPIN: Bool = true) throws -> LocalVaultOperations {
+    private mutating func opened(allowPIN: Bool = true) throws -> LocalVaultOperations {
         if let local { return local }
         agent = nil
         let opened = try options.open(mode: mode, allowPIN: allowPIN)
         vault = opened
-        let operations = LocalVaultOperations(opened, slowSteps: SpinnerSteps())
+        let operations = LocalVaultOperations(opened)
         local = operations
         return operations
     }
 
     /// The torn tail an operation met, warned about: once per command when reads ignored it,
     /// at each write that discarded it.
-    private func warnAboutTail(_ operations: any VaultOperations) {
+    private mutating func warnAboutTail(_ operations: any VaultOperations) {
         guard let tail = operations.takeTornTail() else { return }
         if !tail.discarded {
             guard !warnedAboutTail else { return }
@@ -221,9 +222,4 @@ extension VaultAccess {
             try operations.merge(order, otherPassword: password)
         }
     }
-}
-
-/// Slow steps of the vault opened here, shown with the spinner.
-struct SpinnerSteps: SlowSteps {
-    func during<T>(_ label: String, _ body: () throws -> T) throws -> T { try Progress.during(label, body) }
 }
