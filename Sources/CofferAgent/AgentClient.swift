@@ -39,38 +39,34 @@ package struct AgentClient {
     /// One request. A `failed` reply is thrown as the error it names, except a key that no
     /// longer opens the file (the agent is locked, and the command goes on without it) and a
     /// busy vault for a change (tried again every 20 ms for up to 5 s, then thrown).
-    package func ask(_ make: ([UInt8]) -> AgentMessage.Request) throws -> Outcome {
-        var request = make(vaultID)
-        defer { request.wipeSecrets() }
+    /// The caller wipes the request's secrets once this returns (`wipeSecrets`).
+    package func ask(_ request: AgentMessage.Request) throws -> Outcome {
         var waited = 0.0
         while true {
             var listened = false
-            let reply = AgentSocket.ask(request, socketPath: socketPath, seconds: request.writes ? Self.changeSeconds : 1, listened: &listened)
-            switch reply {
-            case nil:
+            guard let reply = AgentSocket.ask(request, socketPath: socketPath, seconds: request.writes ? Self.changeSeconds : 1,
+                                              listened: &listened) else {
                 // A listener that gave no valid answer may be an agent of another version.
                 if listened && AgentSocket.speaksAnotherProtocol(socketPath: socketPath) {
                     warn("the agent unlocked for this vault is from another version of coffer; "
-                                  + "`coffer lock` and `coffer unlock` start this version's (asking for the password meanwhile)")
+                         + "`coffer lock` and `coffer unlock` start this version's (asking for the password meanwhile)")
                 }
                 return .unavailable
-            case .refused?: return .unavailable
-            case .failed(let code, let reason)?:
-                if code == CofferError.Code.tampered.rawValue || code == CofferError.Code.headerCorrupted.rawValue {
-                    _ = AgentSocket.ask(.lock, socketPath: socketPath)
-                    warn("the agent's key no longer opens this vault (rekeyed or replaced?); it was locked")
-                    return .unavailable
-                }
-                if code == CofferError.Code.vaultBusy.rawValue && request.writes && waited < Self.writerWaitSeconds {
-                    usleep(20_000)
-                    waited += 0.02
-                    continue
-                }
-                if code == ItemChangedMeanwhile.code { throw ItemChangedMeanwhile() }
-                let known = CofferError.Code.all.first { $0.rawValue == code } ?? .io
-                throw CofferError(known, reason)
-            case let answer?: return .answered(answer)
             }
+            guard case .failed(let code, let reason) = reply else { return reply == .refused ? .unavailable : .answered(reply) }
+            if code == CofferError.Code.tampered.rawValue || code == CofferError.Code.headerCorrupted.rawValue {
+                _ = AgentSocket.ask(.lock, socketPath: socketPath)
+                warn("the agent's key no longer opens this vault (rekeyed or replaced?); it was locked")
+                return .unavailable
+            }
+            if code == CofferError.Code.vaultBusy.rawValue && request.writes && waited < Self.writerWaitSeconds {
+                usleep(20_000)
+                waited += 0.02
+                continue
+            }
+            if code == ItemChangedMeanwhile.code { throw ItemChangedMeanwhile() }
+            let known = CofferError.Code.all.first { $0.rawValue == code } ?? .io
+            throw CofferError(known, reason)
         }
     }
 }

@@ -38,11 +38,9 @@ package enum AgentSocket {
                             listened: inout Bool) -> AgentMessage.Reply? {
         var bytes = AgentMessage.encode(request)
         defer { secureZero(&bytes) }
-        return exchange(&bytes, socketPath: socketPath, seconds: seconds, listened: &listened).flatMap { frame in
-            var reply = frame
-            defer { secureZero(&reply) }
-            return AgentMessage.decodeReply(reply)
-        }
+        guard var frame = exchange(&bytes, socketPath: socketPath, seconds: seconds, listened: &listened) else { return nil }
+        defer { secureZero(&frame) }
+        return AgentMessage.decodeReply(frame)
     }
 
     /// One frame sent, the reply frame read (any magic of the form `CAR?`, its length bounded).

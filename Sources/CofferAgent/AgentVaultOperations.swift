@@ -94,7 +94,9 @@ package final class AgentVaultOperations: VaultOperations {
     package func merge(_ order: MergeOrder) throws -> Vault.MergeReport {
         var order = order
         func absolute(_ path: String) -> String { path.isEmpty ? path : AgentSocket.canonicalPath(path) }
-        (order.target, order.other, order.base) = (absolute(order.target), absolute(order.other), absolute(order.base))
+        order.target = absolute(order.target)
+        order.other = absolute(order.other)
+        order.base = absolute(order.base)
         guard case .merged(let report, let discarded) = try ask({ .merge(vaultID: $0, order) }) else { throw AgentUnavailable() }
         seen(discarded, discarded: true)
         return report
@@ -104,7 +106,7 @@ package final class AgentVaultOperations: VaultOperations {
     /// only, and wiped with it.
     package func merge(_ order: MergeOrder, otherPassword: SecureBytes?) throws -> Vault.MergeReport {
         var order = order
-        order.otherPassword = otherPassword.map { secret in secret.withUnsafeBytes { Array($0) } }
+        if let otherPassword { order.otherPassword = otherPassword.withUnsafeBytes { Array($0) } }
         defer { if order.otherPassword != nil { secureZero(&order.otherPassword!) } }
         return try merge(order)
     }
@@ -114,7 +116,7 @@ package final class AgentVaultOperations: VaultOperations {
     private func ask(_ make: ([UInt8]) throws -> AgentMessage.Request) throws -> AgentMessage.Reply {
         var request = try make(client.vaultID)
         defer { request.wipeSecrets() }
-        switch try client.ask({ _ in request }) {
+        switch try client.ask(request) {
         case .answered(let reply): return reply
         case .unavailable: throw AgentUnavailable()
         }

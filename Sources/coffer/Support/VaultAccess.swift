@@ -130,6 +130,7 @@ struct VaultAccess {
         let order = MergeOrder(target: "", other: copy, base: base ?? "", choice: keepPassword, dryRun: dryRun, otherPassword: nil)
         if let agent {
             do {
+                defer { warnAboutTail(agent) }
                 return try agent.merge(order, otherPassword: otherPassword)
             } catch is AgentUnavailable {
                 self.agent = nil
