@@ -44,7 +44,10 @@ let package = Package(
         // merge, lookup. It imports only libsodium, zxcvbn-c, swift-crypto and the portable calls.
         .target(
             name: "Coffer",
-            dependencies: ["CSodium", "CZxcvbn", "CofferSystem", .product(name: "Crypto", package: "swift-crypto")]),
+            dependencies: ["CSodium", "CZxcvbn", "CofferSystem", "CofferData", .product(name: "Crypto", package: "swift-crypto")]),
+        // Generated data, no code (Sources/CofferData/README.md): the word, password and PIN lists
+        // and the Public Suffix List as string literals, read by the core through `package` names.
+        .target(name: "CofferData", exclude: ["README.md"]),
         // The C library's calls under names of their own, for Linux and Darwin alike: the one place
         // that picks Glibc or Darwin, so no other file qualifies a call with a platform module.
         .target(name: "CofferSystem"),

@@ -64,20 +64,6 @@ struct ByteWriter {
     }
 }
 
-extension Array where Element == UInt8 {
-    /// Lowercase hex, for ids and diagnostics (never for secrets).
-    package var lowercaseHex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(count * 2)
-        for byte in self {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-}
-
 extension String {
     /// The bytes as text if they are valid UTF-8 (no overlong forms, surrogates or stray
     /// continuation bytes), else `nil`. `String(validating:as:)` does the same but needs

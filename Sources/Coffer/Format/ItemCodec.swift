@@ -228,8 +228,8 @@ package enum ItemCodec {
 
     /// Validates the whole item exactly as `decodeSummary` does, without building any string,
     /// and appends its title, username, URL and tag fields, in their encoded form
-    /// (`tag ‖ length ‖ UTF-8`), to `text`: the vault's index keeps those bytes instead of
-    /// per-item strings (see `ItemIndex`).
+    /// (`tag ‖ length ‖ UTF-8`), to `text`: the store's index of an open vault keeps those bytes
+    /// instead of per-item strings.
     static func decodeForIndex(_ bytes: UnsafeRawBufferPointer, appendingTextTo text: inout [UInt8]) throws -> (header: Header, hasPassword: Bool) {
         var header: Header?
         var hasPassword = false

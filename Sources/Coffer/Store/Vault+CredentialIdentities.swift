@@ -2,15 +2,6 @@
 // per login URL, from the index, without decrypting a password; and, incrementally, what changed
 // since the app last fed it (spec/unlock.md §12).
 
-/// A login as AutoFill lists it: the site, the user name, and the item to fetch when chosen.
-public struct CredentialIdentity: Sendable, Hashable {
-    public var itemID: ItemID
-    /// One of the login's URLs, as stored.
-    public var serviceIdentifier: String
-    /// The login's username ("" when it has none).
-    public var user: String
-}
-
 /// What changed in the vault since a `Vault.LogPosition`.
 public struct CredentialIdentityChanges: Sendable, Equatable {
     /// Items added or changed since: replace every identity of these items with theirs in

@@ -1,9 +1,10 @@
+import CofferData
 import CofferSystem
 import Foundation
 
 /// A Public Suffix List (https://publicsuffix.org/list/, spec/urls.md §3) and the list matching
-/// uses. One is compiled into the core (`PublicSuffixData.swift`, generated from Debian's
-/// `publicsuffix` by scripts/public-suffix-generate.py); a newer one (the system's file, or one
+/// uses. One is compiled into the core (`Sources/CofferData/PublicSuffixData.swift`, generated
+/// from Debian's `publicsuffix` by scripts/public-suffix-generate.py); a newer one (the system's file, or one
 /// an app ships or downloads) can be read and put in use with `use(_:)`, so the tenants of a
 /// hosting platform added since are different sites. Both sections count: `github.io` is a
 /// private-section suffix, so `alice.github.io` and `bob.github.io` are different sites.
@@ -52,6 +53,17 @@ public struct PublicSuffixList: Sendable {
                                 published: publishedDate(ofPackageVersion: packageVersion),
                                 icannRuleCount: icann, privateRuleCount: privateCount, rules: rules)
     }()
+
+    /// The compiled-in list's rules and provenance, from the generated `CofferData` module.
+    static var icannRules: String { PublicSuffixData.icannRules }
+    static var privateRules: String { PublicSuffixData.privateRules }
+    /// Debian's `publicsuffix` package version the compiled-in rules come from.
+    package static var packageVersion: String { PublicSuffixData.packageVersion }
+    /// The compiled-in list's own `VERSION:` and `COMMIT:` lines (empty when the file has none).
+    package static var listVersion: String { PublicSuffixData.listVersion }
+    package static var listCommit: String { PublicSuffixData.listCommit }
+    /// SHA-256 of the .dat file the compiled-in rules were read from.
+    package static var sourceSHA256: String { PublicSuffixData.sourceSHA256 }
 
     private static let active = Locked<PublicSuffixList?>(nil)
 

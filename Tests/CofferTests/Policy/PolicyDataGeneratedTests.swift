@@ -3,8 +3,8 @@ import Foundation
 import Testing
 @_spi(CofferInternals) @testable import Coffer
 
-/// `Sources/Coffer/Policy/Data/*.swift` are generated from `scripts/policy-data/*.txt` by
-/// `scripts/policy-data-generate.py generate` (spec/policy.md §12). Editing either side alone
+/// `Sources/CofferData/{EFFLargeWordlist,CommonPasswords,CommonPINs}.swift` are generated from
+/// `scripts/policy-data/*.txt` by `scripts/policy-data-generate.py generate` (spec/policy.md §12). Editing either side alone
 /// fails here, line by line.
 @Suite struct PolicyDataGeneratedTests {
     /// The lines of a text file as the generator reads them (Python's `splitlines()`): a blank

@@ -3,8 +3,9 @@
 // common passwords (zxcvbn list, MIT), plus the ten most frequent 6-digit PINs of
 // Markert et al., "This PIN Can Be Easily Guessed", IEEE S&P 2020. See spec/policy.md §11.2.
 
-extension PolicyData {
-    static let commonPINs: String = #"""
+package enum CommonPINs {
+    /// The list, one entry per line (Coffer's `PolicyData` splits it once, on first use).
+    package static let text: String = #"""
 123456
 12345678
 123456789

@@ -4,7 +4,8 @@
 // not distributed with this file, you can obtain one at https://mozilla.org/MPL/2.0/.
 // Source: https://publicsuffix.org/list/public_suffix_list.dat, via Debian's `publicsuffix`.
 
-extension PublicSuffixList {
+/// The rules `PublicSuffixList.compiled` is built from, and where they came from.
+package enum PublicSuffixData {
     /// Debian's `publicsuffix` package version the rules come from.
     package static let packageVersion = "20230209.2326-1"
     /// The list's own `VERSION:` and `COMMIT:` lines (empty when the file has none).
@@ -13,7 +14,7 @@ extension PublicSuffixList {
     /// SHA-256 of the .dat file the rules were read from.
     package static let sourceSHA256 = "87d2e11f3602b504fc5dbea9218429a4ce3c0f62aa6ce7a1371024add024baed"
     /// 7380 rules of the ICANN section, one per line, as the file spells them.
-    static let icannRules: String = #"""
+    package static let icannRules: String = #"""
 ac
 com.ac
 edu.ac
@@ -7396,7 +7397,7 @@ zone
 zuerich
 """#
     /// 2126 rules of the private section (github.io, blogspot.com, …).
-    static let privateRules: String = #"""
+    package static let privateRules: String = #"""
 cc.ua
 inf.ua
 ltd.ua

@@ -3,8 +3,9 @@
 // frequency list of the zxcvbn 4.5.0 PyPI package, MIT licence, (c) 2016 Daniel Wolf
 // (a port of Dropbox's zxcvbn; derived from leaked-password corpora).
 
-extension PolicyData {
-    static let commonPasswords: String = #"""
+package enum CommonPasswords {
+    /// The list, one entry per line (Coffer's `PolicyData` splits it once, on first use).
+    package static let text: String = #"""
 123456
 password
 12345678

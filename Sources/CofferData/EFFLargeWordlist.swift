@@ -4,8 +4,9 @@
 // (https://creativecommons.org/licenses/by/3.0/);
 // source https://www.eff.org/files/2016/07/18/eff_large_wordlist.txt via Debian's diceware.
 
-extension PolicyData {
-    static let effLargeWordlist: String = #"""
+package enum EFFLargeWordlist {
+    /// The list, one entry per line (Coffer's `PolicyData` splits it once, on first use).
+    package static let text: String = #"""
 abacus
 abdomen
 abdominal

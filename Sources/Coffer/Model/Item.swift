@@ -1,0 +1,173 @@
+import Foundation
+
+/// Secret text (a password, a note's value) held in locked, wiped-on-release memory
+/// (`SecureBytes.Protection.locked`, cheap enough for every item of a vault). Reading it as a
+/// `String` is an explicit act (`reveal()`), so secrets do not end up in logs by accident.
+public struct Secret: Sendable, Equatable, CustomStringConvertible {
+    public let bytes: SecureBytes
+
+    public init(_ text: String) throws { bytes = try SecureBytes(utf8: text, protection: .locked) }
+    public init(bytes: SecureBytes) { self.bytes = bytes }
+
+    public var isEmpty: Bool { bytes.count == 0 }
+    /// UTF-8 length in bytes.
+    package var utf8Count: Int { bytes.count }
+
+    /// The text as a Swift string. Swift strings cannot be wiped: call this only to show or
+    /// hand the value on (clipboard, terminal), never to store it.
+    public func reveal() -> String { bytes.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
+
+    public static func == (lhs: Secret, rhs: Secret) -> Bool { lhs.bytes == rhs.bytes }
+    public var description: String { "••••••" }
+}
+
+public enum ItemKind: UInt8, Sendable, Codable, CaseIterable {
+    case login = 1
+    case secureNote = 2
+
+    package var name: String { self == .login ? "login" : "note" }
+}
+
+/// A named extra field of an item (a PIN, a security answer, …). The value is secret.
+public struct CustomField: Sendable, Equatable {
+    public var name: String
+    public var value: Secret
+    public init(name: String, value: Secret) { self.name = name; self.value = value }
+}
+
+/// A password an item used to have, and when it was replaced.
+public struct PasswordHistoryEntry: Sendable, Equatable {
+    public var password: Secret
+    public var changed: Timestamp
+    package init(password: Secret, changed: Timestamp) { self.password = password; self.changed = changed }
+}
+
+/// A field this version of Coffer does not know (tags 128–255, spec/format.md §6.1), written by
+/// a later version. Kept as opaque bytes in guarded memory (it may be a secret) and written back
+/// unchanged when the item is edited, so an older Coffer never drops what a newer one stored.
+package struct ExtensionField: Sendable, Equatable {
+    package var tag: UInt8
+    package var value: SecureBytes
+    package init(tag: UInt8, value: SecureBytes) { self.tag = tag; self.value = value }
+}
+
+/// One vault item: a login (service, username, password, URLs, …) or a secure note
+/// (title and value). Values are immutable snapshots; edit a copy and pass it to `update`.
+public struct Item: Sendable, Equatable, Identifiable {
+    public var id: ItemID
+    public var kind: ItemKind
+    /// The service for a login, the title for a note.
+    public var title: String
+    public var username: String?
+    public var password: Secret?
+    public var urls: [String]
+    public var notes: String?
+    public var tags: [String]
+    public var customFields: [CustomField]
+    /// Earlier passwords, oldest first.
+    public var passwordHistory: [PasswordHistoryEntry]
+    /// The secret body of a secure note.
+    public var noteValue: Secret?
+    /// Fields of a later format version, carried through edits unchanged (spec/format.md §6.1).
+    package var extensionFields: [ExtensionField] = []
+    /// How each URL is matched against a page (format 1.2, spec/urls.md §5); a URL without a
+    /// rule matches by registrable domain.
+    public var urlMatches: [URLMatchRule] = []
+    public var created: Timestamp
+    public var modified: Timestamp
+
+    public init(id: ItemID = .random(), kind: ItemKind = .login, title: String, username: String? = nil,
+                password: Secret? = nil, urls: [String] = [], notes: String? = nil, tags: [String] = [],
+                customFields: [CustomField] = [], passwordHistory: [PasswordHistoryEntry] = [],
+                noteValue: Secret? = nil, created: Timestamp = .now(), modified: Timestamp? = nil) {
+        self.id = id
+        self.kind = kind
+        self.title = title
+        self.username = username
+        self.password = password
+        self.urls = urls
+        self.notes = notes
+        self.tags = tags
+        self.customFields = customFields
+        self.passwordHistory = passwordHistory
+        self.noteValue = noteValue
+        self.created = created
+        self.modified = modified ?? created
+    }
+
+    /// A login.
+    public static func login(_ service: String, username: String? = nil, password: Secret? = nil, urls: [String] = [],
+                             notes: String? = nil, tags: [String] = []) -> Item {
+        Item(title: service, username: username, password: password, urls: urls, notes: notes, tags: tags)
+    }
+
+    /// A secure note (title / value), as SecureRoom kept them.
+    public static func secureNote(_ title: String, value: Secret, tags: [String] = []) -> Item {
+        Item(kind: .secureNote, title: title, tags: tags, noteValue: value)
+    }
+
+    /// The non-secret part, for lists and search.
+    public var summary: ItemSummary {
+        ItemSummary(id: id, kind: kind, title: title, username: username, urls: urls, tags: tags,
+                    created: created, modified: modified, hasPassword: password != nil)
+    }
+
+    /// Replaces the password, keeping the old one in the history (when it differs).
+    public mutating func changePassword(to newPassword: Secret?, at time: Timestamp = .now()) {
+        if let old = password, old != newPassword {
+            passwordHistory.append(PasswordHistoryEntry(password: old, changed: time))
+            if passwordHistory.count > Self.maximumHistory { passwordHistory.removeFirst(passwordHistory.count - Self.maximumHistory) }
+        }
+        password = newPassword
+    }
+
+    /// History entries kept per item; older ones are dropped when a password changes.
+    package static let maximumHistory = 32
+}
+
+/// What lists and searches return: everything but secrets (password, notes' values, custom
+/// field values, history) — those are decrypted only when an item is fetched.
+public struct ItemSummary: Sendable, Equatable, Identifiable {
+    public var id: ItemID
+    public var kind: ItemKind
+    public var title: String
+    public var username: String?
+    public var urls: [String]
+    public var tags: [String]
+    public var created: Timestamp
+    public var modified: Timestamp
+    public var hasPassword: Bool
+
+    /// For the agent's replies (spec/agent.md §3), which carry summaries to the CLI.
+    package init(id: ItemID, kind: ItemKind, title: String, username: String? = nil, urls: [String], tags: [String],
+                 created: Timestamp, modified: Timestamp, hasPassword: Bool) {
+        self.id = id
+        self.kind = kind
+        self.title = title
+        self.username = username
+        self.urls = urls
+        self.tags = tags
+        self.created = created
+        self.modified = modified
+        self.hasPassword = hasPassword
+    }
+
+    /// Case- and accent-insensitive substring match on title, username, URLs and tags
+    /// (`SearchText`, spec/cli.md §4.0).
+    package func matches(_ query: String) -> Bool {
+        query.isEmpty || matches(folded: SearchText.folded(query))
+    }
+
+    /// `matches` with the query already folded (fold it once for many items).
+    package func matches(folded needle: [UInt8]) -> Bool {
+        needle.isEmpty || searchFields.contains { SearchText.folded($0).contains(needle) }
+    }
+
+    /// The fields a search looks in: title, username, URLs and tags.
+    package var searchFields: [String] { [title, username ?? ""] + urls + tags }
+
+    /// Whether the item carries `tag`, case-insensitively (`nil`: any item).
+    package func hasTag(_ tag: String?) -> Bool {
+        tag.map { t in tags.contains { $0.caseInsensitiveCompare(t) == .orderedSame } } ?? true
+    }
+}
