@@ -1,5 +1,6 @@
 @testable import coffer
 @testable import CofferTestHelpers
+import CofferProcess
 @_spi(CofferInternals) import Coffer
 import Foundation
 import Testing
@@ -123,5 +124,206 @@ import Testing
         let screen = tty.readToEnd()
         let spinner = try #require(screen.range(of: "Unlocking… "), "\(screen)")
         #expect(screen[spinner.upperBound...].contains("\r\u{1B}[K"), "the spinner's line is erased: \(screen)")
+    }
+
+    /// Writes `pieces` into the FIFO at `path` from another thread, pausing between them, so a
+    /// reader gets them in separate reads (a `--password-file <(…)` or a pipe).
+    static func feed(_ path: String, _ pieces: [[UInt8]]) -> Thread {
+        let writer = Thread {
+            let fd = open(path, O_WRONLY)
+            for piece in pieces {
+                _ = Descriptor.writeAll(fd, piece)
+                usleep(20_000)
+            }
+            close(fd)
+        }
+        writer.start()
+        return writer
+    }
+
+    /// spec/cli.md §3: a secret's first line read from a pipe in pieces is the whole line, in
+    /// order, and ends at its newline even when the newline comes in a later piece.
+    @Test func aSecretsFirstLineFromAPipeInPiecesIsWhole() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("fifo")
+        #expect(mkfifo(path, 0o600) == 0)
+        _ = Self.feed(path, [Array("velvet-".utf8), Array("orbit-".utf8), Array("cactus\nsecond line\n".utf8)])
+        let line = try SecretInput.firstLine(ofFile: path, what: "test")
+        #expect(line.withUnsafeBytes { Array($0) } == Array("velvet-orbit-cactus".utf8))
+    }
+
+    /// A first line longer than 64 KiB is refused (a usage error) when it comes from a pipe too:
+    /// a first piece without a newline, then 64 KiB more, still without one.
+    @Test func aSecretsOverlongFirstLineFromAPipeIsRefused() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("fifo")
+        #expect(mkfifo(path, 0o600) == 0)
+        // Exactly what the reader takes before it stops (64 KiB + 2), so the writer never meets a closed pipe.
+        _ = Self.feed(path, [Array("ab".utf8), [UInt8](repeating: 0x63, count: SecretInput.maximumLength)])
+        do {
+            _ = try SecretInput.firstLine(ofFile: path, what: "test")
+            Issue.record("a first line over 64 KiB must be refused")
+        } catch let error as CLIError {
+            #expect(error.exitCode == Exit.usage, "\(error)")
+        }
+    }
+
+    /// `removeDurably` removes the file, and a file that cannot be removed is an I/O error (74),
+    /// not a silent success (a merged conflict copy would otherwise be reported removed).
+    @Test func removeDurablyRemovesOrSaysWhyNot() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("copy")
+        FileManager.default.createFile(atPath: path, contents: Data([1, 2, 3]))
+        try Files.removeDurably(path)
+        #expect(!FileManager.default.fileExists(atPath: path))
+        do {
+            try Files.removeDurably(path)
+            Issue.record("removing a missing file must fail")
+        } catch let error as CLIError {
+            #expect(error.exitCode == Exit.ioError, "\(error)")
+        }
+    }
+
+    /// spec/cli.md §3: a new secret with no terminal to ask it on (and no file option) is a usage
+    /// error that names what was asked for and the option to use; nothing changes.
+    @Test func aNewPINWithoutATerminalNamesItAndItsOption() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let result = try ws.run(["pin", "set"] + ws.unlock)
+        #expect(result.status == Exit.usage, "\(result)")
+        #expect(result.stderr.contains("no terminal to ask for the PIN on; pass --new-pin-file FILE"), "\(result)")
+        #expect(try ws.run(["pin", "status", "--vault", ws.vault]).stdout.hasPrefix("PIN: not set"))
+    }
+
+    /// A prompt works when coffer starts with its standard input closed: /dev/tty then opens
+    /// as descriptor 0, which is a terminal like any other.
+    @Test func aPromptWorksWithStandardInputClosed() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let tty = try PseudoTerminal()
+        let binary = try #require(CLI.binary)
+        // The shell takes the terminal as its controlling one, then starts coffer without a stdin.
+        var child = ChildProcess(["/bin/sh", "-c", "exec \"$0\" \"$@\" <&-", binary, "ls", "--vault", ws.vault])
+        child.environment = CLI.environment(in: ws, adding: ["TERM": "dumb"])
+        child.directory = ws.path
+        child.stdin = .terminal(tty.slavePath)
+        child.stdout = .terminal(tty.slavePath)
+        child.stderr = .terminal(tty.slavePath)
+        child.newSession = true
+        let running = try child.start()
+        try tty.expect("Master password for")
+        tty.typeLine(CLIWorkspace.password)
+        #expect(try running.wait(timeoutSeconds: 60) == 0, "\(tty.readToEnd())")
+    }
+
+    /// spec/cli.md §4.19: merging a copy whose password differs asks for it on the terminal.
+    @Test func aMergeAsksForTheOtherCopysPasswordOnATerminal() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.add("google", secret: "google-secret")
+        let other = "violet harbour quantum lanterns 7"
+        try ws.write("apw", other + "\n")
+        let copy = ws.file("copy.coffer")
+        try FileManager.default.copyItem(atPath: ws.vault, toPath: copy)
+        let changed = try ws.run(["passwd", "--rekey", "--new-password-file", ws.file("apw"), "--vault", copy, "--password-file", ws.file("pw")])
+        try #require(changed.status == 0, "\(changed)")
+        try ws.write("secret", "copy-secret\n")
+        let added = try ws.run(["add", "github", "--secret-file", ws.file("secret"), "--vault", copy, "--password-file", ws.file("apw")])
+        try #require(added.status == 0, "\(added)")
+
+        let tty = try PseudoTerminal()
+        let child = try tty.start(["merge", copy] + ws.unlock, in: ws)
+        try tty.expect("Master password for the other copy \(copy): ")
+        tty.typeLine(other)
+        let shown = tty.readToEnd()
+        #expect(try child.wait(timeoutSeconds: 60) == 0, "\(shown)")
+        #expect(try ws.coffer("ls").stdout.contains("github"))
+    }
+
+    /// The lines `ls` shows on a pseudo-terminal of no size (0×0) with `environment`.
+    static func listingLines(_ ws: CLIWorkspace, environment: [String: String]) throws -> [String] {
+        let tty = try PseudoTerminal()
+        var size = winsize()  // 0×0: the width must come from COLUMNS or the default
+        #expect(ioctl(tty.master, UInt(TIOCSWINSZ), &size) == 0)
+        let child = try tty.start(["ls"] + ws.unlock, in: ws, environment: environment)
+        let screen = tty.readToEnd()
+        #expect(try child.wait(timeoutSeconds: 60) == 0, "\(screen)")
+        // "\r\n" (the terminal's line end) is one Character: split on newlines, not on "\n".
+        return screen.split(whereSeparator: \.isNewline).map(String.init)
+    }
+
+    /// spec/cli.md §7: on a terminal whose size is unknown, `ls` fits its table to `COLUMNS`, or
+    /// to 80 columns without it: a row of long cells is cut to exactly that width.
+    @Test func aListingFitsEightyColumnsOrColumnsWhenTheTerminalHasNoSize() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let long = String(repeating: "x", count: 45)
+        try ws.add("service-" + long, secret: "s3cret", "--username", "user-" + long, "--url", "https://host-\(long).example/",
+                   "--tag", "tag-" + long)
+        for (environment, width) in [([String: String](), 80), (["COLUMNS": "100"], 100)] {
+            let lines = try Self.listingLines(ws, environment: environment)
+            let row = try #require(lines.first { $0.contains("service-") }, "\(lines)")
+            #expect(row.count == width, "\(environment): \(row.count) columns: \(lines)")
+            #expect(row.contains("…"), "cells are cut: \(row)")
+            #expect(lines.allSatisfy { $0.count <= width }, "\(lines)")
+        }
+    }
+}
+
+/// The spinner of `Progress` in this process, with standard error pointed elsewhere for a moment
+/// (`.serialized`: one redirection at a time).
+@Suite(.serialized) struct SystematicCLIProgressTests {
+    /// Runs `body` with descriptor 2 pointing at `fd`, then puts it back.
+    static func withStandardError<T>(_ fd: Int32, _ body: () throws -> T) rethrows -> T {
+        let saved = dup(STDERR_FILENO)
+        dup2(fd, STDERR_FILENO)
+        defer { dup2(saved, STDERR_FILENO); close(saved) }
+        return try body()
+    }
+
+    /// spec/cli.md §7: when stderr is not a terminal (a file, a pipe), no spinner is drawn, even
+    /// while the work runs long enough for one.
+    @Test func noSpinnerWhenStandardErrorIsNotATerminal() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("stderr")
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        try #require(fd >= 0)
+        let label = "SystematicCLIProgressTests-not-a-terminal"
+        let result = Self.withStandardError(fd) {
+            Progress.counting(label, after: 0) { update in
+                update("1/2")
+                usleep(300_000)
+                return 7
+            }
+        }
+        close(fd)
+        #expect(result == 7)
+        let written = String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
+        #expect(!written.contains(label), "a spinner was drawn: \(written.debugDescription)")
+    }
+
+    /// Work that ends before the spinner's delay returns at once and draws nothing: `stop` wakes
+    /// the spinner thread that waits for its first frame. (Without that wake-up it would wait the
+    /// whole delay, an hour here: the test would hang.)
+    @Test func workShorterThanTheDelayEndsAtOnceAndDrawsNothing() throws {
+        let tty = try PseudoTerminal()
+        let slave = open(tty.slavePath, O_RDWR | O_NOCTTY | O_CLOEXEC)
+        try #require(slave >= 0)
+        defer { close(slave) }
+        // Only when the environment says the terminal cannot take control sequences is TERM changed.
+        if ProcessInfo.processInfo.environment["TERM"] == "dumb" { setenv("TERM", "xterm", 1) }
+        let label = "SystematicCLIProgressTests-after-an-hour"
+        let result = Self.withStandardError(slave) {
+            #expect(Terminal.stderrTakesControlSequences)
+            return Progress.counting(label, after: 3600) { _ in 1 }
+        }
+        #expect(result == 1)
+        var flags = fcntl(tty.master, F_GETFL)
+        flags |= O_NONBLOCK
+        _ = fcntl(tty.master, F_SETFL, flags)
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let n = buffer.withUnsafeMutableBytes { read(tty.master, $0.baseAddress, $0.count) }
+        let shown = n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : ""
+        #expect(!shown.contains(label), "\(shown.debugDescription)")
     }
 }
