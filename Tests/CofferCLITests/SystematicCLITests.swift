@@ -195,28 +195,101 @@ import Testing
         #expect(try ws.run(["pin", "status", "--vault", ws.vault]).stdout.hasPrefix("PIN: not set"))
     }
 
-    /// A prompt works when coffer starts with its standard input closed: /dev/tty then opens
-    /// as descriptor 0, which is a terminal like any other.
-    @Test func aPromptWorksWithStandardInputClosed() throws {
-        let ws = try CLIWorkspace()
-        try ws.initVault()
-        let tty = try PseudoTerminal()
+    /// Starts coffer on `tty` (its controlling terminal, stdout and stderr) with descriptor 0 closed.
+    static func startWithoutStandardInput(_ tty: PseudoTerminal, _ arguments: [String], in ws: CLIWorkspace) throws
+        -> ChildProcess.Running {
         let binary = try #require(CLI.binary)
         // The shell takes the terminal as its controlling one, then starts coffer without a stdin.
-        var child = ChildProcess(["/bin/sh", "-c", "exec \"$0\" \"$@\" <&-", binary, "ls", "--vault", ws.vault])
+        var child = ChildProcess(["/bin/sh", "-c", "exec \"$0\" \"$@\" <&-", binary] + arguments)
         child.environment = CLI.environment(in: ws, adding: ["TERM": "dumb"])
         child.directory = ws.path
         child.stdin = .terminal(tty.slavePath)
         child.stdout = .terminal(tty.slavePath)
         child.stderr = .terminal(tty.slavePath)
         child.newSession = true
-        let running = try child.start()
+        return try child.start()
+    }
+
+    /// A prompt works when coffer starts with its standard input closed: /dev/tty then opens
+    /// as descriptor 0, which is a terminal like any other.
+    @Test func aPromptWorksWithStandardInputClosed() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let tty = try PseudoTerminal()
+        let running = try Self.startWithoutStandardInput(tty, ["ls", "--vault", ws.vault], in: ws)
         try tty.expect("Master password for")
         tty.typeLine(CLIWorkspace.password)
         #expect(try running.wait(timeoutSeconds: 60) == 0, "\(tty.readToEnd())")
     }
 
-    /// spec/cli.md §4.19: merging a copy whose password differs asks for it on the terminal.
+    /// Files coffer opens may get descriptor 0 when it starts with stdin closed (a password file,
+    /// an import, an export): descriptor 0 is a file like any other.
+    @Test func filesOpenAsDescriptorZeroWhenStandardInputIsClosed() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.write("in.csv", "name,url,username,password\nsite,https://site.example,me,s3cret-pw\n")
+        func withoutStandardInput(_ arguments: [String]) throws -> CLI.Result {
+            try ws.run(["/bin/sh", "-c", "exec coffer \"$@\" <&-", "sh"] + arguments, viaPath: true)
+        }
+        let imported = try withoutStandardInput(["import", ws.file("in.csv"), "--from", "csv"] + ws.unlock)
+        #expect(imported.status == 0, "\(imported)")
+        let exported = try withoutStandardInput(["export", "--format", "json", "--output", ws.file("out.json")] + ws.unlock)
+        #expect(exported.status == 0, "\(exported)")
+        let json = try String(contentsOfFile: ws.file("out.json"), encoding: .utf8)
+        #expect(json.contains("s3cret-pw"))
+        let listed = try withoutStandardInput(["ls"] + ws.unlock)
+        #expect(listed.status == 0 && listed.stdout.contains("site"), "\(listed)")
+    }
+
+    /// An export that cannot be written whole (here: the file size limit) is an I/O error (74)
+    /// and leaves no partial file behind.
+    @Test func anExportThatCannotBeWrittenLeavesNothing() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.add("site-" + String(repeating: "x", count: 2_000), secret: "s3cret")
+        let out = ws.file("out.json")
+        // ulimit -f 1: files may grow to 512 bytes; SIGXFSZ ignored, so the write fails with EFBIG.
+        let result = try ws.run(["/bin/sh", "-c", "ulimit -f 1; trap '' XFSZ; exec coffer \"$@\"", "sh",
+                                 "export", "--format", "json", "--output", out] + ws.unlock, viaPath: true)
+        #expect(result.status == Exit.ioError && result.stderr.contains("cannot write \(out)"), "\(result)")
+        #expect(!FileManager.default.fileExists(atPath: out), "a partial export was left")
+    }
+
+    /// A new PIN from a file is checked: one that breaks the PIN rules is refused, nothing set.
+    @Test func aNewPINFromAFileIsChecked() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.write("pin", "12\n")
+        let result = try ws.run(["pin", "set", "--new-pin-file", ws.file("pin")] + ws.unlock)
+        #expect(result.status != 0, "\(result)")
+        #expect(try ws.run(["pin", "status", "--vault", ws.vault]).stdout.hasPrefix("PIN: not set"))
+    }
+
+    /// `Files.read`'s limit: a file of exactly `limit` bytes is read, one more byte is refused,
+    /// from a regular file (its size is known) and from a pipe (it is not; the buffer grows).
+    @Test func aFileOfExactlyTheLimitIsReadOneMoreIsRefused() throws {
+        let directory = TemporaryDirectory()
+        let exact = directory.file("exact"), over = directory.file("over")
+        FileManager.default.createFile(atPath: exact, contents: Data(repeating: 0x41, count: 10))
+        FileManager.default.createFile(atPath: over, contents: Data(repeating: 0x41, count: 11))
+        #expect(try Files.read(exact, what: "test", limit: 10) == [UInt8](repeating: 0x41, count: 10))
+        #expect(throws: CofferError.self) { try Files.read(over, what: "test", limit: 10) }
+        // A pipe: the buffer grows 1, 2, 4, 8 bytes, so 8 bytes fill it exactly at the limit.
+        for (count, fits) in [(8, true), (9, false)] {
+            let fifo = directory.file("fifo-\(count)")
+            #expect(mkfifo(fifo, 0o600) == 0)
+            let bytes = [UInt8]((0..<count).map { UInt8(65 + $0) })
+            _ = Self.feed(fifo, [bytes])
+            if fits {
+                #expect(try Files.read(fifo, what: "test", limit: 8) == bytes)
+            } else {
+                #expect(throws: CofferError.self) { try Files.read(fifo, what: "test", limit: 8) }
+            }
+        }
+    }
+
+    /// spec/cli.md §4.19: merging a copy whose password differs asks for it on the terminal, and
+    /// only there.
     @Test func aMergeAsksForTheOtherCopysPasswordOnATerminal() throws {
         let ws = try CLIWorkspace()
         try ws.initVault()
@@ -231,8 +304,15 @@ import Testing
         let added = try ws.run(["add", "github", "--secret-file", ws.file("secret"), "--vault", copy, "--password-file", ws.file("apw")])
         try #require(added.status == 0, "\(added)")
 
+        // Without a terminal: the merge's own error, which says how to give the password.
+        let refused = try ws.run(["merge", copy] + ws.unlock)
+        #expect(refused.status != 0 && refused.stderr.contains("its own master password is needed"), "\(refused)")
+        #expect(refused.stderr.contains("--other-password-file") && !refused.stderr.contains("no terminal"), "\(refused)")
+        #expect(try !ws.coffer("ls").stdout.contains("github"))
+
+        // On a terminal, even one that opens as descriptor 0 (coffer started with stdin closed).
         let tty = try PseudoTerminal()
-        let child = try tty.start(["merge", copy] + ws.unlock, in: ws)
+        let child = try Self.startWithoutStandardInput(tty, ["merge", copy] + ws.unlock, in: ws)
         try tty.expect("Master password for the other copy \(copy): ")
         tty.typeLine(other)
         let shown = tty.readToEnd()
@@ -240,10 +320,12 @@ import Testing
         #expect(try ws.coffer("ls").stdout.contains("github"))
     }
 
-    /// The lines `ls` shows on a pseudo-terminal of no size (0×0) with `environment`.
-    static func listingLines(_ ws: CLIWorkspace, environment: [String: String]) throws -> [String] {
+    /// The lines `ls` shows on a pseudo-terminal of `rows` rows and no width with `environment`
+    /// (default 0×0: the size must come from COLUMNS and LINES or the defaults).
+    static func listingLines(_ ws: CLIWorkspace, environment: [String: String], rows: UInt16 = 0) throws -> [String] {
         let tty = try PseudoTerminal()
-        var size = winsize()  // 0×0: the width must come from COLUMNS or the default
+        var size = winsize()
+        size.ws_row = rows
         #expect(ioctl(tty.master, UInt(TIOCSWINSZ), &size) == 0)
         let child = try tty.start(["ls"] + ws.unlock, in: ws, environment: environment)
         let screen = tty.readToEnd()
@@ -260,13 +342,37 @@ import Testing
         let long = String(repeating: "x", count: 45)
         try ws.add("service-" + long, secret: "s3cret", "--username", "user-" + long, "--url", "https://host-\(long).example/",
                    "--tag", "tag-" + long)
-        for (environment, width) in [([String: String](), 80), (["COLUMNS": "100"], 100)] {
+        for (environment, width) in [([String: String](), 80), (["COLUMNS": "100"], 100), (["COLUMNS": "0"], 80)] {
             let lines = try Self.listingLines(ws, environment: environment)
             let row = try #require(lines.first { $0.contains("service-") }, "\(lines)")
             #expect(row.count == width, "\(environment): \(row.count) columns: \(lines)")
             #expect(row.contains("…"), "cells are cut: \(row)")
             #expect(lines.allSatisfy { $0.count <= width }, "\(lines)")
         }
+        // COLUMNS=1 is honoured: every column as narrow as it may be, far below 80.
+        let narrow = try Self.listingLines(ws, environment: ["COLUMNS": "1"])
+        let row = try #require(narrow.first { $0.hasPrefix("ID") == false && $0.contains("servic") }, "\(narrow)")
+        #expect(row.count < 60, "\(narrow)")
+    }
+
+    /// spec/cli.md §7: `ls` hands a listing as tall as the terminal (its height, else `LINES`,
+    /// else 24 lines) to the pager: 23 rows and the header fill 24 lines, 22 rows do not.
+    @Test func aListingAsTallAsTheTerminalGoesToThePager() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.write("pager", "#!/bin/sh\necho PAGER-RAN\ncat >/dev/null\n")
+        chmod(ws.file("pager"), 0o755)
+        for k in 0..<22 { try ws.add("site-\(k)", secret: "s3cret-\(k)") }
+        func paged(_ environment: [String: String], rows: UInt16 = 0) throws -> Bool {
+            let lines = try Self.listingLines(ws, environment: environment.merging(["PAGER": ws.file("pager")]) { $1 }, rows: rows)
+            return lines.contains("PAGER-RAN")
+        }
+        #expect(try !paged([:]), "22 rows and the header fit 24 lines")
+        #expect(try !paged(["LINES": "0"]), "LINES=0 is no height: 24")
+        #expect(try paged(["LINES": "1"]), "LINES=1 is honoured")
+        #expect(try paged([:], rows: 1), "the terminal's own height, 1 row")
+        try ws.add("site-22", secret: "s3cret-22")
+        #expect(try paged([:]), "23 rows and the header fill 24 lines")
     }
 }
 
@@ -300,6 +406,25 @@ import Testing
         #expect(result == 7)
         let written = String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
         #expect(!written.contains(label), "a spinner was drawn: \(written.debugDescription)")
+    }
+
+    /// spec/cli.md §7: the spinner's line is erased before the work's caller goes on, so what it
+    /// prints next starts on a clean line (stop waits for the spinner thread to finish).
+    @Test func theSpinnerIsErasedBeforeTheCallerGoesOn() throws {
+        let tty = try PseudoTerminal()
+        let slave = open(tty.slavePath, O_RDWR | O_NOCTTY | O_CLOEXEC)
+        try #require(slave >= 0)
+        defer { close(slave) }
+        if ProcessInfo.processInfo.environment["TERM"] == "dumb" { setenv("TERM", "xterm", 1) }
+        let label = "SystematicCLIProgressTests-erased"
+        let after = "SystematicCLIProgressTests-next-line"
+        Self.withStandardError(slave) {
+            Progress.counting(label, after: 0) { _ in usleep(300_000) }
+            Terminal.writeError(after)
+        }
+        let screen = try tty.expect(after, timeoutSeconds: 10)
+        let lastFrame = try #require(screen.range(of: label, options: .backwards), "no spinner drawn: \(screen.debugDescription)")
+        #expect(screen[lastFrame.upperBound...].contains("\r\u{1B}[K"), "not erased before the next line: \(screen.debugDescription)")
     }
 
     /// Work that ends before the spinner's delay returns at once and draws nothing: `stop` wakes
