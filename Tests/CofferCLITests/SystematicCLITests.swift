@@ -87,6 +87,25 @@ import Testing
         kill(child.pid, SIGINT)
         #expect(try child.wait(timeoutSeconds: 30) == 128 + SIGINT)
         #expect(Self.has(Self.modes(tty), ECHO), "echo is back after the interrupt")
+        // And the line is ended, once: what comes next starts on a line of its own.
+        let rest = tty.readToEnd()
+        #expect(rest == " \(ws.vault): \r\n", "\(rest.debugDescription)")
+    }
+
+    /// SIGTERM at a hidden prompt (a closing session, `kill`) also puts the terminal back.
+    @Test func aTerminationAtAHiddenPromptPutsTheTerminalBack() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let tty = try PseudoTerminal()
+        var before = Self.modes(tty)
+        before.c_lflag |= tcflag_t(ECHO | ICANON | ISIG)
+        tcsetattr(tty.master, TCSANOW, &before)
+        let child = try tty.start(["ls", "--vault", ws.vault], in: ws)
+        try tty.expect("Master password for")
+        #expect(!Self.has(Self.modes(tty), ECHO))
+        kill(child.pid, SIGTERM)
+        #expect(try child.wait(timeoutSeconds: 30) == 128 + SIGTERM)
+        #expect(Self.has(Self.modes(tty), ECHO), "echo is back after SIGTERM")
     }
 
     /// spec/cli.md §3: a secret file's first line may be 64 KiB long, not one byte more; its
@@ -210,6 +229,31 @@ import Testing
         return try child.start()
     }
 
+    /// spec/cli.md §3: a secret with no terminal to ask it on and no file is a usage error that
+    /// names the secret and the option that gives it from a file.
+    @Test func aMasterPasswordWithoutATerminalNamesItsOption() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let result = try ws.run(["ls", "--vault", ws.vault])
+        #expect(result.status == Exit.usage, "\(result)")
+        #expect(result.stderr.contains("no terminal to ask for the master password on; pass --password-file FILE"), "\(result)")
+    }
+
+    /// `add` without a secret checks first that there is a terminal to ask it on: without one it
+    /// names every way to give it; with one, even opened as descriptor 0, it asks.
+    @Test func addAsksForTheItemsPasswordOnlyOnATerminal() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let refused = try ws.run(["add", "site"] + ws.unlock)
+        #expect(refused.status == Exit.usage, "\(refused)")
+        #expect(refused.stderr.contains("pass --secret-file, --generate, --words or --no-password"), "\(refused)")
+        let tty = try PseudoTerminal()
+        let child = try Self.startWithoutStandardInput(tty, ["add", "site"] + ws.unlock, in: ws)
+        try tty.expect("Password for site", timeoutSeconds: 20)
+        kill(child.pid, SIGTERM)
+        _ = try child.wait(timeoutSeconds: 30)
+    }
+
     /// A prompt works when coffer starts with its standard input closed: /dev/tty then opens
     /// as descriptor 0, which is a terminal like any other.
     @Test func aPromptWorksWithStandardInputClosed() throws {
@@ -219,7 +263,10 @@ import Testing
         let running = try Self.startWithoutStandardInput(tty, ["ls", "--vault", ws.vault], in: ws)
         try tty.expect("Master password for")
         tty.typeLine(CLIWorkspace.password)
-        #expect(try running.wait(timeoutSeconds: 60) == 0, "\(tty.readToEnd())")
+        let rest = tty.readToEnd()
+        #expect(try running.wait(timeoutSeconds: 60) == 0, "\(rest)")
+        // Echo is off, so the line break after the hidden entry is coffer's own.
+        #expect(rest.hasPrefix(" \(ws.vault): \r\n"), "\(rest.debugDescription)")
     }
 
     /// Files coffer opens may get descriptor 0 when it starts with stdin closed (a password file,
@@ -313,6 +360,34 @@ import Testing
         // On a terminal, even one that opens as descriptor 0 (coffer started with stdin closed).
         let tty = try PseudoTerminal()
         let child = try Self.startWithoutStandardInput(tty, ["merge", copy] + ws.unlock, in: ws)
+        try tty.expect("Master password for the other copy \(copy): ")
+        tty.typeLine(other)
+        let shown = tty.readToEnd()
+        #expect(try child.wait(timeoutSeconds: 60) == 0, "\(shown)")
+        #expect(try ws.coffer("ls").stdout.contains("github"))
+    }
+
+    /// Through the agent (which holds no descriptor of this process between requests), the
+    /// terminal asked for the other copy's password may open as descriptor 0 when coffer started
+    /// with stdin closed: it is a terminal all the same.
+    @Test func aMergeThroughTheAgentAsksOnATerminalThatOpensAsDescriptorZero() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let other = "violet harbour quantum lanterns 7"
+        try ws.write("apw", other + "\n")
+        let copy = ws.file("copy.coffer")
+        try FileManager.default.copyItem(atPath: ws.vault, toPath: copy)
+        let changed = try ws.run(["passwd", "--rekey", "--new-password-file", ws.file("apw"), "--vault", copy, "--password-file", ws.file("pw")])
+        try #require(changed.status == 0, "\(changed)")
+        try ws.write("secret", "copy-secret\n")
+        let added = try ws.run(["add", "github", "--secret-file", ws.file("secret"), "--vault", copy, "--password-file", ws.file("apw")])
+        try #require(added.status == 0, "\(added)")
+        let unlocked = try ws.run(["unlock"] + ws.unlock)
+        try #require(unlocked.status == 0, "\(unlocked)")
+        defer { _ = try? ws.run(["lock", "--vault", ws.vault]) }
+
+        let tty = try PseudoTerminal()
+        let child = try Self.startWithoutStandardInput(tty, ["merge", copy, "--vault", ws.vault], in: ws)
         try tty.expect("Master password for the other copy \(copy): ")
         tty.typeLine(other)
         let shown = tty.readToEnd()
@@ -427,6 +502,22 @@ import Testing
         #expect(screen[lastFrame.upperBound...].contains("\r\u{1B}[K"), "not erased before the next line: \(screen.debugDescription)")
     }
 
+    /// The spinner's frames turn in order, | / - \, starting from |.
+    @Test func theSpinnersFramesTurnInOrder() throws {
+        let tty = try PseudoTerminal()
+        let slave = open(tty.slavePath, O_RDWR | O_NOCTTY | O_CLOEXEC)
+        try #require(slave >= 0)
+        defer { close(slave) }
+        if ProcessInfo.processInfo.environment["TERM"] == "dumb" { setenv("TERM", "xterm", 1) }
+        let label = "SystematicCLIProgressTests-frames"
+        // The work lasts until the third frame is on the screen (no clock involved).
+        let shown = try Self.withStandardError(slave) {
+            try Progress.counting(label, after: 0) { _ in try tty.expect("\(label)… -", timeoutSeconds: 20) }
+        }
+        let frames = shown.components(separatedBy: "\(label)… ").dropFirst().map { $0.prefix(1) }
+        #expect(frames == ["|", "/", "-"], "\(shown.debugDescription)")
+    }
+
     /// Work that ends before the spinner's delay returns at once and draws nothing: `stop` wakes
     /// the spinner thread that waits for its first frame. (Without that wake-up it would wait the
     /// whole delay, an hour here: the test would hang.)
@@ -440,7 +531,9 @@ import Testing
         let label = "SystematicCLIProgressTests-after-an-hour"
         let result = Self.withStandardError(slave) {
             #expect(Terminal.stderrTakesControlSequences)
-            return Progress.counting(label, after: 3600) { _ in 1 }
+            // The pause lets the spinner thread reach its wait for the first frame (not timed:
+            // were it not there yet, it would only see `done` and end, as it should).
+            return Progress.counting(label, after: 3600) { _ in usleep(300_000); return 1 }
         }
         #expect(result == 1)
         var flags = fcntl(tty.master, F_GETFL)
