@@ -98,26 +98,31 @@ enum VaultOpening {
         guard VaultLocation.exists(path) else {
             throw CofferError(.vaultMissing, "no vault at \(path)")
         }
-        let credential: UnlockCredential
-        let device: PINUnlock?
+        let vault: Vault
         if usePIN || pinFile != nil {
             guard allowPIN else {
                 throw CLIError.usage("this command needs the master password (--password-file or the prompt), not the PIN")
             }
             // Without this device's secrets a PIN cannot work: say so before asking for it.
-            device = try RuntimeDirectoryDeviceSecretStore.forCurrentUser().pinUnlock(forVault: path)
-            credential = .pin(try SecretInput.read(file: pinFile, label: "PIN for \(path): ", what: "PIN", option: "--pin-file FILE"))
+            let device = try RuntimeDirectoryDeviceSecretStore.forCurrentUser().pinUnlock(forVault: path)
+            let credential = UnlockCredential.pin(
+                try SecretInput.read(file: pinFile, label: "PIN for \(path): ", what: "PIN", option: "--pin-file FILE"))
+            vault = try Progress.during("Unlocking") {
+                try VaultUnlock.open(with: credential, device: device, mode: mode, memoryBudgetKiB: memoryBudgetKiB)
+            }
         } else {
-            credential = .masterPassword(try given ?? OptionHelp.masterPassword(file: passwordFile, path: path))
+            let credential = UnlockCredential.masterPassword(try given ?? OptionHelp.masterPassword(file: passwordFile, path: path))
             // The master password is rate-limited whenever the per-user runtime directory exists.
             if let store = try? RuntimeDirectoryDeviceSecretStore.forCurrentUser() {
-                device = store.pinUnlock(forVault: path)
+                let device = store.pinUnlock(forVault: path)
+                vault = try Progress.during("Unlocking") {
+                    try VaultUnlock.open(with: credential, device: device, mode: mode, memoryBudgetKiB: memoryBudgetKiB)
+                }
             } else {
-                device = nil
+                vault = try Progress.during("Unlocking") {
+                    try VaultUnlock.open(at: path, with: credential, mode: mode, memoryBudgetKiB: memoryBudgetKiB)
+                }
             }
-        }
-        let vault = try Progress.during("Unlocking") {
-            try VaultUnlock.open(at: path, with: credential, device: device, mode: mode, memoryBudgetKiB: memoryBudgetKiB)
         }
         if vault.openReport.recoveredTornBytes > 0 {
             Terminal.warn(TornTail.warning(bytes: vault.openReport.recoveredTornBytes, discarded: mode == .readWrite))
