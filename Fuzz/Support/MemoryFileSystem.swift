@@ -18,13 +18,13 @@ package final class MemoryFileSystem: VaultFileSystem, @unchecked Sendable {
 
         func read(at offset: Int, count: Int) throws -> [UInt8] {
             guard offset >= 0, count >= 0, offset + count <= storage.bytes.count else {
-                throw CofferError(.truncated, "memory file ended early while reading")
+                throw CofferError.truncated("memory file ended early while reading")
             }
             return Array(storage.bytes[offset..<(offset + count)])
         }
 
         func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws {
-            guard writable else { throw CofferError(.io, "memory file opened read-only") }
+            guard writable else { throw CofferError.io("memory file opened read-only") }
             if storage.bytes.count < offset { storage.bytes += [UInt8](repeating: 0, count: offset - storage.bytes.count) }
             let end = offset + bytes.count
             if storage.bytes.count < end { storage.bytes += [UInt8](repeating: 0, count: end - storage.bytes.count) }
@@ -32,7 +32,7 @@ package final class MemoryFileSystem: VaultFileSystem, @unchecked Sendable {
         }
 
         func truncate(to size: Int) throws {
-            guard writable else { throw CofferError(.io, "memory file opened read-only") }
+            guard writable else { throw CofferError.io("memory file opened read-only") }
             if size < storage.bytes.count {
                 storage.bytes.removeLast(storage.bytes.count - size)
             } else {
@@ -65,19 +65,19 @@ package final class MemoryFileSystem: VaultFileSystem, @unchecked Sendable {
     package func setContents(_ path: String, _ bytes: [UInt8]) { files[path] = Storage(bytes) }
 
     package func open(_ path: String, writable: Bool) throws -> any VaultFileHandle {
-        guard let storage = files[path] else { throw CofferError(.vaultMissing, "no vault at \(path)") }
+        guard let storage = files[path] else { throw CofferError.vaultMissing(at: path) }
         return Handle(storage, writable: writable)
     }
 
     package func create(_ path: String) throws -> any VaultFileHandle {
-        guard files[path] == nil else { throw CofferError(.vaultExists, "\(path) already exists") }
+        guard files[path] == nil else { throw CofferError.vaultExists("\(path) already exists") }
         let storage = Storage([])
         files[path] = storage
         return Handle(storage, writable: true)
     }
 
     package func rename(_ source: String, to destination: String) throws {
-        guard let storage = files.removeValue(forKey: source) else { throw CofferError(.io, "no file \(source)") }
+        guard let storage = files.removeValue(forKey: source) else { throw CofferError.io("no file \(source)") }
         files[destination] = storage
     }
 

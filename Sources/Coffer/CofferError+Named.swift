@@ -262,6 +262,12 @@ extension CofferError {
         CofferError(.invalidRules, "\(message) at position \(offset)", detail: .position(offset), file: file, line: line)
     }
 
+    /// `crypto.kdf-over-memory-budget`, with the memory needed and allowed for a user interface to show.
+    package static func kdfOverMemoryBudget(_ reason: String, neededKiB: UInt32, allowedKiB: UInt32,
+                                            file: String = #fileID, line: UInt = #line) -> CofferError {
+        CofferError(.kdfOverMemoryBudget, reason, detail: .memory(neededKiB: neededKiB, allowedKiB: allowedKiB), file: file, line: line)
+    }
+
     /// An error whose code is known only at run time (a failure another process reported by its
     /// code's text, a reader's short-input code): one of the codes above.
     package static func coded(_ code: Code, _ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {

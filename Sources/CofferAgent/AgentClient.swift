@@ -66,7 +66,7 @@ package struct AgentClient {
             }
             if code == ItemChangedMeanwhile.code { throw ItemChangedMeanwhile() }
             let known = CofferError.Code.all.first { $0.rawValue == code } ?? .io
-            throw CofferError(known, reason)
+            throw CofferError.coded(known, reason)
         }
     }
 }

@@ -10,7 +10,7 @@ package enum AgentSocket {
     package static func path(forVault vaultPath: String) throws -> String {
         let path = try PrivateDirectory.path() + "/agent-" + PrivateDirectory.digest(of: canonicalPath(vaultPath)) + ".sock"
         guard address(path) != nil else {
-            throw CofferError(.noPrivateDirectory,
+            throw CofferError.noPrivateDirectory(
                 "the agent's socket \(path) is longer than a socket path may be (\(MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1) bytes); set XDG_RUNTIME_DIR to a shorter private directory")
         }
         return path

@@ -12,7 +12,7 @@ public struct RuntimeDirectoryDeviceSecretStore: DeviceSecretStore {
     /// readable from, a shared directory would let someone else unlock or guess (§2.3).
     package init(directory: String, fileSystem: any VaultFileSystem = POSIXFileSystem()) throws {
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw CofferError(.pinUnavailable, "cannot create the device-secret directory \(directory); unlock with the master password")
+            throw CofferError.pinUnavailable("cannot create the device-secret directory \(directory); unlock with the master password")
         }
         try Self.checkPrivate(directory, kind: S_IFDIR, what: "device-secret directory")
         self.directory = directory
@@ -24,7 +24,7 @@ public struct RuntimeDirectoryDeviceSecretStore: DeviceSecretStore {
     package static func checkPrivate(_ path: String, kind: mode_t, what: String) throws {
         var info = stat()
         guard lstat(path, &info) == 0 else {
-            throw CofferError(.pinUnavailable, "cannot inspect the \(what) \(path); unlock with the master password")
+            throw CofferError.pinUnavailable("cannot inspect the \(what) \(path); unlock with the master password")
         }
         let problem: String?
         if (info.st_mode & S_IFMT) != kind {
@@ -37,7 +37,7 @@ public struct RuntimeDirectoryDeviceSecretStore: DeviceSecretStore {
             problem = nil
         }
         if let problem {
-            throw CofferError(.pinDisabled, "the \(what) \(path) \(problem), so it is not used; unlock with the master password (and remove it or fix its owner and mode)")
+            throw CofferError.pinDisabled("the \(what) \(path) \(problem), so it is not used; unlock with the master password (and remove it or fix its owner and mode)")
         }
     }
 
@@ -51,7 +51,7 @@ public struct RuntimeDirectoryDeviceSecretStore: DeviceSecretStore {
             runtime = "/run/user/\(getuid())"
         }
         guard access(runtime, W_OK) == 0 else {
-            throw CofferError(.pinUnavailable,
+            throw CofferError.pinUnavailable(
                 "PIN unlock needs a per-user runtime directory ($XDG_RUNTIME_DIR); none is available, so unlock with the master password")
         }
         return try RuntimeDirectoryDeviceSecretStore(directory: runtime + "/coffer")
@@ -66,7 +66,7 @@ public struct RuntimeDirectoryDeviceSecretStore: DeviceSecretStore {
         let handle = try fileSystem.open(path, writable: false)
         defer { handle.close() }
         guard try handle.size() == Self.secretCount else {
-            throw CofferError(.pinUnavailable, "the device secret for this vault is damaged; unlock with the master password and set the PIN again")
+            throw CofferError.pinUnavailable("the device secret for this vault is damaged; unlock with the master password and set the PIN again")
         }
         var bytes = try handle.read(at: 0, count: Self.secretCount)
         defer { secureZero(&bytes) }

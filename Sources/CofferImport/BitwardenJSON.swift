@@ -8,10 +8,10 @@ enum BitwardenJSON {
     static func parse(_ bytes: [UInt8], now: Timestamp) throws -> ImportResult {
         let object = try JSONImport.object(bytes, what: "a bitwarden-json export")
         if object["encrypted"] as? Bool == true {
-            throw CofferError(.invalidImport, "this Bitwarden export is encrypted; export again choosing the unencrypted .json format")
+            throw CofferError.invalidImport("this Bitwarden export is encrypted; export again choosing the unencrypted .json format")
         }
         guard let entries = object["items"] as? [Any] else {
-            throw CofferError(.invalidImport, "no 'items' array; is --from right?")
+            throw CofferError.invalidImport("no 'items' array; is --from right?")
         }
         let folders = names(object["folders"])
         let collections = names(object["collections"])

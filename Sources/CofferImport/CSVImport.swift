@@ -110,7 +110,7 @@ enum CSVImport {
     static func parse(_ bytes: [UInt8], dialect: CSVDialect, limits: CSVReader.Limits, now: Timestamp) throws -> ImportResult {
         var rows = CSVReader(limits: limits).rows(bytes)
         guard let first = rows.first else {
-            throw CofferError(.invalidImport, "the file is empty; a \(dialect.format.rawValue) export starts with a header row")
+            throw CofferError.invalidImport("the file is empty; a \(dialect.format.rawValue) export starts with a header row")
         }
         let header = try Header(first, dialect: dialect)
         var result = ImportResult()
@@ -151,12 +151,12 @@ enum CSVImport {
             guard case .record(let line, let fields) = row else {
                 var reason = ""
                 if case .invalid(_, let why) = row { reason = why }
-                throw CofferError(.invalidImport, "the header row (line \(row.line)) is unreadable: \(reason)")
+                throw CofferError.invalidImport("the header row (line \(row.line)) is unreadable: \(reason)")
             }
             names = []
             for field in fields {
                 guard let name = Importer.decode(field) else {
-                    throw CofferError(.invalidImport, "the header row (line \(line)) is not valid UTF-8")
+                    throw CofferError.invalidImport("the header row (line \(line)) is not valid UTF-8")
                 }
                 names.append(name.trimmingCharacters(in: .whitespaces))
             }
@@ -172,7 +172,7 @@ enum CSVImport {
             let missing = dialect.required.filter { index[$0] == nil }
             guard missing.isEmpty else {
                 let wanted = missing.map { dialect.names[$0]!.first! }.joined(separator: ", ")
-                throw CofferError(.invalidImport,
+                throw CofferError.invalidImport(
                     "the header row (line \(line)) lacks the column(s) \(wanted) of a \(dialect.format.rawValue) export; is --from right?")
             }
             let mapped = Set(index.values)

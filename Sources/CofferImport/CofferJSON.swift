@@ -94,12 +94,12 @@ package enum CofferJSON {
     static func parse(_ bytes: [UInt8]) throws -> ImportResult {
         let object = try JSONImport.object(bytes, what: "a coffer-json export")
         guard object[Key.format.rawValue] as? String == formatName else {
-            throw CofferError(.invalidImport, "not a Coffer export: its \"format\" is not \"\(formatName)\"; is --from right?")
+            throw CofferError.invalidImport("not a Coffer export: its \"format\" is not \"\(formatName)\"; is --from right?")
         }
         guard (object[Key.version.rawValue] as? NSNumber)?.intValue == version else {
-            throw CofferError(.invalidImport, "Coffer export version \(object[Key.version.rawValue].map { "\($0)" } ?? "none") is not supported (this Coffer reads \(version))")
+            throw CofferError.invalidImport("Coffer export version \(object[Key.version.rawValue].map { "\($0)" } ?? "none") is not supported (this Coffer reads \(version))")
         }
-        guard let entries = object[Key.items.rawValue] as? [Any] else { throw CofferError(.invalidImport, "no \"items\" array") }
+        guard let entries = object[Key.items.rawValue] as? [Any] else { throw CofferError.invalidImport("no \"items\" array") }
         var result = ImportResult()
         for (offset, entry) in entries.enumerated() {
             do {
@@ -204,9 +204,9 @@ enum JSONImport {
         do {
             root = try JSONSerialization.jsonObject(with: data)
         } catch {
-            throw CofferError(.invalidImport, "not valid JSON (or not UTF-8); \(what) is one JSON object")
+            throw CofferError.invalidImport("not valid JSON (or not UTF-8); \(what) is one JSON object")
         }
-        guard let object = root as? [String: Any] else { throw CofferError(.invalidImport, "\(what) is a JSON object") }
+        guard let object = root as? [String: Any] else { throw CofferError.invalidImport("\(what) is a JSON object") }
         return object
     }
 }

@@ -108,7 +108,7 @@ public enum Importer {
     package static func parse(_ bytes: [UInt8], format: ImportFormat, limits: CSVReader.Limits,
                               now: Timestamp = .now()) throws -> ImportResult {
         guard bytes.count <= maximumFileBytes else {
-            throw CofferError(.invalidImport, "the file is larger than \(maximumFileBytes >> 20) MiB")
+            throw CofferError.invalidImport("the file is larger than \(maximumFileBytes >> 20) MiB")
         }
         switch format {
         case .bitwardenJSON: return try BitwardenJSON.parse(bytes, now: now)
@@ -181,7 +181,7 @@ extension Importer {
         let text = String(decoding: head[start...], as: UTF8.self)
         if head[start...].first == UInt8(ascii: "<") {
             if KeePassXML.looksLike(bytes) { return .keepassXML }
-            throw CofferError(.invalidImport, "an XML file, but not a KeePass 2 / KeePassXC export; name the format with --from")
+            throw CofferError.invalidImport("an XML file, but not a KeePass 2 / KeePassXC export; name the format with --from")
         }
         if head[start...].first == UInt8(ascii: "{") {
             if text.contains("\"\(CofferJSON.formatName)\"") { return .cofferJSON }
@@ -191,11 +191,11 @@ extension Importer {
             if text.contains("\"items\"") && (text.contains("\"encrypted\"") || text.contains("\"folders\"") || text.contains("\"collections\"")) {
                 return .bitwardenJSON
             }
-            throw CofferError(.invalidImport, "a JSON file, but not a Bitwarden, 1Password (1PIF) or Coffer export; name the format with --from")
+            throw CofferError.invalidImport("a JSON file, but not a Bitwarden, 1Password (1PIF) or Coffer export; name the format with --from")
         }
         let rows = CSVReader(limits: CSVReader.Limits(maximumRows: 1)).rows(Array(head[start...]))
         guard case .record(_, let fields)? = rows.first else {
-            throw CofferError(.invalidImport, "cannot tell the file's format (no readable CSV header); name it with --from")
+            throw CofferError.invalidImport("cannot tell the file's format (no readable CSV header); name it with --from")
         }
         let names = Set(fields.map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespaces).lowercased() })
         let candidates = CSVDialect.all.filter { dialect in
@@ -209,10 +209,10 @@ extension Importer {
         // property that happens to be named like another dialect's column does not make it ambiguous.
         if let buttercup = candidates.first(where: { $0.format == .buttercupCSV }) { return buttercup.format }
         if candidates.count > 1 {
-            throw CofferError(.invalidImport, "the header fits \(candidates.map(\.format.rawValue).joined(separator: " and ")); name the format with --from")
+            throw CofferError.invalidImport("the header fits \(candidates.map(\.format.rawValue).joined(separator: " and ")); name the format with --from")
         }
         if CSVDialect.generic.names[.title]!.contains(where: names.contains) { return .csv }
-        throw CofferError(.invalidImport,
+        throw CofferError.invalidImport(
             "cannot tell the file's format: the header names no title column; name it with --from (\(ImportFormat.allCases.map(\.rawValue).joined(separator: ", ")))")
     }
 }

@@ -32,7 +32,7 @@ enum KeePassXML {
         // on an element name that is not UTF-8, which libxml2 passes on
         // (Fuzz/FailCases/FuzzImportKeePassXML/element-name-not-utf8): libxml2 only sees valid UTF-8.
         guard isValidUTF8(bytes) else {
-            throw CofferError(.invalidImport, "the file is not valid UTF-8; KeePass XML exports are")
+            throw CofferError.invalidImport("the file is not valid UTF-8; KeePass XML exports are")
         }
         try refuseUnsafeXML(bytes)
         let document = try read(bytes)
@@ -94,10 +94,10 @@ enum KeePassXML {
         var i = 0
         if b.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
         let start = i
-        guard i < b.count else { throw CofferError(.invalidImport, "the file is empty; a keepass-xml export starts with <?xml or <KeePassFile") }
+        guard i < b.count else { throw CofferError.invalidImport("the file is empty; a keepass-xml export starts with <?xml or <KeePassFile") }
         let first = b[i]
         guard first == UInt8(ascii: "<") || first == 0x20 || first == 0x09 || first == 0x0A || first == 0x0D else {
-            throw CofferError(.invalidImport, "not a UTF-8 XML file; a keepass-xml export starts with <?xml or <KeePassFile")
+            throw CofferError.invalidImport("not a UTF-8 XML file; a keepass-xml export starts with <?xml or <KeePassFile")
         }
         func at(_ k: Int, _ text: String) -> Bool {
             let t = Array(text.utf8)
@@ -121,14 +121,14 @@ enum KeePassXML {
                 guard let end = skip(to: "]]>", from: i + 9) else { return }
                 i = end
             } else if at(i, "<!") {
-                throw CofferError(.invalidImport,
+                throw CofferError.invalidImport(
                     "the file has a DTD or entity declaration (<!DOCTYPE/<!ENTITY); KeePass exports have none, and it is refused")
             } else if at(i, "<?") {
                 // Only the XML declaration, at the very start. swift-corelibs-foundation's XMLParser
                 // calls strlen(NULL) on a processing instruction without data (`<?x?>`), a SEGV
                 // (Fuzz/FailCases/FuzzImportKeePassXML/processing-instruction-without-data-74fc9374); KeePass writes none.
                 guard i == start, at(i, "<?xml"), i + 5 < b.count, [0x20, 0x09, 0x0A, 0x0D].contains(b[i + 5]) else {
-                    throw CofferError(.invalidImport,
+                    throw CofferError.invalidImport(
                         "the file has a processing instruction (<?…?>); KeePass exports have none but the XML declaration, and it is refused")
                 }
                 guard let end = skip(to: "?>", from: i + 2) else { return }
@@ -146,7 +146,7 @@ enum KeePassXML {
         guard let range = text.range(of: "encoding") else { return }
         let rest = text[range.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\t" || $0 == "\"" || $0 == "'" }
         guard rest.hasPrefix("utf-8") || rest.hasPrefix("utf8") else {
-            throw CofferError(.invalidImport, "the XML declaration names an encoding other than UTF-8; KeePass exports are UTF-8")
+            throw CofferError.invalidImport("the XML declaration names an encoding other than UTF-8; KeePass exports are UTF-8")
         }
     }
 
@@ -176,23 +176,23 @@ enum KeePassXML {
         let reader = Reader()
         parser.delegate = reader
         let ok = parser.parse()
-        if let problem = reader.problem { throw CofferError(.invalidImport, problem) }
+        if let problem = reader.problem { throw CofferError.invalidImport(problem) }
         // swift-corelibs-foundation's parse() returns true after some errors (an unclosed element
         // at the end of the input): the error and an explicit end of <KeePassFile> are checked too.
         guard ok, parser.parserError == nil, !reader.sawError, reader.closedKeePassFile else {
             if longestText(bytes) > maximumTextNode {
-                throw CofferError(.invalidImport, "a value in the file (a large attachment or note) is over 10,000,000 bytes, "
+                throw CofferError.invalidImport("a value in the file (a large attachment or note) is over 10,000,000 bytes, "
                     + "more than the XML reader (libxml2) accepts in one text node; remove it from the database and export again")
             }
-            throw CofferError(.invalidImport, "not well-formed XML (or not UTF-8) near line \(parser.lineNumber); is --from right?")
+            throw CofferError.invalidImport("not well-formed XML (or not UTF-8) near line \(parser.lineNumber); is --from right?")
         }
         guard reader.sawKeePassFile else {
-            throw CofferError(.invalidImport, "the root element is not <KeePassFile>; is --from right?")
+            throw CofferError.invalidImport("the root element is not <KeePassFile>; is --from right?")
         }
-        guard reader.sawRoot else { throw CofferError(.invalidImport, "no <Root> element in <KeePassFile>") }
+        guard reader.sawRoot else { throw CofferError.invalidImport("no <Root> element in <KeePassFile>") }
         return reader.document
         #else
-        throw CofferError(.invalidImport, "XML import is not available on this platform")
+        throw CofferError.invalidImport("XML import is not available on this platform")
         #endif
     }
 

@@ -36,10 +36,10 @@ enum OnePassword1PIF {
 
     static func parse(_ bytes: [UInt8], now: Timestamp) throws -> ImportResult {
         guard Importer.decode(bytes) != nil else {
-            throw CofferError(.invalidImport, "not UTF-8 text; a 1password-1pif export is UTF-8 JSON entries")
+            throw CofferError.invalidImport("not UTF-8 text; a 1password-1pif export is UTF-8 JSON entries")
         }
         guard let records = records(bytes) else {
-            throw CofferError(.invalidImport,
+            throw CofferError.invalidImport(
                 "no ***5642bee8-a5ff-11dc-8314-0800200c9a66*** separator line; is this a 1Password .1pif export (is --from right?)")
         }
         var result = ImportResult()

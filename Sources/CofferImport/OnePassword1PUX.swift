@@ -16,16 +16,16 @@ enum OnePassword1PUX {
     /// entry that declares or inflates to more than `Importer.maximumFileBytes`.
     static func unzip(_ bytes: [UInt8]) throws -> (data: [UInt8], files: [String]) {
         guard bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) else {
-            throw CofferError(.invalidImport, "not a zip archive; a 1password-1pux export is a zip file (is --from right?)")
+            throw CofferError.invalidImport("not a zip archive; a 1password-1pux export is a zip file (is --from right?)")
         }
         // ZIPFoundation, given an archive without a readable end-of-central-directory record,
         // throws without closing its in-memory file and leaks it (a copy of the export) — found
         // by FuzzImport1Password — and looks for the record back to the first byte. Checked here first.
         guard let endRecord = endOfCentralDirectory(bytes) else {
-            throw CofferError(.invalidImport, "an unreadable zip archive (no end of central directory)")
+            throw CofferError.invalidImport("an unreadable zip archive (no end of central directory)")
         }
         if let problem = layoutProblem(bytes, endRecord: endRecord) {
-            throw CofferError(.invalidImport, "an unreadable zip archive (\(problem))")
+            throw CofferError.invalidImport("an unreadable zip archive (\(problem))")
         }
         var zipped = Data(bytes)
         defer { zipped.resetBytes(in: 0..<zipped.count) }
@@ -33,14 +33,14 @@ enum OnePassword1PUX {
         do {
             archive = try Archive(data: zipped, accessMode: .read)
         } catch {
-            throw CofferError(.invalidImport, "an unreadable zip archive (no end of central directory)")
+            throw CofferError.invalidImport("an unreadable zip archive (no end of central directory)")
         }
         var files: [String] = []
         var dataEntry: Entry?
         var count = 0
         for entry in archive {
             count += 1
-            guard count <= 100_000 else { throw CofferError(.invalidImport, "the zip archive lists over 100,000 entries") }
+            guard count <= 100_000 else { throw CofferError.invalidImport("the zip archive lists over 100,000 entries") }
             let path = entry.path
             if path == Self.dataEntry, dataEntry == nil {
                 dataEntry = entry
@@ -49,15 +49,15 @@ enum OnePassword1PUX {
             }
         }
         guard let entry = dataEntry else {
-            throw CofferError(.invalidImport, "the zip archive has no export.data; is it a 1Password .1pux export?")
+            throw CofferError.invalidImport("the zip archive has no export.data; is it a 1Password .1pux export?")
         }
         // A symlink entry would be read whole by its compressed size (up to 4 GiB) before any check.
         guard entry.type == .file else {
-            throw CofferError(.invalidImport, "export.data is not a regular file in the zip archive")
+            throw CofferError.invalidImport("export.data is not a regular file in the zip archive")
         }
         let limit = Importer.maximumFileBytes
         guard entry.uncompressedSize <= UInt64(limit) else {
-            throw CofferError(.invalidImport, "export.data declares \(entry.uncompressedSize) bytes, over the \(limit >> 20) MiB limit")
+            throw CofferError.invalidImport("export.data declares \(entry.uncompressedSize) bytes, over the \(limit >> 20) MiB limit")
         }
         let declared = Int(entry.uncompressedSize)
         var data: [UInt8] = []
@@ -70,14 +70,14 @@ enum OnePassword1PUX {
             }
         } catch is InflateLimit {
             secureZero(&data)
-            throw CofferError(.invalidImport, "export.data inflates to more than the \(declared) bytes it declares")
+            throw CofferError.invalidImport("export.data inflates to more than the \(declared) bytes it declares")
         } catch {
             secureZero(&data)
-            throw CofferError(.invalidImport, "export.data could not be extracted (damaged or unsupported zip entry)")
+            throw CofferError.invalidImport("export.data could not be extracted (damaged or unsupported zip entry)")
         }
         guard data.count == declared else {
             secureZero(&data)
-            throw CofferError(.invalidImport, "export.data holds \(data.count) bytes, its zip entry declares \(declared)")
+            throw CofferError.invalidImport("export.data holds \(data.count) bytes, its zip entry declares \(declared)")
         }
         return (data, files)
     }
@@ -140,10 +140,10 @@ enum OnePassword1PUX {
         var (data, files) = try unzip(bytes)
         defer { secureZero(&data) }
         guard let root = OnePassword.json(data) else {
-            throw CofferError(.invalidImport, "export.data is not valid JSON (or not UTF-8)")
+            throw CofferError.invalidImport("export.data is not valid JSON (or not UTF-8)")
         }
         guard let object = root as? [String: Any], let accounts = object["accounts"] as? [Any] else {
-            throw CofferError(.invalidImport, "export.data is not a JSON object with an 'accounts' array")
+            throw CofferError.invalidImport("export.data is not a JSON object with an 'accounts' array")
         }
         var result = ImportResult()
         var referenced = Set<String>()

@@ -117,7 +117,7 @@ package final class LocalVaultOperations: VaultOperations {
 
     /// The compare of a compare-and-swap: the item is there and was last modified at `time`.
     private static func expect(_ vault: Vault, _ id: ItemID, modifiedAt time: Timestamp) throws {
-        guard let modified = try vault.modified(of: id) else { throw CofferError(.itemNotFound, "no item with id \(id) (deleted meanwhile?)") }
+        guard let modified = try vault.modified(of: id) else { throw CofferError.itemNotFound("no item with id \(id) (deleted meanwhile?)") }
         guard modified == time else { throw ItemChangedMeanwhile() }
     }
 
@@ -233,6 +233,6 @@ extension Vault: LocalVaultSource {
     package func finishedWriting(_ writer: WritableVault, changed: ItemID?, succeeded: Bool) {}
 
     package func copy(at path: String) throws -> Vault {
-        throw CofferError(.io, "\(path) is not this command's vault; open it with its master password")
+        throw CofferError.io("\(path) is not this command's vault; open it with its master password")
     }
 }

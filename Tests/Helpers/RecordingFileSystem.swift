@@ -48,7 +48,7 @@ final class RecordingFileSystem: ForwardingFileSystem, @unchecked Sendable {
 
     /// Runs `call` as the recorded `event` (unless `failing` picks it), then tells the observer.
     fileprivate func perform<R>(_ event: Event, _ call: () throws -> R) throws -> R {
-        if failing?(event) == true { throw CofferError(.io, "injected failure of \(event)") }
+        if failing?(event) == true { throw CofferError.io("injected failure of \(event)") }
         let result = try call()
         lock.withLock { recorded.append(event) }
         observer?(event)

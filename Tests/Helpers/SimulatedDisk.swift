@@ -41,7 +41,7 @@ final class SimulatedDisk: VaultFileSystem, @unchecked Sendable {
     struct Crash: Error {}
 
     private func step() throws -> Fault? {
-        if crashed { throw CofferError(.io, "simulated disk is down") }
+        if crashed { throw CofferError.io("simulated disk is down") }
         defer { operations += 1 }
         if operations == faultAt { return fault }
         return nil
@@ -50,10 +50,10 @@ final class SimulatedDisk: VaultFileSystem, @unchecked Sendable {
     private func inject(_ fault: Fault?) throws {
         switch fault {
         case nil: return
-        case .error: throw CofferError(.io, "injected I/O error")
+        case .error: throw CofferError.io("injected I/O error")
         case .crash:
             crashed = true
-            throw CofferError(.io, "injected crash")
+            throw CofferError.io("injected crash")
         }
     }
 
@@ -93,15 +93,15 @@ final class SimulatedDisk: VaultFileSystem, @unchecked Sendable {
 
     func open(_ path: String, writable: Bool) throws -> any VaultFileHandle {
         lock.lock(); defer { lock.unlock() }
-        if crashed { throw CofferError(.io, "simulated disk is down") }
-        guard let id = names[path] else { throw CofferError(.vaultMissing, "no vault at \(path)") }
+        if crashed { throw CofferError.io("simulated disk is down") }
+        guard let id = names[path] else { throw CofferError.vaultMissing(at: path) }
         return Handle(disk: self, inode: id)
     }
 
     func create(_ path: String) throws -> any VaultFileHandle {
         lock.lock(); defer { lock.unlock() }
         try inject(try step())
-        guard names[path] == nil else { throw CofferError(.vaultExists, "\(path) exists") }
+        guard names[path] == nil else { throw CofferError.vaultExists("\(path) exists") }
         let id = nextInode
         nextInode += 1
         inodes[id] = Inode()
@@ -112,7 +112,7 @@ final class SimulatedDisk: VaultFileSystem, @unchecked Sendable {
     func rename(_ source: String, to destination: String) throws {
         lock.lock(); defer { lock.unlock() }
         try inject(try step())
-        guard let id = names[source] else { throw CofferError(.io, "no \(source)") }
+        guard let id = names[source] else { throw CofferError.io("no \(source)") }
         names[source] = nil
         names[destination] = id
     }
@@ -136,8 +136,8 @@ final class SimulatedDisk: VaultFileSystem, @unchecked Sendable {
 
     func lockExclusively(_ path: String) throws -> any VaultLockHandle {
         lock.lock(); defer { lock.unlock() }
-        if crashed { throw CofferError(.io, "simulated disk is down") }
-        guard locks.insert(path).inserted else { throw CofferError(.vaultBusy, "vault is busy") }
+        if crashed { throw CofferError.io("simulated disk is down") }
+        guard locks.insert(path).inserted else { throw CofferError.vaultBusy("vault is busy") }
         return LockHandle(disk: self, path: path)
     }
 
@@ -148,7 +148,7 @@ final class SimulatedDisk: VaultFileSystem, @unchecked Sendable {
 
     fileprivate func withInode<R>(_ id: Int, mutating: Bool, _ body: (Inode, Fault?) throws -> R) throws -> R {
         lock.lock(); defer { lock.unlock() }
-        if crashed { throw CofferError(.io, "simulated disk is down") }
+        if crashed { throw CofferError.io("simulated disk is down") }
         let fault = mutating ? try step() : nil
         return try body(inodes[id]!, fault)
     }
@@ -163,7 +163,7 @@ final class SimulatedDisk: VaultFileSystem, @unchecked Sendable {
 
         func read(at offset: Int, count: Int) throws -> [UInt8] {
             try disk.withInode(inode, mutating: false) { node, _ in
-                guard offset >= 0, offset + count <= node.volatile.count else { throw CofferError(.truncated, "short read") }
+                guard offset >= 0, offset + count <= node.volatile.count else { throw CofferError.truncated("short read") }
                 return Array(node.volatile[offset..<(offset + count)])
             }
         }

@@ -41,11 +41,11 @@ public struct KDFParameters: Hashable, Sendable, CustomStringConvertible {
     /// memory is allocated for a derivation.
     package func validate() throws {
         guard Self.iterationBounds.contains(iterations) else {
-            throw CofferError(.kdfParametersRefused,
+            throw CofferError.kdfParametersRefused(
                 "Argon2id passes \(iterations) outside the accepted \(Self.iterationBounds.lowerBound)...\(Self.iterationBounds.upperBound)")
         }
         guard Self.memoryKiBBounds.contains(memoryKiB) else {
-            throw CofferError(.kdfParametersRefused,
+            throw CofferError.kdfParametersRefused(
                 "Argon2id memory \(memoryKiB) KiB outside the accepted \(Self.memoryKiBBounds.lowerBound)...\(Self.memoryKiBBounds.upperBound) KiB")
         }
     }
@@ -54,10 +54,10 @@ public struct KDFParameters: Hashable, Sendable, CustomStringConvertible {
     /// than `budgetKiB` (nil: no budget); called before anything is allocated.
     package func check(memoryBudgetKiB budgetKiB: UInt32?) throws {
         guard let budgetKiB, memoryKiB > budgetKiB else { return }
-        throw CofferError(.kdfOverMemoryBudget,
+        throw CofferError.kdfOverMemoryBudget(
             "this vault's key derivation needs \(Self.mebibytes(memoryKiB)) of memory; \(Self.mebibytes(budgetKiB)) are allowed here: "
             + "open it where more memory is available and lower its cost (coffer passwd --kdf standard)",
-            detail: .memory(neededKiB: memoryKiB, allowedKiB: budgetKiB))
+            neededKiB: memoryKiB, allowedKiB: budgetKiB)
     }
 
     static func mebibytes(_ kib: UInt32) -> String { kib % 1024 == 0 ? "\(kib / 1024) MiB" : "\(kib) KiB" }
@@ -91,10 +91,10 @@ public struct KDFParameters: Hashable, Sendable, CustomStringConvertible {
     ) throws -> SecureBytes {
         try parameters.validate()
         guard salt.count == saltCount else {
-            throw CofferError(.invalidArgument, "Argon2id salt must be \(saltCount) bytes, got \(salt.count)")
+            throw CofferError.invalidArgument("Argon2id salt must be \(saltCount) bytes, got \(salt.count)")
         }
         guard outputCount >= Int(crypto_pwhash_argon2id_BYTES_MIN), outputCount <= 1024 else {
-            throw CofferError(.invalidArgument, "Argon2id output size \(outputCount) not supported")
+            throw CofferError.invalidArgument("Argon2id output size \(outputCount) not supported")
         }
         try Sodium.ensureInitialized()
         pthread_setspecific(derivationKey, UnsafeRawPointer(bitPattern: derivationsOnThisThread &+ 1))
@@ -114,7 +114,7 @@ public struct KDFParameters: Hashable, Sendable, CustomStringConvertible {
             }
         }
         guard status == 0 else {
-            throw CofferError(.kdfFailed, "Argon2id failed (\(parameters)): not enough memory?")
+            throw CofferError.kdfFailed("Argon2id failed (\(parameters)): not enough memory?")
         }
         return key
     }

@@ -28,7 +28,7 @@ package enum BLAKE2b {
     package static func keyedHash(_ message: UnsafeRawBufferPointer, key: SecureBytes, outputCount: Int = 32) throws -> [UInt8] {
         guard (minimumOutputCount...maximumOutputCount).contains(outputCount),
               (Int(crypto_generichash_KEYBYTES_MIN)...maximumKeyCount).contains(key.count)
-        else { throw CofferError(.invalidArgument, "BLAKE2b key or output size out of range") }
+        else { throw CofferError.invalidArgument("BLAKE2b key or output size out of range") }
         return key.withUnsafeBytes { compute(message, key: $0, outputCount: outputCount) }
     }
 
@@ -40,7 +40,7 @@ package enum BLAKE2b {
     package static func deriveKey(_ message: [UInt8], key: SecureBytes, outputCount: Int = 32) throws -> SecureBytes {
         guard (minimumOutputCount...maximumOutputCount).contains(outputCount),
               (Int(crypto_generichash_KEYBYTES_MIN)...maximumKeyCount).contains(key.count)
-        else { throw CofferError(.invalidArgument, "BLAKE2b key or output size out of range") }
+        else { throw CofferError.invalidArgument("BLAKE2b key or output size out of range") }
         return try SecureBytes(count: outputCount) { out in
             key.withUnsafeBytes { k in
                 message.withUnsafeBytes { m in

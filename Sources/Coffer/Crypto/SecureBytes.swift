@@ -30,7 +30,7 @@ public final class SecureBytes: @unchecked Sendable {
     /// the buffer is wiped and freed before the error propagates.
     package init(count: Int, protection: Protection = .guarded,
                 initializer: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
-        guard count >= 0 else { throw CofferError(.invalidArgument, "negative secure buffer size") }
+        guard count >= 0 else { throw CofferError.invalidArgument("negative secure buffer size") }
         try Sodium.ensureInitialized()
         let size = Swift.max(count, 1)  // keep one byte so the pointer is always usable
         let allocated: UnsafeMutableRawPointer?
@@ -41,7 +41,7 @@ public final class SecureBytes: @unchecked Sendable {
             if let allocated { _ = sodium_mlock(allocated, size) }  // best effort; failure is not fatal
         }
         guard let pointer = allocated else {
-            throw CofferError(.cryptoUnavailable, "could not allocate \(count) bytes of protected memory")
+            throw CofferError.cryptoUnavailable("could not allocate \(count) bytes of protected memory")
         }
         sodium_memzero(pointer, size)
         self.base = pointer
@@ -110,7 +110,7 @@ public final class SecureBytes: @unchecked Sendable {
     /// A new buffer holding `range` of this one.
     package func slice(_ range: Range<Int>) throws -> SecureBytes {
         guard range.lowerBound >= 0, range.upperBound <= count else {
-            throw CofferError(.invalidArgument, "secure slice out of range")
+            throw CofferError.invalidArgument("secure slice out of range")
         }
         return try withUnsafeBytes { try SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[range])) }
     }

@@ -16,7 +16,7 @@ final class SecureScratch {
         try Sodium.ensureInitialized()
         let newCapacity = Swift.max(count, capacity * 2)
         guard let pointer = sodium_malloc(newCapacity) else {
-            throw CofferError(.cryptoUnavailable, "could not allocate \(newCapacity) bytes of guarded memory")
+            throw CofferError.cryptoUnavailable("could not allocate \(newCapacity) bytes of guarded memory")
         }
         if let base { sodium_free(base) }
         base = pointer

@@ -8,7 +8,7 @@ enum Sodium {
     /// Throws `.cryptoUnavailable` if libsodium could not initialise (no entropy source).
     static func ensureInitialized() throws {
         if status < 0 {
-            throw CofferError(.cryptoUnavailable, "libsodium failed to initialise (no usable random source)")
+            throw CofferError.cryptoUnavailable("libsodium failed to initialise (no usable random source)")
         }
     }
 }

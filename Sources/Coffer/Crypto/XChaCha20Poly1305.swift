@@ -8,7 +8,7 @@ import CSodium
     /// Wraps existing key bytes; throws unless exactly 32 bytes.
     @_spi(CofferInternals) public init(_ bytes: SecureBytes) throws {
         guard bytes.count == Self.count else {
-            throw CofferError(.invalidArgument, "a key must be \(Self.count) bytes, got \(bytes.count)")
+            throw CofferError.invalidArgument("a key must be \(Self.count) bytes, got \(bytes.count)")
         }
         self.bytes = bytes
     }
@@ -60,10 +60,10 @@ import CSodium
         key: SecretKey, nonce: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer
     ) throws {
         guard nonce.count == nonceCount, nonce.baseAddress != nil else {
-            throw CofferError(.invalidArgument, "an XChaCha20 nonce is \(nonceCount) bytes")
+            throw CofferError.invalidArgument("an XChaCha20 nonce is \(nonceCount) bytes")
         }
         guard out.count == plaintext.count + tagCount, let outBase = out.baseAddress else {
-            throw CofferError(.invalidArgument, "the output must hold the plaintext plus the \(tagCount)-byte tag")
+            throw CofferError.invalidArgument("the output must hold the plaintext plus the \(tagCount)-byte tag")
         }
         try Sodium.ensureInitialized()
         var written: UInt64 = 0
@@ -91,9 +91,9 @@ import CSodium
         key: SecretKey, into out: UnsafeMutableRawBufferPointer
     ) throws {
         guard let count = plaintextCount(sealedCount: sealed.count) else {
-            throw CofferError(.authenticationFailed, "sealed box shorter than nonce and tag")
+            throw CofferError.authenticationFailed("sealed box shorter than nonce and tag")
         }
-        guard out.count >= count else { throw CofferError(.invalidArgument, "output buffer too small") }
+        guard out.count >= count else { throw CofferError.invalidArgument("output buffer too small") }
         try Sodium.ensureInitialized()
         let base = sealed.baseAddress!.assumingMemoryBound(to: UInt8.self)
         var written: UInt64 = 0
@@ -106,7 +106,7 @@ import CSodium
         }
         guard status == 0 else {
             secureZero(UnsafeMutableRawBufferPointer(rebasing: out[0..<count]))
-            throw CofferError(.authenticationFailed, "authentication failed: wrong key or modified data")
+            throw CofferError.authenticationFailed("authentication failed: wrong key or modified data")
         }
     }
 
@@ -114,7 +114,7 @@ import CSodium
     package static func open(_ sealed: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer = .init(start: nil, count: 0),
                             key: SecretKey) throws -> SecureBytes {
         guard let count = plaintextCount(sealedCount: sealed.count) else {
-            throw CofferError(.authenticationFailed, "sealed box shorter than nonce and tag")
+            throw CofferError.authenticationFailed("sealed box shorter than nonce and tag")
         }
         return try SecureBytes(count: count) { try open(sealed, associatedData: associatedData, key: key, into: $0) }
     }

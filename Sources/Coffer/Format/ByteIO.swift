@@ -27,7 +27,7 @@ struct ByteReader {
     }
 
     private func shortInput(_ count: Int) -> CofferError {
-        CofferError(shortInputCode, "\(context): needs \(count) more bytes at offset \(offset), has \(remaining)")
+        CofferError.coded(shortInputCode, "\(context): needs \(count) more bytes at offset \(offset), has \(remaining)")
     }
 
     mutating func uint8() throws -> UInt8 { try take(1)[0] }

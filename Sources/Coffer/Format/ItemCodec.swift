@@ -64,23 +64,23 @@ package enum ItemCodec {
 
         let fieldCount = fields.count + rules.count + extensions.count
         guard fieldCount <= maximumFields else {
-            throw CofferError(.limitExceeded, "an item may have at most \(maximumFields) fields, this one has \(fieldCount)")
+            throw CofferError.limitExceeded("an item may have at most \(maximumFields) fields, this one has \(fieldCount)")
         }
         for field in extensions where !extensionTags.contains(field.tag) || field.tag == urlMatchTag {
-            throw CofferError(.invalidArgument, "field tag \(field.tag) is not an unknown extension tag (129...255); nothing was written")
+            throw CofferError.invalidArgument("field tag \(field.tag) is not an unknown extension tag (129...255); nothing was written")
         }
         // Text fields are Swift strings (always UTF-8); secrets arrive as bytes. A secret that
         // is not UTF-8 would be written and then refused by every reader (spec/format.md §6),
         // making the whole vault unreadable: refuse it here instead.
         for (tag, value) in fields where !value.secretIsUTF8 {
-            throw CofferError(.invalidArgument, "the \(tag.secretName) is not UTF-8 text (Coffer stores secrets as text); nothing was written")
+            throw CofferError.invalidArgument("the \(tag.secretName) is not UTF-8 text (Coffer stores secrets as text); nothing was written")
         }
         let total = fixedPrefix + fields.reduce(0) { $0 + 5 + $1.1.count } + rules.reduce(0) { $0 + 5 + $1.count }
             + extensions.reduce(0) { $0 + 5 + $1.value.count }
         // The record bound (§9) is the only bound on one field since 1.1; checked here so that
         // nothing large is copied first.
         guard total <= maximumEncodedLength else {
-            throw CofferError(.limitExceeded, "an item may be at most \(maximumEncodedLength) bytes encoded, this one is \(total)")
+            throw CofferError.limitExceeded("an item may be at most \(maximumEncodedLength) bytes encoded, this one is \(total)")
         }
         var writer = ByteWriter(capacity: total)
         writer.uint8(encodingVersion)
@@ -427,5 +427,5 @@ package enum ItemCodec {
         return string
     }
 
-    private static func malformed(_ reason: String) -> CofferError { CofferError(.malformedItem, "malformed item: \(reason)") }
+    private static func malformed(_ reason: String) -> CofferError { CofferError.malformedItem("malformed item: \(reason)") }
 }

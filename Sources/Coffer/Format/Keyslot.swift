@@ -35,8 +35,8 @@ package struct Keyslot: Sendable, Equatable {
             return try SecretKey(key)
         } catch let error as CofferError where error.code == .authenticationFailed {
             throw kind == .password
-                ? CofferError(.wrongPassword, "wrong password (or the password keyslot was altered)")
-                : CofferError(.wrongPIN, "wrong PIN")
+                ? CofferError.wrongPassword("wrong password (or the password keyslot was altered)")
+                : CofferError.wrongPIN("wrong PIN")
         }
     }
 
@@ -62,7 +62,7 @@ package struct Keyslot: Sendable, Equatable {
     static func decode(from r: inout ByteReader) throws -> Keyslot {
         let rawKind = try r.uint8()
         guard let kind = Kind(rawValue: rawKind) else {
-            throw CofferError(.headerCorrupted, "header corrupted: unknown keyslot kind \(rawKind)")
+            throw CofferError.headerCorrupted("header corrupted: unknown keyslot kind \(rawKind)")
         }
         let kdf = KDFParameters(iterations: try r.uint32(), memoryKiB: try r.uint32())
         return Keyslot(kind: kind, kdf: kdf, salt: try r.bytes(Argon2id.saltCount), wrappedKey: try r.bytes(wrappedCount))

@@ -76,7 +76,7 @@ enum RecordFrame {
         var reader = ByteReader(payload, shortInputCode: .malformedItem, context: "batch record \(index)")
         let count = Int(try reader.uint32())
         guard reader.isAtEnd, (1...maximumBatchCount).contains(count) else {
-            throw CofferError(.malformedItem, "record \(index): malformed batch record")
+            throw CofferError.malformedItem("record \(index): malformed batch record")
         }
         return count
     }
@@ -120,7 +120,7 @@ enum RecordFrame {
                      scratch: SecureScratch, random: some RandomSource) throws -> [UInt8] {
         let padded = paddedCount(payloadCount: payload.count)
         guard padded <= maximumPlaintext else {
-            throw CofferError(.limitExceeded, "an item may be at most \(maximumPlaintext - 5) bytes encoded, this one is \(payload.count)")
+            throw CofferError.limitExceeded("an item may be at most \(maximumPlaintext - 5) bytes encoded, this one is \(payload.count)")
         }
         let bodyLength = bodyOverhead + padded
         let seq = chain.nextSeq
@@ -192,10 +192,10 @@ enum RecordFrame {
         let bodyLength = header.loadUnaligned(as: UInt32.self).littleEndian
         let check = header.loadUnaligned(fromByteOffset: 4, as: UInt32.self).littleEndian
         guard check == lengthCheck(bodyLength) else {
-            throw CofferError(.recordCorrupted, "record \(index) corrupted: damaged length at offset \(fileOffset)")
+            throw CofferError.recordCorrupted("record \(index) corrupted: damaged length at offset \(fileOffset)")
         }
         guard bodyLengthBounds.contains(Int(bodyLength)) else {
-            throw CofferError(.limitExceeded, "record \(index) at offset \(fileOffset) declares \(bodyLength) bytes, outside \(bodyLengthBounds)")
+            throw CofferError.limitExceeded("record \(index) at offset \(fileOffset) declares \(bodyLength) bytes, outside \(bodyLengthBounds)")
         }
         return frameHeaderCount + Int(bodyLength) + bodyCheckCount
     }
@@ -224,11 +224,11 @@ enum RecordFrame {
         let bodyBytes = UnsafeRawBufferPointer(rebasing: frame.bytes[frameHeaderCount..<(frame.totalCount - bodyCheckCount)])
         let storedCheck = UnsafeRawBufferPointer(rebasing: frame.bytes[(frame.totalCount - bodyCheckCount)...])
         guard bodyCheckMatches(bodyBytes, storedCheck) else {
-            throw CofferError(.recordCorrupted, "record \(index) corrupted: checksum mismatch at offset \(frame.offset) (the file was damaged)")
+            throw CofferError.recordCorrupted("record \(index) corrupted: checksum mismatch at offset \(frame.offset) (the file was damaged)")
         }
         let frameSeq = bodyBytes.loadUnaligned(as: UInt64.self).littleEndian
         guard frameSeq == seq else {
-            throw CofferError(.tampered, "vault tampered: record \(index) has sequence \(frameSeq), expected \(seq) (records reordered, duplicated or removed)")
+            throw CofferError.tampered("vault tampered: record \(index) has sequence \(frameSeq), expected \(seq) (records reordered, duplicated or removed)")
         }
         let sealed = UnsafeRawBufferPointer(rebasing: bodyBytes[8...])
         let count = sealed.count - XChaCha20Poly1305.overhead
@@ -238,17 +238,17 @@ enum RecordFrame {
                     try XChaCha20Poly1305.open(sealed, associatedData: $0, key: chain.recordKey, into: plaintext)
                 }
             } catch {
-                throw CofferError(.tampered, "vault tampered: record \(index) at offset \(frame.offset) fails authentication")
+                throw CofferError.tampered("vault tampered: record \(index) at offset \(frame.offset) fails authentication")
             }
             var r = ByteReader(UnsafeRawBufferPointer(plaintext), shortInputCode: .malformedItem, context: "record")
             let rawType = try r.uint8()
             guard let type = RecordType(rawValue: rawType) else {
-                throw CofferError(.malformedItem, "record \(index): unknown record type \(rawType)")
+                throw CofferError.malformedItem("record \(index): unknown record type \(rawType)")
             }
             let payloadLength = Int(try r.uint32())
             let payload = try r.slice(payloadLength)
             guard count == paddedCount(payloadCount: payloadLength), isAllZero(try r.slice(r.remaining)) else {
-                throw CofferError(.malformedItem, "record \(index): bad padding")
+                throw CofferError.malformedItem("record \(index): bad padding")
             }
             return try body(type, payload)
         }

@@ -46,7 +46,7 @@ package struct VaultHeader: Sendable, Equatable {
         let n = headerBytes.count
         let expected = try BLAKE2b.keyedHash(UnsafeRawBufferPointer(rebasing: headerBytes[0..<(n - 64)]), key: keys.headerMACKey)
         guard constantTimeEquals(expected, Array(headerBytes[(n - 64)..<(n - 32)])) else {
-            throw CofferError(.tampered, "vault tampered: the header was modified without the key (its checksum was recomputed)")
+            throw CofferError.tampered("vault tampered: the header was modified without the key (its checksum was recomputed)")
         }
     }
 
@@ -54,25 +54,25 @@ package struct VaultHeader: Sendable, Equatable {
     /// Returns the header and its length in bytes.
     package static func parse(_ file: UnsafeRawBufferPointer) throws -> (header: VaultHeader, length: Int) {
         guard file.count >= 16, Array(file[0..<8]) == magic else {
-            throw CofferError(.notAVault, "not a Coffer vault (no Coffer signature at the start of the file)")
+            throw CofferError.notAVault("not a Coffer vault (no Coffer signature at the start of the file)")
         }
         var r = ByteReader(file, offset: 8, shortInputCode: .truncated, context: "header")
         let major = try r.uint16()
         let minor = try r.uint16()
         guard major == versionMajor else {
-            throw CofferError(.unsupportedVersion, "vault format version \(major).\(minor) is not supported (this Coffer reads \(versionMajor).x)")
+            throw CofferError.unsupportedVersion("vault format version \(major).\(minor) is not supported (this Coffer reads \(versionMajor).x)")
         }
         let length = Int(try r.uint32())
         guard lengthBounds.contains(length) else {
-            throw CofferError(.headerCorrupted, "header corrupted: declared length \(length) outside \(lengthBounds)")
+            throw CofferError.headerCorrupted("header corrupted: declared length \(length) outside \(lengthBounds)")
         }
         guard file.count >= length else {
-            throw CofferError(.truncated, "vault truncated: the file ends inside the header (\(file.count) of \(length) bytes)")
+            throw CofferError.truncated("vault truncated: the file ends inside the header (\(file.count) of \(length) bytes)")
         }
         let headerBytes = UnsafeRawBufferPointer(rebasing: file[0..<length])
         let checksum = BLAKE2b.hash(UnsafeRawBufferPointer(rebasing: headerBytes[0..<(length - 32)]))
         guard checksum == Array(headerBytes[(length - 32)..<length]) else {
-            throw CofferError(.headerCorrupted, "header corrupted: checksum mismatch (the file was damaged)")
+            throw CofferError.headerCorrupted("header corrupted: checksum mismatch (the file was damaged)")
         }
         var body = ByteReader(UnsafeRawBufferPointer(rebasing: headerBytes[0..<(length - trailerCount)]), offset: 16,
                               shortInputCode: .headerCorrupted, context: "header")
@@ -81,12 +81,12 @@ package struct VaultHeader: Sendable, Equatable {
         let created = Timestamp(millisecondsSince1970: try body.int64())
         let count = Int(try body.uint8())
         guard (1...maximumKeyslots).contains(count) else {
-            throw CofferError(.headerCorrupted, "header corrupted: \(count) keyslots (1 to \(maximumKeyslots) allowed)")
+            throw CofferError.headerCorrupted("header corrupted: \(count) keyslots (1 to \(maximumKeyslots) allowed)")
         }
         var slots: [Keyslot] = []
         for _ in 0..<count { slots.append(try Keyslot.decode(from: &body)) }
         guard body.isAtEnd else {
-            throw CofferError(.headerCorrupted, "header corrupted: \(body.remaining) unexpected bytes after the keyslots")
+            throw CofferError.headerCorrupted("header corrupted: \(body.remaining) unexpected bytes after the keyslots")
         }
         let header = VaultHeader(versionMinor: minor, vaultID: vaultID, logID: logID, created: created, keyslots: slots)
         try header.validateStructure()
@@ -95,13 +95,13 @@ package struct VaultHeader: Sendable, Equatable {
 
     func validateStructure() throws {
         guard (1...Self.maximumKeyslots).contains(keyslots.count) else {
-            throw CofferError(.headerCorrupted, "header corrupted: \(keyslots.count) keyslots")
+            throw CofferError.headerCorrupted("header corrupted: \(keyslots.count) keyslots")
         }
         guard keyslots.filter({ $0.kind == .password }).count == 1 else {
-            throw CofferError(.headerCorrupted, "header corrupted: there must be exactly one password keyslot")
+            throw CofferError.headerCorrupted("header corrupted: there must be exactly one password keyslot")
         }
         guard keyslots.filter({ $0.kind == .pin }).count <= 1 else {
-            throw CofferError(.headerCorrupted, "header corrupted: more than one PIN keyslot")
+            throw CofferError.headerCorrupted("header corrupted: more than one PIN keyslot")
         }
     }
 }

@@ -102,8 +102,8 @@ private final class MemoryHandle: VaultFileHandle {
         guard offset >= 0, offset < memory.count, count > 0 else { return [] }
         return Array(memory[offset..<(offset + Swift.min(count, memory.count - offset))])
     }
-    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws { throw CofferError(.readOnly, "read-only") }
-    func truncate(to size: Int) throws { throw CofferError(.readOnly, "read-only") }
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws { throw CofferError.readOnly() }
+    func truncate(to size: Int) throws { throw CofferError.readOnly() }
     func sync() throws {}
     func close() {}
 }

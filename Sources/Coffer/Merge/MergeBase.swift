@@ -37,15 +37,15 @@ struct PrefixFileSystem: VaultFileSystem {
     let limit: Int
 
     func open(_ path: String, writable: Bool) throws -> any VaultFileHandle {
-        guard !writable else { throw CofferError(.readOnly, "a merge base is read-only") }
+        guard !writable else { throw CofferError.mergeBaseIsReadOnly() }
         return PrefixHandle(inner: try base.open(path, writable: false), limit: limit)
     }
-    func create(_ path: String) throws -> any VaultFileHandle { throw CofferError(.readOnly, "a merge base is read-only") }
-    func rename(_ source: String, to destination: String) throws { throw CofferError(.readOnly, "a merge base is read-only") }
+    func create(_ path: String) throws -> any VaultFileHandle { throw CofferError.mergeBaseIsReadOnly() }
+    func rename(_ source: String, to destination: String) throws { throw CofferError.mergeBaseIsReadOnly() }
     func remove(_ path: String) {}
     func fileExists(_ path: String) -> Bool { base.fileExists(path) }
     func syncDirectory(containing path: String) throws {}
-    func lockExclusively(_ path: String) throws -> any VaultLockHandle { throw CofferError(.readOnly, "a merge base is read-only") }
+    func lockExclusively(_ path: String) throws -> any VaultLockHandle { throw CofferError.mergeBaseIsReadOnly() }
     func canonicalPath(_ path: String) -> String { base.canonicalPath(path) }
 }
 
@@ -57,8 +57,8 @@ private final class PrefixHandle: VaultFileHandle {
     func read(at offset: Int, count: Int) throws -> [UInt8] {
         try inner.read(at: offset, count: Swift.max(0, Swift.min(count, limit - offset)))
     }
-    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws { throw CofferError(.readOnly, "a merge base is read-only") }
-    func truncate(to size: Int) throws { throw CofferError(.readOnly, "a merge base is read-only") }
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws { throw CofferError.mergeBaseIsReadOnly() }
+    func truncate(to size: Int) throws { throw CofferError.mergeBaseIsReadOnly() }
     func sync() throws {}
     func close() { inner.close() }
 }

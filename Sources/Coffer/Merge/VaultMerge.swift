@@ -193,11 +193,11 @@ extension Vault {
     /// Refuses a file that is not a copy of this vault before anything past its header is read.
     func checkSameVault(_ otherPath: String, as vaultID: [UInt8]) throws {
         guard let otherID = Vault.vaultID(at: otherPath, fileSystem: fileSystem) else {
-            guard fileSystem.fileExists(otherPath) else { throw CofferError(.vaultMissing, "\(otherPath) does not exist") }
-            throw CofferError(.notAVault, "\(otherPath) is not a Coffer vault")
+            guard fileSystem.fileExists(otherPath) else { throw CofferError.vaultMissing("\(otherPath) does not exist") }
+            throw CofferError.notAVault("\(otherPath) is not a Coffer vault")
         }
         guard otherID == vaultID else {
-            throw CofferError(.differentVault, "\(otherPath) is a copy of a different vault (another vault id); only copies of one vault can be merged")
+            throw CofferError.differentVault("\(otherPath) is a copy of a different vault (another vault id); only copies of one vault can be merged")
         }
     }
 
@@ -211,7 +211,7 @@ extension Vault {
         } catch let error as CofferError where error.code == .tampered {
             // A header MAC that fails under our key: another vault key (a rekey), or tampering.
             guard let password else {
-                throw CofferError(.otherPasswordNeeded, "\(path) is under another vault key (it was rekeyed, or it was altered); its own master password is needed")
+                throw CofferError.otherPasswordNeeded("\(path) is under another vault key (it was rekeyed, or it was altered); its own master password is needed")
             }
             return (try Vault.open(at: path, mode: .readOnly, unlockedWith: .masterPassword, fileSystem: fileSystem, random: random) { header in
                 try PasswordKeyslot.vaultKey(header: header, password: password)
@@ -250,7 +250,7 @@ extension Vault {
         guard takeTheirs else { return (nil, .keptOurs) }
         guard otherKeyDiffers else { return (theirsSlot, .tookTheirs) }
         // Their slot wraps another vault key: wrap ours under their password and KDF settings.
-        guard let otherPassword else { throw CofferError(.otherPasswordNeeded, "the other copy's master password is needed to take its password") }
+        guard let otherPassword else { throw CofferError.otherPasswordNeeded("the other copy's master password is needed to take its password") }
         let slot = try withVaultKey { key in
             try PasswordKeyslot.make(for: otherPassword, kdf: theirsSlot.kdf, vaultKey: key, vaultID: ours.vaultID, random: random)
         }

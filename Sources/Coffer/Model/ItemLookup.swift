@@ -18,7 +18,7 @@ public enum ItemLookup {
     /// `store.item-not-found` for `query`, with the suggestions as "did you mean".
     package static func notFound(_ query: String, suggestions: [String]) -> CofferError {
         let hint = suggestions.isEmpty ? "" : "; did you mean " + suggestions.map { "'\($0)'" }.joined(separator: " or ") + "?"
-        return CofferError(.itemNotFound, "no item matches '\(query)'\(hint)")
+        return CofferError.itemNotFound("no item matches '\(query)'\(hint)")
     }
 
     public static func find(_ query: String, in items: [ItemSummary]) -> Answer { find(query, in: items, index: nil) }

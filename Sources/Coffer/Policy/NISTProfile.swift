@@ -16,7 +16,7 @@ package enum NISTProfile {
     package static func policy(minLength: Int, maxLength: Int) throws -> PasswordPolicy {
         guard minLength >= minimumLength, maxLength >= 64, minLength <= maxLength,
               maxLength <= PasswordRules.maximumValue else {
-            throw CofferError(.invalidRules, "a NIST profile needs a minimum of at least 8 and a maximum of at least 64")
+            throw CofferError.invalidRules("a NIST profile needs a minimum of at least 8 and a maximum of at least 64")
         }
         return makePolicy(minLength: minLength, maxLength: maxLength)
     }

@@ -41,7 +41,7 @@ public enum PINPolicy {
 
     /// Throws `policy.violation` with the reason (never the PIN) unless `check` accepts the PIN.
     public static func validate(_ pin: String) throws {
-        if let problem = check(pin) { throw CofferError(.policyViolation, "PIN refused: " + problem.reason) }
+        if let problem = check(pin) { throw CofferError.policyViolation("PIN refused: " + problem.reason) }
     }
 
     /// A uniformly random PIN of `digits` digits among those `check` accepts.
@@ -52,13 +52,13 @@ public enum PINPolicy {
 
     /// `generate(digits:)` from an injected random source (seeded tests).
     package static func generate(digits: Int = defaultDigits, random: any RandomSource) throws -> String {
-        guard digitRange.contains(digits) else { throw CofferError(.invalidOption, "a PIN has 6 to 12 digits") }
+        guard digitRange.contains(digits) else { throw CofferError.invalidOption("a PIN has 6 to 12 digits") }
         for _ in 0..<1000 {
             var pin = ""
             for _ in 0..<digits { pin.unicodeScalars.append(Unicode.Scalar(UInt8(0x30 + random.uniform(10)))) }
             if check(pin) == nil { return pin }
         }
-        throw CofferError(.unsatisfiablePolicy, "could not draw an acceptable PIN")
+        throw CofferError.unsatisfiablePolicy("could not draw an acceptable PIN")
     }
 
     /// Each digit one more than the previous, or each one less (no wrap-around).

@@ -31,7 +31,7 @@ public struct PassphraseGenerator: Sendable {
         words: Int = defaultWordCount, separator: String = "-", capitalize: Bool = false, includeDigit: Bool = false
     ) throws -> Passphrase {
         guard Self.wordCountRange.contains(words) else {
-            throw CofferError(.invalidOption, "a passphrase needs 1 to 64 words")
+            throw CofferError.invalidOption("a passphrase needs 1 to 64 words")
         }
         let list = PolicyData.effWords
         var chosen = (0..<words).map { _ in list[Int(random.uniform(UInt32(list.count)))] }

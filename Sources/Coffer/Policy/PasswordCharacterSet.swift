@@ -38,12 +38,12 @@ public struct PasswordCharacterSet: Hashable, Sendable {
         var set = PasswordCharacterSet.empty
         for scalar in characters.unicodeScalars {
             guard scalar.value >= 0x20, scalar.value <= 0x7E else {
-                throw CofferError(.invalidRules, "a custom character set may only hold printable ASCII characters")
+                throw CofferError.invalidRules("a custom character set may only hold printable ASCII characters")
             }
             set.insert(UInt8(scalar.value))
         }
         guard set.isRepresentable else {
-            throw CofferError(.invalidRules, "']' can only be allowed or required through the whole 'special' class")
+            throw CofferError.invalidRules("']' can only be allowed or required through the whole 'special' class")
         }
         self = set
     }

@@ -81,21 +81,21 @@ struct GenerationPlan {
 
     init(rules: PasswordRules, excludeLookalikes: Bool, length: Int) throws {
         guard length <= PasswordRules.maximumValue else {
-            throw CofferError(.invalidOption, "a password length must be at most \(PasswordRules.maximumValue)")
+            throw CofferError.invalidOption("a password length must be at most \(PasswordRules.maximumValue)")
         }
-        guard length >= 1 else { throw CofferError(.unsatisfiablePolicy, "a password needs at least one character") }
+        guard length >= 1 else { throw CofferError.unsatisfiablePolicy("a password needs at least one character") }
         if let minLength = rules.minLength, length < minLength {
-            throw CofferError(.unsatisfiablePolicy, "length \(length) is below the policy's minimum length \(minLength)")
+            throw CofferError.unsatisfiablePolicy("length \(length) is below the policy's minimum length \(minLength)")
         }
         if let maxLength = rules.maxLength, length > maxLength {
-            throw CofferError(.unsatisfiablePolicy, "length \(length) is above the policy's maximum length \(maxLength)")
+            throw CofferError.unsatisfiablePolicy("length \(length) is above the policy's maximum length \(maxLength)")
         }
 
         var alphabetSet = rules.allowed.intersection(.asciiPrintable)
         if excludeLookalikes {
             for scalar in PasswordGenerator.lookalikes.unicodeScalars { alphabetSet.remove(UInt8(scalar.value)) }
         }
-        guard !alphabetSet.isEmpty else { throw CofferError(.unsatisfiablePolicy, "no character is allowed") }
+        guard !alphabetSet.isEmpty else { throw CofferError.unsatisfiablePolicy("no character is allowed") }
 
         let required = try Self.simplify(rules.required.map { $0.intersection(alphabetSet) })
         let alphabet = alphabetSet.asciiCodes
@@ -111,20 +111,20 @@ struct GenerationPlan {
 
         let hitting = Self.minimumHittingSetSize(signatures: signatures, full: allRequired)
         guard hitting <= length else {
-            throw CofferError(.unsatisfiablePolicy, "the required classes need at least \(hitting) characters but the length is \(length)")
+            throw CofferError.unsatisfiablePolicy("the required classes need at least \(hitting) characters but the length is \(length)")
         }
         guard maxConsecutive >= 1 else {
-            throw CofferError(.unsatisfiablePolicy, "max-consecutive 0 forbids every character")
+            throw CofferError.unsatisfiablePolicy("max-consecutive 0 forbids every character")
         }
         guard alphabet.count >= 2 || length <= maxConsecutive else {
-            throw CofferError(.unsatisfiablePolicy, "only one character is allowed, so max-consecutive \(maxConsecutive) caps the length")
+            throw CofferError.unsatisfiablePolicy("only one character is allowed, so max-consecutive \(maxConsecutive) caps the length")
         }
 
         let pRequired = Self.requiredProbability(signatures: signatures, full: allRequired, length: length)
         let pRuns = Self.noLongRunProbability(alphabetSize: alphabet.count, length: length, maxRun: maxConsecutive)
         let acceptance = max(0, min(1, pRequired)) * pRuns
         guard acceptance >= PasswordGenerator.minimumAcceptance else {
-            throw CofferError(.unsatisfiablePolicy, "only about \(acceptance) of random passwords of length \(length) satisfy the policy; relax it or change the length")
+            throw CofferError.unsatisfiablePolicy("only about \(acceptance) of random passwords of length \(length) satisfy the policy; relax it or change the length")
         }
         self.acceptance = acceptance
         self.maxAttempts = Int((50 / acceptance).rounded(.up)) + 10
@@ -134,13 +134,13 @@ struct GenerationPlan {
     /// refuses an empty one (a class that is not allowed) and more than 16.
     static func simplify(_ sets: [PasswordCharacterSet]) throws -> [PasswordCharacterSet] {
         if sets.contains(where: \.isEmpty) {
-            throw CofferError(.unsatisfiablePolicy, "a required class has no allowed character")
+            throw CofferError.unsatisfiablePolicy("a required class has no allowed character")
         }
         var unique: [PasswordCharacterSet] = []
         for set in sets where !unique.contains(set) { unique.append(set) }
         let minimal = unique.filter { set in !unique.contains { $0 != set && $0.isSubset(of: set) } }
         guard minimal.count <= maximumRequiredSets else {
-            throw CofferError(.unsatisfiablePolicy, "more than \(maximumRequiredSets) distinct required classes")
+            throw CofferError.unsatisfiablePolicy("more than \(maximumRequiredSets) distinct required classes")
         }
         return minimal
     }
@@ -222,6 +222,6 @@ struct GenerationPlan {
                 return String(decoding: buffer, as: UTF8.self)
             }
         }
-        throw CofferError(.unsatisfiablePolicy, "gave up after \(maxAttempts) attempts; the policy is too restrictive for this length")
+        throw CofferError.unsatisfiablePolicy("gave up after \(maxAttempts) attempts; the policy is too restrictive for this length")
     }
 }

@@ -80,7 +80,7 @@ public struct PasswordPolicy: Hashable, Sendable {
         var problems = result.unmetRules.map { "rule not met: \($0)" }
         if let match = result.blocklistMatch { problems.append(match.reason) }
         if result.confirmationMatches == false { problems.append("the confirmation does not match") }
-        throw CofferError(.policyViolation, "password refused: " + problems.joined(separator: "; "))
+        throw CofferError.policyViolation("password refused: " + problems.joined(separator: "; "))
     }
 
     /// Whether one rule holds for a normalised password given as scalars.

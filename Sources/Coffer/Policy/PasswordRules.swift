@@ -35,7 +35,7 @@ public struct PasswordRules: Hashable, Sendable {
     ) throws {
         for value in [minLength, maxLength, maxConsecutive].compactMap({ $0 }) {
             guard (0...PasswordRules.maximumValue).contains(value) else {
-                throw CofferError(.invalidRules, "rule values must lie in 0...\(PasswordRules.maximumValue)")
+                throw CofferError.invalidRules("rule values must lie in 0...\(PasswordRules.maximumValue)")
             }
         }
         self.init(unchecked: required, allowed: allowed, minLength: minLength, maxLength: maxLength, maxConsecutive: maxConsecutive)

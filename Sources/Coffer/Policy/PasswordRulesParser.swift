@@ -25,7 +25,7 @@ struct PasswordRulesParser {
 
     /// The syntax error at `offset`, without quoting the input.
     private func fail(_ message: String, at offset: Int) -> CofferError {
-        CofferError(.invalidRules, "\(message) at position \(offset)", detail: .position(offset))
+        CofferError.invalidRules(message, at: offset)
     }
 
     private static func isWhitespace(_ c: Unicode.Scalar) -> Bool {

@@ -175,11 +175,11 @@ private func openWithoutWaiting(_ name: String, in directory: Int32, path: Strin
     let fd = openat(directory, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
     guard fd >= 0 else {
         if missingIsNil && errno == ENOENT { return nil }
-        throw CofferError(.io, "cannot open \(path): \(String(cString: strerror(errno)))")
+        throw CofferError.io("cannot open \(path)", errno: errno)
     }
     var info = stat()
     guard fstat(fd, &info) == 0 else {
-        let error = CofferError(.io, "cannot stat \(path): \(String(cString: strerror(errno)))")
+        let error = CofferError.io("cannot stat \(path)", errno: errno)
         SystemCall.close(fd)
         throw error
     }
@@ -216,7 +216,7 @@ package final class PwnedPasswordsFileBytes: PwnedPasswordsBytes {
     /// refused at once, never waited on).
     package convenience init(path: String) throws {
         guard let opened = try openWithoutWaiting(path, in: AT_FDCWD, path: path) else {
-            throw CofferError(.io, "cannot open \(path)")  // not reached: only `missingIsNil` gives nil
+            throw CofferError.io("cannot open \(path)")  // not reached: only `missingIsNil` gives nil
         }
         try self.init(fd: opened.fd, info: opened.info, path: path)
     }
@@ -226,7 +226,7 @@ package final class PwnedPasswordsFileBytes: PwnedPasswordsBytes {
     init(fd: Int32, info: stat, path: String) throws {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             SystemCall.close(fd)
-            throw CofferError(.io, "\(path) is \(fileKind(info.st_mode)), not a regular file; give the Pwned Passwords list itself")
+            throw CofferError.io("\(path) is \(fileKind(info.st_mode)), not a regular file; give the Pwned Passwords list itself")
         }
         // Back to blocking reads. The status flags it was opened with are O_RDONLY and
         // O_NONBLOCK (O_CLOEXEC is a descriptor flag), so 0 is them less O_NONBLOCK: one call,
@@ -244,7 +244,7 @@ package final class PwnedPasswordsFileBytes: PwnedPasswordsBytes {
         while done < buffer.count {
             let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
             if n < 0 && errno == EINTR { continue }
-            if n < 0 { throw CofferError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+            if n < 0 { throw CofferError.io("cannot read \(path)", errno: errno) }
             if n == 0 { break }
             done += n
         }
@@ -435,11 +435,11 @@ package final class PwnedPasswordsSortedFile {
 
     private func invalid(_ what: String) -> CofferError {
         let expected = layout == .full ? "sorted 40-hex-digit HASH:COUNT lines" : "sorted 35-hex-digit SUFFIX:COUNT lines"
-        return CofferError(.invalidBreachFile, "\(name) is not a Pwned Passwords SHA-1 file (\(expected)): \(what)")
+        return CofferError.invalidBreachFile("\(name) is not a Pwned Passwords SHA-1 file (\(expected)): \(what)")
     }
 
     private func notSorted(at offset: Int) -> CofferError {
-        CofferError(.invalidBreachFile, "\(name) is not sorted by hash (found out of order at offset \(offset)); download the SHA-1 list ordered by hash")
+        CofferError.invalidBreachFile("\(name) is not sorted by hash (found out of order at offset \(offset)); download the SHA-1 list ordered by hash")
     }
 }
 
@@ -461,7 +461,7 @@ package final class PwnedPasswords {
     /// `policy.invalid-breach-file` if a file's beginning or end is not the format.
     package init(path: String) throws {
         guard let opened = try openWithoutWaiting(path, in: AT_FDCWD, path: path) else {
-            throw CofferError(.io, "cannot open \(path)")  // not reached: only `missingIsNil` gives nil
+            throw CofferError.io("cannot open \(path)")  // not reached: only `missingIsNil` gives nil
         }
         let (fd, info) = opened
         if (info.st_mode & S_IFMT) == S_IFDIR {
@@ -470,7 +470,7 @@ package final class PwnedPasswords {
             storage = .file(try PwnedPasswordsSortedFile(PwnedPasswordsFileBytes(fd: fd, info: info, path: path), layout: .full, name: path))
         } else {
             SystemCall.close(fd)
-            throw CofferError(.io, "\(path) is \(fileKind(info.st_mode)), not a regular file or a directory; give the Pwned Passwords list itself")
+            throw CofferError.io("\(path) is \(fileKind(info.st_mode)), not a regular file or a directory; give the Pwned Passwords list itself")
         }
     }
 
@@ -493,7 +493,7 @@ package final class PwnedPasswords {
                 if opened != nil { break }
             }
             guard let opened else {
-                throw CofferError(.invalidBreachFile, "\(directory) has no file for prefix \(prefix) (\(prefix).txt): the download is incomplete; run the downloader again")
+                throw CofferError.invalidBreachFile("\(directory) has no file for prefix \(prefix) (\(prefix).txt): the download is incomplete; run the downloader again")
             }
             let bytes = try PwnedPasswordsFileBytes(fd: opened.fd, info: opened.info, path: path)
             let file = try PwnedPasswordsSortedFile(bytes, layout: .suffix(prefix: hash.prefix), name: path)

@@ -30,7 +30,7 @@ package protocol VaultFileSystem: Sendable {
 extension VaultFileSystem {
     /// File systems without inodes (the tests' in-memory ones) lock a name beside the file.
     package func lockExistingFile(_ path: String) throws -> any VaultLockHandle {
-        guard fileExists(path) else { throw CofferError(.vaultMissing, "no vault at \(path)") }
+        guard fileExists(path) else { throw CofferError.vaultMissing(at: path) }
         return try lockExclusively(path + ".attempt-lock")
     }
 
@@ -100,7 +100,7 @@ package struct POSIXFileSystem: VaultFileSystem {
     package func open(_ path: String, writable: Bool) throws -> any VaultFileHandle {
         let fd = SystemCall.open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
-            if errno == ENOENT { throw CofferError(.vaultMissing, "no vault at \(path)") }
+            if errno == ENOENT { throw CofferError.vaultMissing(at: path) }
             throw POSIXFileSystem.error("cannot open \(path)")
         }
         var info = stat()
@@ -111,11 +111,11 @@ package struct POSIXFileSystem: VaultFileSystem {
         }
         if (info.st_mode & S_IFMT) != S_IFREG {
             SystemCall.close(fd)
-            throw CofferError(.unsupportedFile, "\(path) is not a regular file (a FIFO, device or directory cannot be a vault)")
+            throw CofferError.unsupportedFile("\(path) is not a regular file (a FIFO, device or directory cannot be a vault)")
         }
         if writable && info.st_nlink > 1 {
             SystemCall.close(fd)
-            throw CofferError(.unsupportedFile, "\(path) has \(info.st_nlink) hard links; Coffer replaces the file when it compacts or changes the password, which would split them: keep one name and use a symbolic link for the others")
+            throw CofferError.unsupportedFile("\(path) has \(info.st_nlink) hard links; Coffer replaces the file when it compacts or changes the password, which would split them: keep one name and use a symbolic link for the others")
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return POSIXFileHandle(fd: fd, path: path)
@@ -124,7 +124,7 @@ package struct POSIXFileSystem: VaultFileSystem {
     package func create(_ path: String) throws -> any VaultFileHandle {
         let fd = SystemCall.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            if errno == EEXIST { throw CofferError(.vaultExists, "\(path) already exists") }
+            if errno == EEXIST { throw CofferError.vaultExists("\(path) already exists") }
             throw POSIXFileSystem.error("cannot create \(path)")
         }
         return POSIXFileHandle(fd: fd, path: path)
@@ -166,7 +166,7 @@ package struct POSIXFileSystem: VaultFileSystem {
     package func lockExistingFile(_ path: String) throws -> any VaultLockHandle {
         let fd = SystemCall.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
-            if errno == ENOENT { throw CofferError(.vaultMissing, "no vault at \(path)") }
+            if errno == ENOENT { throw CofferError.vaultMissing(at: path) }
             throw POSIXFileSystem.error("cannot open \(path)")
         }
         return try Self.flockExclusively(fd, path: path)
@@ -176,7 +176,7 @@ package struct POSIXFileSystem: VaultFileSystem {
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let busy = errno == EWOULDBLOCK
             SystemCall.close(fd)
-            if busy { throw CofferError(.vaultBusy, "vault is busy: another process is writing to it; try again when it has finished") }
+            if busy { throw CofferError.vaultBusy("vault is busy: another process is writing to it; try again when it has finished") }
             throw POSIXFileSystem.error("cannot lock \(path)")
         }
         return POSIXLock(fd: fd)
@@ -231,7 +231,7 @@ package struct POSIXFileSystem: VaultFileSystem {
     }
 
     static func error(_ what: String) -> CofferError {
-        CofferError(.io, "\(what): \(String(cString: strerror(errno)))")
+        CofferError.io("\(what)", errno: errno)
     }
 }
 
@@ -262,7 +262,7 @@ final class POSIXFileHandle: VaultFileHandle {
                 let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(offset + done))
                 if n < 0 && errno == EINTR { continue }
                 guard n > 0 else {
-                    if n == 0 { throw CofferError(.truncated, "\(path) ended early while reading") }
+                    if n == 0 { throw CofferError.truncated("\(path) ended early while reading") }
                     throw POSIXFileSystem.error("cannot read \(path)")
                 }
                 done += n

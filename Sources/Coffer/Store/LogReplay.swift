@@ -226,7 +226,7 @@ struct LogReplay {
                     return .batch(count: try RecordFrame.batchCount(payload, index: index))
                 case .delete:
                     guard payload.count == 16, let id = ItemID(bytes: payload) else {
-                        throw CofferError(.malformedItem, "malformed tombstone record")
+                        throw CofferError.malformedItem("malformed tombstone record")
                     }
                     return .delete(id)
                 case .put:
@@ -242,7 +242,7 @@ struct LogReplay {
         } catch let error as CofferError {
             return .failure(error)
         } catch {
-            return .failure(CofferError(.malformedItem, "record \(index): \(error)"))
+            return .failure(CofferError.malformedItem("record \(index): \(error)"))
         }
     }
 
@@ -263,12 +263,12 @@ struct LogReplay {
         case .failure(let error):
             throw error
         case .batch(let count):
-            guard batch == nil else { throw CofferError(.malformedItem, "record \(index): a batch inside a batch") }
+            guard batch == nil else { throw CofferError.malformedItem("record \(index): a batch inside a batch") }
             batch = OpenBatch(remaining: count, chain: state.chain, records: state.records, start: frame.offset)
             state.index.beginUndoable()
             return
         case .delete(let id):
-            guard batch == nil else { throw CofferError(.malformedItem, "a delete record inside a batch") }
+            guard batch == nil else { throw CofferError.malformedItem("a delete record inside a batch") }
             observer?(.deleted, id, state.chain.nextSeq, state.index.entry(id))
             state.index.remove(id)
         case .put(var entry, let worker, let textStart, let textCount):

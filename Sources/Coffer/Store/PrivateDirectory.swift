@@ -19,14 +19,14 @@ package enum PrivateDirectory {
     package static func path(environment: (String) -> String? = PrivateDirectory.environmentValue) throws -> String {
         if let runtime = environment("XDG_RUNTIME_DIR"), !runtime.isEmpty {
             guard runtime.hasPrefix("/") else {
-                throw CofferError(.noPrivateDirectory, "$XDG_RUNTIME_DIR (\(runtime)) is not an absolute path; unset it or point it at your runtime directory")
+                throw CofferError.noPrivateDirectory("$XDG_RUNTIME_DIR (\(runtime)) is not an absolute path; unset it or point it at your runtime directory")
             }
             return try ensurePrivate(runtime + "/coffer", what: "$XDG_RUNTIME_DIR/coffer")
         }
         #if canImport(Darwin)
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         guard confstr(_CS_DARWIN_USER_TEMP_DIR, &buffer, buffer.count) > 0 else {
-            throw CofferError(.noPrivateDirectory, "$XDG_RUNTIME_DIR is not set and there is no per-user temporary directory; set XDG_RUNTIME_DIR to a private directory")
+            throw CofferError.noPrivateDirectory("$XDG_RUNTIME_DIR is not set and there is no per-user temporary directory; set XDG_RUNTIME_DIR to a private directory")
         }
         var temporary = String(cString: buffer)
         while temporary.hasSuffix("/") { temporary.removeLast() }
@@ -107,10 +107,10 @@ package enum PrivateDirectory {
     static func ensurePrivate(_ directory: String, what: @autoclosure () -> String) throws -> String {
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
             let reason = String(cString: strerror(errno))
-            throw CofferError(.noPrivateDirectory, "cannot create \(what()) \(directory): \(reason); set XDG_RUNTIME_DIR to a private directory")
+            throw CofferError.noPrivateDirectory("cannot create \(what()) \(directory): \(reason); set XDG_RUNTIME_DIR to a private directory")
         }
         guard isPrivateDirectory(directory) else {
-            throw CofferError(.noPrivateDirectory,
+            throw CofferError.noPrivateDirectory(
                 "\(what()) \(directory) is not a private directory of yours (a directory owned by you with mode 0700, not a link), so it is not used; remove it or set XDG_RUNTIME_DIR")
         }
         return directory

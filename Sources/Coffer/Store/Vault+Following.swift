@@ -25,7 +25,7 @@ extension Vault {
         }
         guard (try? reopened.withOpenState { $0.headerLength }) == headerLength else {
             reopened.close()
-            throw CofferError(.headerCorrupted, "the vault's header changed in place; open it afresh")
+            throw CofferError.headerCorrupted("the vault's header changed in place; open it afresh")
         }
         if consuming { close() }
         return reopened

@@ -13,7 +13,7 @@ extension Vault {
         let lock = try fileSystem.lockExclusively(fileSystem.writerLockPath(forVault: path))
         guard !fileSystem.fileExists(path) else {
             lock.unlock()
-            throw CofferError(.vaultExists, "a vault already exists at \(path); refusing to overwrite it")
+            throw CofferError.vaultExists("a vault already exists at \(path); refusing to overwrite it")
         }
         do {
             let keys = try VaultKeys.random(using: random)
@@ -52,7 +52,7 @@ extension Vault {
             let fileSize = try handle.size()
             let (header, headerBytes) = try readHeader(handle, fileSize: fileSize)
             if mode == .readWrite && header.versionMinor > VaultHeader.versionMinor {
-                throw CofferError(.unsupportedVersion,
+                throw CofferError.unsupportedVersion(
                     "vault format 1.\(header.versionMinor) is newer than this Coffer (1.\(VaultHeader.versionMinor)); it can be read but not changed")
             }
             let keys = try VaultKeys(vaultKey: try unlock(header))

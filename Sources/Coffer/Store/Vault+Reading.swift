@@ -33,7 +33,7 @@ extension Vault {
     /// The whole item, secrets decrypted from its record.
     public func get(_ id: ItemID) throws -> Item {
         try withOpenState { state in
-            guard let entry = state.index.entry(id) else { throw CofferError(.itemNotFound, "no item with id \(id)") }
+            guard let entry = state.index.entry(id) else { throw CofferError.itemNotFound(id: id) }
             return try readItem(entry, state: state)
         }
     }
@@ -56,7 +56,7 @@ extension Vault {
         case .one(let match): return match
         case .several(let matches):
             let listing = matches.prefix(10).map { "\($0.id.hex.prefix(8)) \($0.title)" }.joined(separator: ", ")
-            throw CofferError(.ambiguousItem, "'\(reference)' matches \(matches.count) items (\(listing)); use an id prefix")
+            throw CofferError.ambiguousItem("'\(reference)' matches \(matches.count) items (\(listing)); use an id prefix")
         case .none(let suggestions):
             throw ItemLookup.notFound(reference, suggestions: suggestions)
         }
@@ -73,7 +73,7 @@ extension Vault {
     /// A lazy sequence over all items: each is decrypted only when reached.
     package func items() throws -> LazyMapSequence<[ItemSummary], Result<Item, CofferError>> {
         try list().lazy.map { summary in
-            Result { try self.get(summary.id) }.mapError { $0 as? CofferError ?? CofferError(.io, "\($0)") }
+            Result { try self.get(summary.id) }.mapError { $0 as? CofferError ?? CofferError.io("\($0)") }
         }
     }
 
@@ -107,9 +107,9 @@ extension Vault {
 
     func readItem(_ entry: ItemIndex.Entry, state: State) throws -> Item {
         try withRecord(of: entry, state: state) { type, payload in
-            guard type == .put else { throw CofferError(.tampered, "vault tampered: an item's record changed under it") }
+            guard type == .put else { throw CofferError.tampered("vault tampered: an item's record changed under it") }
             let item = try ItemCodec.decode(payload)
-            guard item.id == entry.id else { throw CofferError(.tampered, "vault tampered: an item's record changed under it") }
+            guard item.id == entry.id else { throw CofferError.tampered("vault tampered: an item's record changed under it") }
             return item
         }
     }
@@ -124,7 +124,7 @@ extension Vault {
         let bytes = try handle.read(at: entry.offset - before, count: before + Int(entry.frameCount))
         return try bytes.withUnsafeBytes { buffer in
             guard case .frame(let frame) = try RecordFrame.scan(buffer, at: before, index: Int(entry.seq)) else {
-                throw CofferError(.recordCorrupted, "record of item \(entry.id) is no longer complete")
+                throw CofferError.recordCorrupted("record of item \(entry.id) is no longer complete")
             }
             let chain = RecordChain(vaultID: state.header.vaultID, logID: state.header.logID, recordKey: keys.recordKey)
             return try chain.lastTag.withUnsafeBytes { zeroTag in

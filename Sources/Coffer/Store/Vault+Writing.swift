@@ -8,7 +8,7 @@ extension Vault {
     public func add(_ item: Item) throws -> ItemID {
         try withWritableState { state in
             guard !state.index.contains(item.id) else {
-                throw CofferError(.duplicateItem, "an item with id \(item.id) already exists")
+                throw CofferError.duplicateItem(id: item.id)
             }
             try put(item, state: &state)
         }
@@ -18,7 +18,7 @@ extension Vault {
     /// Replaces an existing item durably; its `modified` time becomes now (unless later already).
     public func update(_ item: Item) throws {
         try withWritableState { state in
-            guard state.index.contains(item.id) else { throw CofferError(.itemNotFound, "no item with id \(item.id)") }
+            guard state.index.contains(item.id) else { throw CofferError.itemNotFound(id: item.id) }
             var updated = item
             updated.modified = Swift.max(item.modified, .now())
             try put(updated, state: &state)
@@ -28,7 +28,7 @@ extension Vault {
     /// Deletes an item durably (appends a tombstone).
     public func delete(_ id: ItemID) throws {
         try withWritableState { state in
-            guard state.index.contains(id) else { throw CofferError(.itemNotFound, "no item with id \(id)") }
+            guard state.index.contains(id) else { throw CofferError.itemNotFound(id: id) }
             try id.bytes.withUnsafeBytes { payload in
                 try append(.delete, payload: payload, state: &state) { state, _ in state.index.remove(id) }
             }
@@ -49,14 +49,14 @@ extension Vault {
                 var seen = Set<ItemID>()
                 for item in items {
                     guard !state.index.contains(item.id), seen.insert(item.id).inserted else {
-                        throw CofferError(.duplicateItem, "an item with id \(item.id) already exists")
+                        throw CofferError.duplicateItem(id: item.id)
                     }
                 }
                 return state
             }
             guard !items.isEmpty else { return }
             guard items.count <= RecordFrame.maximumBatchCount else {
-                throw CofferError(.limitExceeded, "at most \(RecordFrame.maximumBatchCount) items can be added at once")
+                throw CofferError.limitExceeded("at most \(RecordFrame.maximumBatchCount) items can be added at once")
             }
             staged = try guarded.withLock { state in
                 try upgradeVersion(for: items, state: &state)

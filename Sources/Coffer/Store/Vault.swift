@@ -136,7 +136,7 @@ public final class Vault: Sendable {
 
     package var isClosed: Bool { guarded.withLock { $0.keys == nil } }
 
-    var closedError: CofferError { CofferError(.locked, "the vault is locked (closed); unlock it again") }
+    var closedError: CofferError { CofferError.locked() }
 
     func withOpenState<R>(_ body: (State) throws -> R) throws -> R {
         try guarded.withLock { state in
@@ -157,9 +157,9 @@ public final class Vault: Sendable {
     /// Throws unless the vault is open read-write and usable. Call with the state's mutex held.
     func checkWritable(_ state: State) throws {
         guard state.keys != nil else { throw closedError }
-        guard mode == .readWrite else { throw CofferError(.readOnly, "the vault was opened read-only") }
+        guard mode == .readWrite else { throw CofferError.readOnly() }
         guard !state.poisoned else {
-            throw CofferError(.io, "an earlier write failed and could not be undone; close and reopen the vault")
+            throw CofferError.io("an earlier write failed and could not be undone; close and reopen the vault")
         }
     }
 
@@ -174,7 +174,7 @@ public final class Vault: Sendable {
             case .deviceKey: how = "a device key"
             case .vaultKey: how = "its key (an unlocked agent)"
             }
-            throw CofferError(.masterPasswordNeeded,
+            throw CofferError.masterPasswordNeeded(
                 "\(change) needs the master password; this vault was opened with \(how), which cannot add or change a way in")
         }
     }
@@ -186,7 +186,7 @@ public final class Vault: Sendable {
     func asWriter<R>(_ body: () throws -> R) throws -> R {
         let me = ThreadIdentity.current
         if guarded.withLock({ $0.writerThread == me }) {
-            throw CofferError(.vaultBusy, "the vault is being written by this thread (a write from addAll's progress callback); write after addAll returns")
+            throw CofferError.vaultBusy("the vault is being written by this thread (a write from addAll's progress callback); write after addAll returns")
         }
         return try writer.withLock {
             guarded.withLock { $0.writerThread = me }

@@ -8,7 +8,7 @@ extension TOTP {
     public static func parse(_ text: String) throws -> TOTP {
         let trimmed = text.trimmingASCIIWhitespace()
         guard trimmed.utf8.count <= maximumTextLength else {
-            throw CofferError(.invalidArgument, "the TOTP text is longer than \(maximumTextLength) bytes")
+            throw CofferError.invalidArgument("the TOTP text is longer than \(maximumTextLength) bytes")
         }
         guard trimmed.utf8.count >= 10, trimmed.prefix(10).lowercased() == "otpauth://" else {
             return try TOTP(secret: decodeSecret(trimmed), algorithm: .sha1, digits: 6, period: 30)
@@ -17,7 +17,7 @@ extension TOTP {
         guard let slash = rest.firstIndex(of: "/") else { throw malformed("no type (otpauth://totp/…)") }
         switch rest[..<slash].lowercased() {
         case "totp": break
-        case "hotp": throw CofferError(.invalidArgument, "counter-based HOTP codes (otpauth://hotp) are not supported; only TOTP")
+        case "hotp": throw CofferError.invalidArgument("counter-based HOTP codes (otpauth://hotp) are not supported; only TOTP")
         default: throw malformed("the type must be totp")
         }
         let afterType = rest[rest.index(after: slash)...]
@@ -92,7 +92,7 @@ extension TOTP {
     }
 
     private static func malformed(_ why: String) -> CofferError {
-        CofferError(.invalidArgument, "not a TOTP URI or secret: \(why)")
+        CofferError.invalidArgument("not a TOTP URI or secret: \(why)")
     }
 }
 

@@ -27,10 +27,10 @@ public struct TOTP: Sendable, Equatable {
     public init(secret: SecureBytes, algorithm: Algorithm = .sha1, digits: Int = 6, period: Int = 30,
                 issuer: String? = nil, account: String? = nil) throws {
         guard Self.secretRange.contains(secret.count) else {
-            throw CofferError(.invalidArgument, "a TOTP secret must be 1 to \(Self.secretRange.upperBound) bytes")
+            throw CofferError.invalidArgument("a TOTP secret must be 1 to \(Self.secretRange.upperBound) bytes")
         }
-        guard Self.digitRange.contains(digits) else { throw CofferError(.invalidArgument, "TOTP digits must be 6, 7 or 8") }
-        guard Self.periodRange.contains(period) else { throw CofferError(.invalidArgument, "a TOTP period must be 1 to 3600 seconds") }
+        guard Self.digitRange.contains(digits) else { throw CofferError.invalidArgument("TOTP digits must be 6, 7 or 8") }
+        guard Self.periodRange.contains(period) else { throw CofferError.invalidArgument("a TOTP period must be 1 to 3600 seconds") }
         self.secret = secret
         self.algorithm = algorithm
         self.digits = digits

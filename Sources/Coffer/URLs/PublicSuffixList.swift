@@ -86,7 +86,7 @@ public struct PublicSuffixList: Sendable {
     /// dates a list without a `VERSION:` line.
     public init(parsing text: String, source: String, published fallback: Int64) throws(CofferError) {
         func refuse(_ why: String) -> CofferError {
-            CofferError(.invalidSuffixList, "\(source) is not a Public Suffix List: \(why)")
+            CofferError.invalidSuffixList("\(source) is not a Public Suffix List: \(why)")
         }
         var rules = Set<String>(minimumCapacity: 12_000)
         var counts = [0, 0]
@@ -134,7 +134,7 @@ public struct PublicSuffixList: Sendable {
     public init(contentsOf path: String) throws(CofferError) {
         let (data, modified) = try Self.read(path, limit: Self.maximumFileBytes)
         guard let text = String(data: data, encoding: .utf8) else {
-            throw CofferError(.invalidSuffixList, "\(path) is not a Public Suffix List: not UTF-8")
+            throw CofferError.invalidSuffixList("\(path) is not a Public Suffix List: not UTF-8")
         }
         try self.init(parsing: text, source: path, published: modified)
     }
@@ -284,16 +284,16 @@ public struct PublicSuffixList: Sendable {
             let attributes = try FileManager.default.attributesOfItem(atPath: path)
             let modified = Int64((attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)
             let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
-            if whole, size > limit { throw CofferError(.invalidSuffixList, "\(path) is not a Public Suffix List: larger than \(limit) bytes") }
+            if whole, size > limit { throw CofferError.invalidSuffixList("\(path) is not a Public Suffix List: larger than \(limit) bytes") }
             let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
             defer { try? handle.close() }
             let data = try handle.read(upToCount: whole ? limit + 1 : limit) ?? Data()
-            if whole, data.count > limit { throw CofferError(.invalidSuffixList, "\(path) is not a Public Suffix List: larger than \(limit) bytes") }
+            if whole, data.count > limit { throw CofferError.invalidSuffixList("\(path) is not a Public Suffix List: larger than \(limit) bytes") }
             return (data, modified)
         } catch let error as CofferError {
             throw error
         } catch {
-            throw CofferError(.io, "cannot read the Public Suffix List \(path): \(error.localizedDescription)")
+            throw CofferError.io("cannot read the Public Suffix List \(path): \(error.localizedDescription)")
         }
     }
 }

@@ -63,14 +63,14 @@ public struct DeviceKeyUnlock: Sendable {
     /// when this device is not enrolled, or its key no longer opens the vault (rekeyed).
     public func open(mode: Vault.AccessMode = .readOnly) throws -> Vault {
         guard let vaultID = Vault.vaultID(at: vaultPath, fileSystem: fileSystem) else {
-            guard fileSystem.fileExists(vaultPath) else { throw CofferError(.vaultMissing, "no vault at \(vaultPath)") }
-            throw CofferError(.notAVault, "\(vaultPath) is not a Coffer vault")
+            guard fileSystem.fileExists(vaultPath) else { throw CofferError.vaultMissing(at: vaultPath) }
+            throw CofferError.notAVault("\(vaultPath) is not a Coffer vault")
         }
         let key = try unwrap(vaultID: vaultID)
         do {
             return try Vault.open(at: vaultPath, mode: mode, unlockedWith: .deviceKey, fileSystem: fileSystem, random: random) { _ in key }
         } catch let error as CofferError where error.code == .tampered || error.code == .headerCorrupted {
-            throw CofferError(.deviceKeyUnavailable,
+            throw CofferError.deviceKeyUnavailable(
                 "this device's key no longer opens the vault (it was rekeyed, or replaced); unlock with the master password and enrol again")
         }
     }
@@ -88,20 +88,20 @@ public struct DeviceKeyUnlock: Sendable {
     private func unwrap(vaultID: [UInt8]) throws -> SecretKey {
         let path = filePath(vaultID)
         guard fileSystem.fileExists(path), let secret = try deviceSecrets.load(vaultID: Self.storeID(vaultID)) else {
-            throw CofferError(.deviceKeyUnavailable, "this device is not enrolled to open the vault without its password; unlock with the master password")
+            throw CofferError.deviceKeyUnavailable("this device is not enrolled to open the vault without its password; unlock with the master password")
         }
         let handle = try fileSystem.open(path, writable: false)
         defer { handle.close() }
         let size = try handle.size()
         let bytes = try handle.read(at: 0, count: min(size, Self.fileCount + 1))
         guard bytes.count == Self.fileCount, Array(bytes[0..<4]) == Self.magic, Array(bytes[4..<20]) == vaultID else {
-            throw CofferError(.deviceKeyUnavailable, "this device's wrapped key is damaged; unlock with the master password and enrol again")
+            throw CofferError.deviceKeyUnavailable("this device's wrapped key is damaged; unlock with the master password and enrol again")
         }
         do {
             return try SecretKey(XChaCha20Poly1305.open(Array(bytes[20...]), associatedData: Self.associatedData(vaultID),
                                                         key: try SecretKey(secret)))
         } catch let error as CofferError where error.code == .authenticationFailed {
-            throw CofferError(.deviceKeyUnavailable, "this device's key does not open its wrapped key (enrolled again elsewhere?); unlock with the master password and enrol again")
+            throw CofferError.deviceKeyUnavailable("this device's key does not open its wrapped key (enrolled again elsewhere?); unlock with the master password and enrol again")
         }
     }
 

@@ -31,7 +31,7 @@ public struct KeychainDeviceSecretStore: DeviceSecretStore {
         // Best effort: the Keychain's own copies are beyond our reach, ours is wiped.
         defer { data.resetBytes(in: 0..<data.count) }
         guard data.count == Self.secretCount else {
-            throw CofferError(.pinUnavailable, "the device secret for this vault is damaged; unlock with the master password and set the PIN again")
+            throw CofferError.pinUnavailable("the device secret for this vault is damaged; unlock with the master password and set the PIN again")
         }
         return try data.withUnsafeBytes { try SecureBytes(copying: $0) }
     }
@@ -62,7 +62,7 @@ public struct KeychainDeviceSecretStore: DeviceSecretStore {
     }
 
     private static func failure(_ status: OSStatus, _ action: String) -> CofferError {
-        CofferError(.pinUnavailable, "the Keychain could not \(action) this vault's device secret (OSStatus \(status)); unlock with the master password")
+        CofferError.pinUnavailable("the Keychain could not \(action) this vault's device secret (OSStatus \(status)); unlock with the master password")
     }
 }
 #endif

@@ -33,7 +33,7 @@ public struct SystemMonotonicClock: MonotonicClock {
         let clock = CLOCK_MONOTONIC
         #endif
         guard clock_gettime(clock, &spec) == 0 else {
-            throw CofferError(.io, "cannot read the boot-relative clock")
+            throw CofferError.io("cannot read the boot-relative clock")
         }
         let nanoseconds = UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
         return MonotonicInstant(bootID: try Self.bootID(), nanosecondsSinceBoot: nanoseconds)
@@ -47,7 +47,7 @@ public struct SystemMonotonicClock: MonotonicClock {
     static func bootID() throws -> [UInt8] {
         #if os(Linux)
         guard let bootID = readSmallFile("/proc/sys/kernel/random/boot_id") else {
-            throw CofferError(.io, "cannot read the boot id")
+            throw CofferError.io("cannot read the boot id")
         }
         var material = bootID.filter { $0 != 0x0a }
         if let offsets = readSmallFile("/proc/self/timens_offsets"), hasNonZeroOffset(offsets) {
@@ -58,7 +58,7 @@ public struct SystemMonotonicClock: MonotonicClock {
         var boot = timeval()
         var size = MemoryLayout<timeval>.size
         guard sysctlbyname("kern.boottime", &boot, &size, nil, 0) == 0 else {
-            throw CofferError(.io, "cannot read the boot time")
+            throw CofferError.io("cannot read the boot time")
         }
         return withUnsafeBytes(of: boot) { BLAKE2b.hash(Array($0), outputCount: 16) }
         #endif

@@ -48,7 +48,7 @@ struct ThrottleFile {
         let handle = try fileSystem.open(path, writable: false)
         defer { handle.close() }
         let size = try handle.size()
-        guard size <= 4096 else { throw CofferError(.throttleStateTampered, "the attempt-counter file was altered or damaged") }
+        guard size <= 4096 else { throw CofferError.throttleStateTampered("the attempt-counter file was altered or damaged") }
         return try ThrottleState.decode(try handle.read(at: 0, count: size), key: key)
     }
 

@@ -82,8 +82,8 @@ public struct PINUnlock: Sendable {
         try vault.requireMasterPassword(for: "setting a PIN")
         try Self.checkPolicy(pin)
         try kdf.validate()
-        guard !vault.isClosed else { throw CofferError(.locked, "the vault is locked (closed); unlock it again") }
-        guard vault.mode == .readWrite else { throw CofferError(.readOnly, "the vault was opened read-only") }
+        guard !vault.isClosed else { throw CofferError.locked() }
+        guard vault.mode == .readWrite else { throw CofferError.readOnly() }
         let lock = try lockAttempts()
         defer { lock.unlock() }
         let vaultID = vault.header.vaultID
@@ -107,7 +107,7 @@ public struct PINUnlock: Sendable {
 
     /// Removes the PIN slot, the device secret and the attempt counter. `vault` must be open read-write.
     public func removePIN(from vault: Vault) throws {
-        guard !vault.isClosed else { throw CofferError(.locked, "the vault is locked (closed); unlock it again") }
+        guard !vault.isClosed else { throw CofferError.locked() }
         let lock = try lockAttempts()
         defer { lock.unlock() }
         let header = vault.header
@@ -159,7 +159,7 @@ public struct PINUnlock: Sendable {
             // Input that cannot be a PIN (§5.1 step 0) is refused before anything is counted:
             // a mistyped file is a usage error, not a guess.
             guard Self.isWellFormedPIN(pin) else {
-                throw CofferError(.invalidArgument, "that is not a PIN (a PIN is \(PINPolicy.digitRange.lowerBound) to \(PINPolicy.digitRange.upperBound) digits, nothing else); the attempt was not counted")
+                throw CofferError.invalidArgument("that is not a PIN (a PIN is \(PINPolicy.digitRange.lowerBound) to \(PINPolicy.digitRange.upperBound) digits, nothing else); the attempt was not counted")
             }
             let lock = try lockAttempts()
             defer { lock.unlock() }
@@ -187,7 +187,7 @@ public struct PINUnlock: Sendable {
         let policy = ThrottlePolicy.pin
         let limit = policy.destroyAfter ?? Int.max
         guard let slot = header.pinSlot else {
-            throw CofferError(.pinDisabled, "no PIN is set for this vault; unlock with the master password")
+            throw CofferError.pinDisabled("no PIN is set for this vault; unlock with the master password")
         }
         guard let secret = try deviceSecrets.load(vaultID: header.vaultID) else { throw CofferError.pinUnavailable() }
         let keys = PINKeys(deviceSecret: secret, vaultID: header.vaultID)
@@ -197,7 +197,7 @@ public struct PINUnlock: Sendable {
         let loaded: ThrottleState
         do {
             guard let state = try file.load(key: stateKey), state.kind == .pin, state.vaultID == header.vaultID else {
-                throw CofferError(.throttleStateTampered, "attempt counter missing")
+                throw CofferError.throttleStateTampered("attempt counter missing")
             }
             loaded = state
         } catch let error as CofferError where error.code == .throttleStateTampered {
@@ -208,7 +208,7 @@ public struct PINUnlock: Sendable {
         switch policy.decide(failures: Int(state.failures), lastFailure: state.lastFailure, now: now.nanosecondsSinceBoot) {
         case .destroyed:
             try destroyPIN(vaultID: header.vaultID)
-            throw CofferError(.pinDisabled, "the PIN was erased after \(limit) wrong PINs in a row; unlock with the master password")
+            throw CofferError.pinDisabled("the PIN was erased after \(limit) wrong PINs in a row; unlock with the master password")
         case .wait(let remaining):
             if state != loaded { try file.save(state, key: stateKey) }
             throw CofferError.throttled(remaining: remaining)
@@ -233,7 +233,7 @@ public struct PINUnlock: Sendable {
         } catch let error as CofferError where error.code == .wrongPIN {
             if Int(state.failures) >= limit {
                 try destroyPIN(vaultID: header.vaultID)
-                throw CofferError(.pinDisabled, "\(limit) wrong PINs in a row: the PIN was erased; unlock with the master password")
+                throw CofferError.pinDisabled("\(limit) wrong PINs in a row: the PIN was erased; unlock with the master password")
             }
             state.recent.append(ThrottleState.RecentGuess(tag: tag, at: now.nanosecondsSinceBoot))
             if state.recent.count > ThrottleState.maximumRecent { state.recent.removeFirst() }

@@ -8,7 +8,7 @@ enum PasswordKeyslot {
     /// anything is derived (`crypto.kdf-over-memory-budget`).
     static func vaultKey(header: VaultHeader, password: SecureBytes, memoryBudgetKiB: UInt32? = nil) throws -> SecretKey {
         guard let slot = header.passwordSlot else {
-            throw CofferError(.headerCorrupted, "header corrupted: no password keyslot")
+            throw CofferError.headerCorrupted("header corrupted: no password keyslot")
         }
         try slot.kdf.validate()
         try slot.kdf.check(memoryBudgetKiB: memoryBudgetKiB)

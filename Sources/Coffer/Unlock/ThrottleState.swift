@@ -76,7 +76,7 @@ package struct ThrottleState: Sendable, Equatable {
     package func encode(key: SecureBytes) throws -> [UInt8] {
         guard vaultID.count == 16, bootID.count == 16, recent.count <= Self.maximumRecent,
               recent.allSatisfy({ $0.tag.count == Self.tagCount }) else {
-            throw CofferError(.invalidArgument, "throttle state fields out of range")
+            throw CofferError.invalidArgument("throttle state fields out of range")
         }
         var w = ByteWriter(capacity: Self.fixedCount + recent.count * 24 + Self.macCount)
         w.append(Self.magic)
@@ -96,7 +96,7 @@ package struct ThrottleState: Sendable, Equatable {
 
     /// Parses and authenticates `bytes`. Any defect → `unlock.throttle-state-tampered`.
     package static func decode(_ bytes: [UInt8], key: SecureBytes) throws -> ThrottleState {
-        let tampered = CofferError(.throttleStateTampered, "the attempt-counter file was altered or damaged")
+        let tampered = CofferError.throttleStateTampered("the attempt-counter file was altered or damaged")
         guard bytes.count >= fixedCount + macCount, bytes.count <= fixedCount + maximumRecent * 24 + macCount else {
             throw tampered
         }

@@ -113,7 +113,7 @@ public final class UnlockSession: Sendable {
     @discardableResult
     public func unlock(pin: SecureBytes) async -> UnlockState {
         guard let pins else {
-            return await run { .failure(CofferError(.pinDisabled, "PIN unlock is not configured for this session")) }
+            return await run { .failure(CofferError.pinDisabled("PIN unlock is not configured for this session")) }
         }
         let mode = self.mode
         return await run { pins.attempt(pin: pin, mode: mode) }
@@ -216,7 +216,7 @@ public final class UnlockSession: Sendable {
     private func openVault() throws -> Vault {
         try guarded.withLock { state in
             guard state.current == .unlocked, let vault = state.vault else {
-                throw CofferError(.locked, "the vault is locked; unlock it first")
+                throw CofferError.locked("the vault is locked; unlock it first")
             }
             scheduleAutoLock(&state)
             return vault

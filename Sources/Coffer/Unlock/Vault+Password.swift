@@ -56,7 +56,7 @@ extension Vault {
         }
         if Task.isCancelled {
             vault.close()
-            throw CofferError(.cancelled, "unlock cancelled")
+            throw CofferError.cancelled("unlock cancelled")
         }
         return vault
     }

@@ -43,7 +43,7 @@ public enum VaultUnlock {
         case .pin:
             throw CofferError.pinUnavailable()
         case .deviceKey:
-            throw CofferError(.deviceKeyUnavailable, "this device keeps no secrets to open the vault without its password; unlock with the master password")
+            throw CofferError.deviceKeyUnavailable("this device keeps no secrets to open the vault without its password; unlock with the master password")
         }
     }
 }

@@ -153,7 +153,7 @@ struct AddCommand: ParsableCommand {
 
     func run() throws {
         let path = try vaultOptions.path()
-        guard VaultLocation.exists(path) else { throw CofferError(.vaultMissing, "no vault at \(path)") }
+        guard VaultLocation.exists(path) else { throw CofferError.vaultMissing(at: path) }
         if !secret.givesSecret && !secret.noPassword && !SecretInput.hasTerminal {
             throw CLIError.usage("no terminal to ask for the item's password on; pass --secret-file, --generate, --words or --no-password")
         }

@@ -117,7 +117,7 @@ struct ClipCommand: ParsableCommand {
         let found = try reader.get(reader.pick(item).id)
         reader.close()
         guard let value = ItemPresentation.field(field, of: found) else {
-            throw CofferError(.itemNotFound, "\(found.title) has no field '\(field)'")
+            throw CofferError.itemNotFound("\(found.title) has no field '\(field)'")
         }
         var bytes = Array(value.value.utf8)
         defer { secureZero(&bytes) }

@@ -32,7 +32,7 @@ struct ImportCommand: ParsableCommand {
 
     func run() throws {
         let path = try vaultOptions.path()
-        guard VaultLocation.exists(path) else { throw CofferError(.vaultMissing, "no vault at \(path)") }
+        guard VaultLocation.exists(path) else { throw CofferError.vaultMissing(at: path) }
         var bytes = try Files.read(file, what: "import file", limit: Importer.maximumFileBytes)
         defer { secureZero(&bytes) }
         let format = try from ?? Importer.detect(bytes)
@@ -41,7 +41,7 @@ struct ImportCommand: ParsableCommand {
         ImportSummary.printDetails(of: result)
         if !result.isComplete && (strict || result.items.isEmpty) {
             let why = strict ? "--strict: nothing imported" : "nothing could be imported"
-            throw CofferError(.invalidImport, "\(file): \(result.skipped.count) row(s), entries or value(s) skipped (listed above); \(why)")
+            throw CofferError.invalidImport("\(file): \(result.skipped.count) row(s), entries or value(s) skipped (listed above); \(why)")
         }
         var vault = try VaultAccess(vaultOptions, mode: .readWrite)
         defer { vault.close() }
@@ -64,7 +64,7 @@ struct ImportCommand: ParsableCommand {
         }
         Terminal.out("imported \(total) item\(total == 1 ? "" : "s")" + (result.isComplete ? "" : ", skipped \(result.skipped.count)"))
         if !result.isComplete {
-            throw CofferError(.invalidImport, "\(file): \(result.skipped.count) row(s), entries or value(s) were skipped (listed above); the other \(total) item(s) were imported")
+            throw CofferError.invalidImport("\(file): \(result.skipped.count) row(s), entries or value(s) were skipped (listed above); the other \(total) item(s) were imported")
         }
     }
 }

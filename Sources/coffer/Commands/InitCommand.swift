@@ -21,7 +21,7 @@ struct InitCommand: ParsableCommand {
     func run() throws {
         let path = try vaultOptions.path()
         if VaultLocation.exists(path) {
-            throw CofferError(.vaultExists, "a vault already exists at \(path); refusing to overwrite it")
+            throw CofferError.vaultExists("a vault already exists at \(path); refusing to overwrite it")
         }
         kdf.warnIfInsecure()
         let password = try MasterPasswordPolicy.readNew(file: vaultOptions.passwordFile, what: "master password",
@@ -70,7 +70,7 @@ enum MasterPasswordPolicy {
         case let match?: problems.append(match.reason)
         case nil: break
         }
-        throw CofferError(.policyViolation, "master password refused: " + problems.joined(separator: "; ")
+        throw CofferError.policyViolation("master password refused: " + problems.joined(separator: "; ")
                           + "; choose a longer, less predictable one (`coffer gen --words 6` makes one)")
     }
 }

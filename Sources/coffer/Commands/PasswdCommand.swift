@@ -69,7 +69,7 @@ struct RekeyCommand: ParsableCommand {
     func run() throws {
         kdf?.warnIfInsecure()
         let path = try vaultOptions.path()
-        guard VaultLocation.exists(path) else { throw CofferError(.vaultMissing, "no vault at \(path)") }
+        guard VaultLocation.exists(path) else { throw CofferError.vaultMissing(at: path) }
         let password = try vaultOptions.masterPassword(for: path)
         let vault = try vaultOptions.open(mode: .readWrite, password: password)
         defer { vault.close() }

@@ -32,7 +32,7 @@ struct PinSetCommand: ParsableCommand {
     func run() throws {
         let store = try RuntimeDirectoryDeviceSecretStore.forCurrentUser()
         let path = try vaultOptions.path()
-        guard VaultLocation.exists(path) else { throw CofferError(.vaultMissing, "no vault at \(path)") }
+        guard VaultLocation.exists(path) else { throw CofferError.vaultMissing(at: path) }
         // The PIN is checked before the master password is asked for (and its key derived).
         let pin = try SecretInput.readNew(file: newPinFile, label: "New PIN (6–12 digits): ", what: "PIN",
                                           option: "--new-pin-file FILE", live: Checklists.pin) { pin in
@@ -73,7 +73,7 @@ struct PinStatusCommand: ParsableCommand {
 
     func run() throws {
         let path = try vaultOptions.path()
-        guard VaultLocation.exists(path) else { throw CofferError(.vaultMissing, "no vault at \(path)") }
+        guard VaultLocation.exists(path) else { throw CofferError.vaultMissing(at: path) }
         let store = try RuntimeDirectoryDeviceSecretStore.forCurrentUser()
         let status = try store.pinUnlock(forVault: path).status()
         let wait = status.waitRemaining.map { Int64(($0.components.seconds) + ($0.components.attoseconds > 0 ? 1 : 0)) }

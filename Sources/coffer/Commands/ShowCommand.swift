@@ -70,7 +70,7 @@ struct ShowCommand: ParsableCommand {
         }
         if let field {
             guard let value = ItemPresentation.field(field, of: found) else {
-                throw CofferError(.itemNotFound, "\(found.title) has no field '\(field)'; fields are "
+                throw CofferError.itemNotFound("\(found.title) has no field '\(field)'; fields are "
                                   + ItemPresentation.fieldNames.joined(separator: ", ") + " or a custom field's name")
             }
             if value.secret && !reveal {

@@ -27,7 +27,7 @@ struct TOTPCommand: ParsableCommand {
         let found = try reader.get(reader.pick(item).id)
         reader.close()
         guard let totp = try found.totp() else {
-            throw CofferError(.itemNotFound, "\(found.title) has no TOTP; add one with `coffer edit ITEM --ask-totp`")
+            throw CofferError.itemNotFound("\(found.title) has no TOTP; add one with `coffer edit ITEM --ask-totp`")
         }
         let now = Int64(Date().timeIntervalSince1970)
         var code = Array(totp.code(at: now).utf8)

@@ -27,7 +27,7 @@ struct UndoCommand: ParsableCommand {
         defer { vault.close() }
         let versions = try vault.lastChanges()
         guard !versions.isEmpty else {
-            throw CofferError(.itemNotFound, "nothing to undo: the log holds no earlier version (compaction and rekey remove them)")
+            throw CofferError.itemNotFound("nothing to undo: the log holds no earlier version (compaction and rekey remove them)")
         }
         if list {
             for version in versions.prefix(20) {
@@ -40,10 +40,10 @@ struct UndoCommand: ParsableCommand {
             switch ItemLookup.find(item, in: versions.map { $0.item.summary }) {
             case .one(let match): chosen = versions.first { $0.item.id == match.id }!
             case .several(let matches):
-                throw CofferError(.ambiguousItem, "'\(item)' matches \(matches.count) changed items: "
+                throw CofferError.ambiguousItem("'\(item)' matches \(matches.count) changed items: "
                                   + matches.prefix(10).map(ItemPicker.describe).joined(separator: "; ") + "; name one by its id prefix")
             case .none:
-                throw CofferError(.itemNotFound, "no changed item matches '\(item)' (coffer undo --list shows them)")
+                throw CofferError.itemNotFound("no changed item matches '\(item)' (coffer undo --list shows them)")
             }
         }
         try vault.restore(chosen.item)

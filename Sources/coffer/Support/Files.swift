@@ -15,7 +15,7 @@ enum Files {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw CLIError(Exit.ioError, "cannot read the \(what) \(path)") }
         guard Int(info.st_size) <= limit else {
-            throw CofferError(.invalidImport, "the \(what) \(path) is larger than \(limit >> 20) MiB")
+            throw CofferError.invalidImport("the \(what) \(path) is larger than \(limit >> 20) MiB")
         }
         var buffer = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
         var count = 0
@@ -23,7 +23,7 @@ enum Files {
             if count == buffer.count {
                 guard buffer.count <= limit else {
                     secureZero(&buffer)
-                    throw CofferError(.invalidImport, "the \(what) \(path) is larger than \(limit >> 20) MiB")
+                    throw CofferError.invalidImport("the \(what) \(path) is larger than \(limit >> 20) MiB")
                 }
                 var bigger = [UInt8](repeating: 0, count: min(limit + 1, buffer.count * 2))
                 bigger.replaceSubrange(0..<count, with: buffer)

@@ -24,7 +24,7 @@ enum ItemPicker {
             if let chosen = try askOnTerminal(query, matches) { return chosen }
             let listing = matches.prefix(shownCandidates).map(describe).joined(separator: "; ")
             let more = matches.count > shownCandidates ? "; …" : ""
-            throw CofferError(.ambiguousItem, "'\(query)' matches \(matches.count) items: \(listing)\(more); name one by its id prefix")
+            throw CofferError.ambiguousItem("'\(query)' matches \(matches.count) items: \(listing)\(more); name one by its id prefix")
         }
     }
 
@@ -48,7 +48,7 @@ enum ItemPicker {
             if let n = Int(line), (1...shown.count).contains(n) { return shown[n - 1] }
             text = "'\(line)' is not a number from 1 to \(shown.count).\n"
         }
-        throw CofferError(.ambiguousItem, "no item chosen; nothing was done")
+        throw CofferError.ambiguousItem("no item chosen; nothing was done")
     }
 
     /// Asks a yes/no question on the terminal; nil without one.

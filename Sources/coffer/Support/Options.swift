@@ -96,7 +96,7 @@ enum VaultOpening {
     static func open(path: String, passwordFile: String?, usePIN: Bool, pinFile: String?, mode: Vault.AccessMode,
                      allowPIN: Bool, password given: SecureBytes?, memoryBudgetKiB: UInt32? = nil) throws -> Vault {
         guard VaultLocation.exists(path) else {
-            throw CofferError(.vaultMissing, "no vault at \(path)")
+            throw CofferError.vaultMissing(at: path)
         }
         let vault: Vault
         if usePIN || pinFile != nil {

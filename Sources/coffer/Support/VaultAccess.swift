@@ -48,7 +48,7 @@ struct VaultAccess {
         let found = try URLMatcher.logins(matching: url, in: try listing("", tag: nil).summaries, suffixes: suffixes) { try get($0) }
         guard !found.isEmpty else {
             let reason = URLMatcher.canRead(url) ? "" : " (it is not an http or https URL with a valid host)"
-            throw CofferError(.itemNotFound, "no login matches the URL '\(url)'\(reason)")
+            throw CofferError.itemNotFound("no login matches the URL '\(url)'\(reason)")
         }
         return found
     }
@@ -96,7 +96,7 @@ struct VaultAccess {
                 continue
             }
         }
-        throw CofferError(.vaultBusy, "the item kept changing while it was being edited; try again")
+        throw CofferError.vaultBusy("the item kept changing while it was being edited; try again")
     }
 
     /// Deletes the item a person chose, unless it changed since (then nothing is deleted).

@@ -28,7 +28,7 @@ enum VaultLocation {
         }
         for directory in missing.reversed() {
             if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-                throw CofferError(.io, "cannot create directory \(directory): \(String(cString: strerror(errno)))")
+                throw CofferError.io("cannot create directory \(directory)", errno: errno)
             }
         }
     }

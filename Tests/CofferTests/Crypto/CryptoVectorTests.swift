@@ -48,7 +48,7 @@ struct CryptoVectorTests {
                     }
                 } } }
                 // Wrong sizes are refused, not written past.
-                #expect(throws: CofferError(.invalidArgument, "")) {
+                #expect(throws: CofferError.invalidArgument("")) {
                     try nonce.dropLast().withUnsafeBytes { n in
                         try out.withUnsafeMutableBytes { try XChaCha20Poly1305.sealDetachedNonce(.init(start: nil, count: 0), associatedData: .init(start: nil, count: 0), key: key, nonce: n, into: $0) }
                     }

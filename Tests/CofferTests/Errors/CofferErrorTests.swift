@@ -1,3 +1,4 @@
+import Foundation
 @testable import CofferTestHelpers
 import Testing
 @_spi(CofferInternals) @testable import Coffer
@@ -14,9 +15,28 @@ import Testing
         #expect(a.line != b.line)
     }
 
+    /// Issue 36: every error the package's modules make goes through a named constructor
+    /// (CofferError+Named.swift), so a code's wording and detail are made in one place. Only
+    /// the error's own files call its initialiser.
+    @Test func everyErrorIsMadeByANamedConstructor() throws {
+        let sources = Repository.url("Sources")
+        let own: Set<String> = ["CofferError.swift", "CofferError+Named.swift", "UnlockErrors.swift"]
+        var found: [String] = [], scanned = 0
+        let files = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: nil)!
+        for case let url as URL in files where url.pathExtension == "swift" && !own.contains(url.lastPathComponent) {
+            let text = try String(contentsOf: url, encoding: .utf8)
+            scanned += 1
+            for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() where line.contains("CofferError(") {
+                found.append("\(url.lastPathComponent):\(n + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        #expect(scanned > 150, "the scan found the sources")
+        #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
+    }
+
     @Test func capturesWhereItWasThrown() {
         let line: UInt = #line + 1
-        let error = CofferError(.io, "disk full")
+        let error = CofferError.io("disk full")
         #expect(error.file == "CofferTests/CofferErrorTests.swift")
         #expect(error.line == line)
         #expect(error.description == "disk full [store.io]")

@@ -23,7 +23,7 @@ import Testing
             func item() throws -> Item {
                 let history = try (history ?? []).map { pair -> PasswordHistoryEntry in
                     guard pair.count == 2, case .text(let password) = pair[0], case .time(let time) = pair[1] else {
-                        throw CofferError(.invalidArgument, "history entry of \(id)")
+                        throw CofferError.invalidArgument("history entry of \(id)")
                     }
                     return PasswordHistoryEntry(password: try Secret(password), changed: Timestamp(millisecondsSince1970: time))
                 }

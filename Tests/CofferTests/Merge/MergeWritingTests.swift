@@ -187,7 +187,7 @@ import CofferTestSupport
         let report = try ours.merge(from: b, baseFile: directory.file("base.coffer"))
         #expect(report.passwordSlot == .tookTheirs && report.write == .rewrite)
         ours.close()
-        #expect(throws: CofferError(.wrongPassword, "")) { try Vault.open(at: a, password: Fixtures.password) }
+        #expect(throws: CofferError.wrongPassword("")) { try Vault.open(at: a, password: Fixtures.password) }
         ours = try Vault.open(at: a, password: Fixtures.otherPassword)
         #expect(try ours.allItems().values.contains { $0.title == "theirs" })
         ours.close()
@@ -230,8 +230,8 @@ import CofferTestSupport
     @Test func aRekeyedCopyNeedsItsOwnPasswordAndMergesTwoWay() throws {
         let (a, b) = try copies { try $0.rekey(password: Fixtures.otherPassword, kdf: .minimal) }
         let ours = try Vault.open(at: a, password: Fixtures.password)
-        #expect(throws: CofferError(.otherPasswordNeeded, "")) { try ours.merge(from: b) }
-        #expect(throws: CofferError(.wrongPassword, "")) { try ours.merge(from: b, otherPassword: Fixtures.password) }
+        #expect(throws: CofferError.otherPasswordNeeded("")) { try ours.merge(from: b) }
+        #expect(throws: CofferError.wrongPassword("")) { try ours.merge(from: b, otherPassword: Fixtures.password) }
         let report = try ours.merge(from: b, otherPassword: Fixtures.otherPassword)
         #expect(report.otherWasRekeyed && report.base == .none && report.added.count == 1)
         #expect(report.passwordSlot == .keptOurs)

@@ -60,7 +60,7 @@ import Testing
         let a = try Fixtures.createVault(in: directory, name: "a.coffer")
         let other = try Fixtures.createVault(in: directory, name: "other.coffer")
         other.close()
-        #expect(throws: CofferError(.differentVault, "")) { try a.merge(from: directory.file("other.coffer")) }
+        #expect(throws: CofferError.differentVault("")) { try a.merge(from: directory.file("other.coffer")) }
         a.close()
     }
 

@@ -56,7 +56,7 @@ import CofferTestSupport
     }
 
     @Test func invalidLength() {
-        #expect(throws: CofferError(.invalidOption, "a password length must be at most 65535")) {
+        #expect(throws: CofferError.invalidOption("a password length must be at most 65535")) {
             try PasswordGenerator(rules: .unrestricted).generate(length: 70_000)
         }
         #expect(throws: CofferError.self) { try PasswordGenerator(rules: .unrestricted).generate(length: 0) }

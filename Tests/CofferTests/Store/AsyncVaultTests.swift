@@ -19,7 +19,7 @@ import Testing
         #expect(try await vault.get(id).password?.reveal() == "pw-2")
         #expect(try await vault.count() == 1)
         await vault.close()
-        await #expect(throws: CofferError(.locked, "")) { try await vault.count() }
+        await #expect(throws: CofferError.locked("")) { try await vault.count() }
 
         let reopened = try await AsyncVault.open(at: directory.file("a.coffer"), password: Fixtures.password)
         #expect(try await reopened.get(id).password?.reveal() == "pw-2")

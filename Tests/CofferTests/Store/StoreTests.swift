@@ -303,6 +303,6 @@ struct StoreTests {
         let vault = try Fixtures.createVault(in: directory, items: [.login("one"), .login("two")])
         #expect(try vault.count == 2)
         vault.close()
-        #expect(throws: CofferError(.locked, "")) { try vault.count }
+        #expect(throws: CofferError.locked("")) { try vault.count }
     }
 }

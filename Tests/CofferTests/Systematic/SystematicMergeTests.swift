@@ -15,9 +15,9 @@ import Testing
     @Test func aMissingFileAndANonVaultAreToldApart() throws {
         let ours = try Fixtures.createVault(in: directory, name: "a.coffer")
         defer { ours.close() }
-        #expect(throws: CofferError(.vaultMissing, "")) { try ours.merge(from: directory.file("nowhere.coffer")) }
+        #expect(throws: CofferError.vaultMissing("")) { try ours.merge(from: directory.file("nowhere.coffer")) }
         try Data("not a vault at all".utf8).write(to: URL(fileURLWithPath: directory.file("text.coffer")))
-        #expect(throws: CofferError(.notAVault, "")) { try ours.merge(from: directory.file("text.coffer")) }
+        #expect(throws: CofferError.notAVault("")) { try ours.merge(from: directory.file("text.coffer")) }
     }
 
     /// A base file of one byte is no copy of the vault: refused, not taken for "no base".
@@ -103,7 +103,7 @@ import Testing
         let vault = try Fixtures.createVault(in: directory, name: "a.coffer")
         vault.close()
         let view = PrefixFileSystem(base: POSIXFileSystem(), limit: 100)
-        #expect(throws: CofferError(.readOnly, "")) { try view.open(directory.file("a.coffer"), writable: true) }
+        #expect(throws: CofferError.readOnly("")) { try view.open(directory.file("a.coffer"), writable: true) }
         let handle = try view.open(directory.file("a.coffer"), writable: false)
         #expect(try handle.size() == 100)
         handle.close()

@@ -22,7 +22,7 @@ import CofferTestSupport
         var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         bytes.append(0)
         try bytes.write(to: URL(fileURLWithPath: path))
-        #expect(throws: CofferError(.deviceKeyUnavailable, "")) { try device.open().close() }
+        #expect(throws: CofferError.deviceKeyUnavailable("")) { try device.open().close() }
     }
 
     /// spec/unlock.md §1: a session that goes away closes its vault (wipes its keys, frees the

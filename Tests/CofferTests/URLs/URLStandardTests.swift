@@ -216,18 +216,18 @@ struct URLStandardTests {
             good.replacingOccurrences(of: "github.io\naem.live\n", with: ""): "an empty section",
         ]
         for (text, what) in broken {
-            #expect(throws: CofferError(.invalidSuffixList, ""), "\(what)") {
+            #expect(throws: CofferError.invalidSuffixList(""), "\(what)") {
                 try PublicSuffixList(parsing: text, source: "test", published: 0)
             }
         }
         let directory = TemporaryDirectory()
         let path = directory.path + "/broken.dat"
         try broken.first { $0.value == "a truncated file" }!.key.write(toFile: path, atomically: true, encoding: .utf8)
-        #expect(throws: CofferError(.invalidSuffixList, "")) { try PublicSuffixList(contentsOf: path) }
+        #expect(throws: CofferError.invalidSuffixList("")) { try PublicSuffixList(contentsOf: path) }
         #expect(PublicSuffixList.newest(of: .compiled, orFileAt: path).source == "compiled in")
         try Data([0xFF, 0xFE, 0x00]).write(to: URL(fileURLWithPath: path))
-        #expect(throws: CofferError(.invalidSuffixList, "")) { try PublicSuffixList(contentsOf: path) }
-        #expect(throws: CofferError(.io, "")) { try PublicSuffixList(contentsOf: directory.path + "/absent.dat") }
+        #expect(throws: CofferError.invalidSuffixList("")) { try PublicSuffixList(contentsOf: path) }
+        #expect(throws: CofferError.io("")) { try PublicSuffixList(contentsOf: directory.path + "/absent.dat") }
         #expect((try? PublicSuffixList(parsing: good, source: "test", published: 0))?.icannRuleCount == 5)
     }
 }

@@ -11,7 +11,7 @@ struct UnlockReadOnlyTests {
     /// (what a read-only mount or a full disk does to Coffer's writes).
     struct ReadOnlyFileSystem: VaultFileSystem {
         let real = POSIXFileSystem()
-        static let refused = CofferError(.io, "read-only file system")
+        static let refused = CofferError.io("read-only file system")
         func open(_ path: String, writable: Bool) throws -> any VaultFileHandle {
             if writable { throw Self.refused }
             return try real.open(path, writable: false)

@@ -55,8 +55,8 @@ final class PINFixture: @unchecked Sendable {
 /// Expected unlock failures to compare with: `CofferError` is equal on code and detail, not on
 /// the wording or the throw site.
 extension CofferError {
-    static var wrongPassword: CofferError { CofferError(.wrongPassword, "expected") }
-    static var pinDisabled: CofferError { CofferError(.pinDisabled, "expected") }
+    static var wrongPassword: CofferError { CofferError.wrongPassword("expected") }
+    static var pinDisabled: CofferError { CofferError.pinDisabled("expected") }
 }
 
 extension Result {
