@@ -62,7 +62,7 @@ struct OperationSurfaceTests {
         // Add: a new item, then a twin of alpha (same service, case aside, and username).
         let (beta, twin) = (new.beta, new.twin)
         step { try vault.put(beta, expecting: .absent) }
-        step { try vault.put(twin, expecting: .absent) }
+        step { try vault.put(twin, expecting: .absent) == alpha.id ? "alpha is its twin" : "no twin" }
         step { try vault.put(beta, expecting: .absent) }  // already there
         // Edit with the version read; then a stale edit (the version read before) is refused.
         var edited = (try? vault.item(alpha.id))!
@@ -134,5 +134,7 @@ struct OperationSurfaceTests {
         let refusals = inProcess.filter { if case .refused("changed meanwhile") = $0 { return true } else { return false } }
         #expect(refusals.count == 2, "\(inProcess)")
         #expect(inProcess.contains(.refused(CofferError.Code.itemNotFound.rawValue)))
+        // An item added with alpha's service (case aside) and username names alpha as its twin.
+        #expect(inProcess.contains(.value("alpha is its twin")) && throughAgent.contains(.value("alpha is its twin")))
     }
 }
