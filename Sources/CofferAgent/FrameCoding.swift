@@ -349,7 +349,7 @@ struct FrameBound: FieldCoder {
 }
 
 /// Writes a payload as spec/agent.md's table shows it: `vault_id ‖ query: text16`, numbers with
-/// their size in bytes, `count (4) ‖ x…` a list, `(0 | 1 ‖ x)` an optional, `[x]` fields
+/// their size in bytes, `count (4) ‖ x…` a list, `(0 or 1 ‖ x)` an optional, `[x]` fields
 /// present when an earlier one says so, a group by its name (its fields in `groups`).
 struct FrameDescriber: FieldCoder {
     var name = ""
@@ -397,7 +397,7 @@ struct FrameDescriber: FieldCoder {
         var present = blank
         let inner = nested { body(&$0, &present) }
         merge(inner)
-        parts.append("(0 | 1 ‖ \(inner.text))")
+        parts.append("(0 or 1 ‖ \(inner.text))")
     }
     mutating func cases(_ tag: inout UInt8, _ name: String, _ tags: ClosedRange<UInt8>, _ body: (inout Self, UInt8) -> Void) {
         var each: [String] = []
@@ -406,7 +406,7 @@ struct FrameDescriber: FieldCoder {
             merge(inner)
             each.append(inner.parts.isEmpty ? "\(tag)" : "\(tag) ‖ \(inner.text)")
         }
-        parts.append("\(name) (\(each.joined(separator: " | ")))")
+        parts.append("\(name) (\(each.joined(separator: " or ")))")
     }
     mutating func when(_ present: Bool, _ body: (inout Self) -> Void) {
         let inner = nested(body)

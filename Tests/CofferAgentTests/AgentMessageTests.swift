@@ -178,7 +178,7 @@ extension AgentMessageTests {
         let start = "<!-- frames: written from AgentMessage's declaration (AgentMessage.describedFrames) -->\n"
         let end = "\n<!-- end of frames -->"
         guard let from = spec.range(of: start), let to = spec.range(of: end, range: from.upperBound..<spec.endIndex) else {
-            Issue.record("spec/agent.md has no frames section")
+            Issue.record("spec/agent.md has no frames section; it should read:\n\(AgentMessage.describedFrames())")
             return
         }
         let written = String(spec[from.upperBound..<to.lowerBound])
