@@ -2,10 +2,11 @@
 
 /// One field of a frame at a time (spec/agent.md §3). Every message is declared once, as calls
 /// on a coder in the order of its fields (`AgentMessage.Request.declare`, `Reply.declare`), each
-/// with a value passed `inout`; the coders run that one declaration four ways: `FrameSizer`
-/// counts the bytes, `FrameWriter` writes them (into a buffer sized once), `FrameReader` reads
-/// them back (bounded, canonical, never trapping) and `FrameDescriber` writes the payload column
-/// of spec/agent.md's table. The writers only read the values; the reader only sets them.
+/// with a value passed `inout`; the coders run that one declaration: `FrameSizer` counts the
+/// bytes, `FrameWriter` writes them (into a buffer sized once), `FrameReader` reads them back
+/// (bounded, canonical, never trapping), `FrameBound` finds a code's payload bound for the
+/// header check and `FrameDescriber` writes spec/agent.md's tables. The sizer and writer only
+/// read the values; the reader only sets them.
 ///
 /// The declarations are generic over the coder and called with concrete ones only, so each is
 /// specialized: no existential, no metadata made at run time, no closure that escapes.
@@ -325,6 +326,7 @@ struct FrameBound: FieldCoder {
     var answer: UInt8?
     var bound = AgentMessage.maximumRequestPayload
     mutating func message(_ name: String, answer: UInt8?, bound: Int) { (self.name, self.answer, self.bound) = (name, answer, bound) }
+    // The fields are skipped.
     mutating func byte(_ value: inout UInt8, _ name: String) {}
     mutating func flag(_ value: inout Bool, _ name: String) {}
     mutating func enumeration<T: RawRepresentable>(_ value: inout T, _ name: String) where T.RawValue == UInt8 {}
