@@ -21,14 +21,14 @@ package enum AgentMessageHarness {
             let encoded = AgentMessage.encode(request)
             try Check.require(encoded == bytes, target, "request \(request) does not encode back to its bytes")
             try Check.require(AgentMessage.decodeRequest(encoded) == request, target, "request \(request) does not decode back")
-            try Check.require(AgentMessage.frameCode(request) == bytes[4], target, "request \(request) is declared under another code")
+            try Check.require(request.code == bytes[4], target, "request \(request) is declared under another code")
             accepted = true
         }
         if let reply = AgentMessage.decodeReply(bytes) {
             let encoded = AgentMessage.encode(reply)
             try Check.require(encoded == bytes, target, "a reply does not encode back to its bytes")
             try Check.require(AgentMessage.decodeReply(encoded) == reply, target, "a reply does not decode back")
-            try Check.require(AgentMessage.frameCode(reply) == bytes[4], target, "a reply is declared under another code")
+            try Check.require(reply.code == bytes[4], target, "a reply is declared under another code")
             accepted = true
         }
         return accepted ? .accepted : .rejected

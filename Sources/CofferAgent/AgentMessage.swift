@@ -102,7 +102,8 @@ package enum AgentMessage {
             }
         }
 
-        var code: UInt8 {
+        /// The code its frame carries, the one its declaration is under.
+        package var code: UInt8 {
             switch self {
             case .status: return 1
             // 2 was `key`, removed in protocol 3.
@@ -159,7 +160,8 @@ package enum AgentMessage {
         /// The answer to `items`: every item's encoding, secrets included (the caller wipes them).
         case items([[UInt8]], ignored: UInt32)
 
-        var code: UInt8 {
+        /// The code its frame carries, the one its declaration is under.
+        package var code: UInt8 {
             switch self {
             case .status: return 1
             // 2 was the key, removed in protocol 3.
@@ -569,10 +571,4 @@ extension AgentMessage.Reply {
         }
         return true
     }
-}
-
-extension AgentMessage {
-    /// The code a request's or reply's frame carries (for the fuzz target).
-    package static func frameCode(_ request: Request) -> UInt8 { request.code }
-    package static func frameCode(_ reply: Reply) -> UInt8 { reply.code }
 }

@@ -426,7 +426,7 @@ struct FrameDescriber: FieldCoder {
 extension AgentMessage {
     /// spec/agent.md §3's tables of requests and replies and its list of groups, written from
     /// the declarations (`AgentMessageTests.theSpecsFramesAreTheDeclaration` compares them).
-    package static func describedFrames() -> String {
+    static func describedFrames() -> String {
         var groups: [(name: String, fields: String)] = []
         func payload(_ d: FrameDescriber) -> String { d.parts.isEmpty ? "—" : "`\(d.text)`" }
         var requests: [String] = [], replies: [String] = [], names: [UInt8: String] = [:]
