@@ -243,6 +243,7 @@ package enum AgentMessage {
         _ = Request.declare(code, &message, &sizer)
         var writer = FrameWriter(requestMagic, code, payload: sizer.count)
         _ = Request.declare(code, &message, &writer)
+        assert(writer.out.count == headerCount + sizer.count, "the sizer counts what the writer writes")
         return writer.out
     }
 
@@ -253,6 +254,7 @@ package enum AgentMessage {
         _ = Reply.declare(code, &message, &sizer)
         var writer = FrameWriter(replyMagic, code, payload: sizer.count)
         _ = Reply.declare(code, &message, &writer)
+        assert(writer.out.count == headerCount + sizer.count, "the sizer counts what the writer writes")
         return writer.out
     }
 
