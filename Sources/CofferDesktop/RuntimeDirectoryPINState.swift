@@ -2,8 +2,9 @@ import CofferSystem
 @_spi(CofferInternals) import Coffer
 
 extension RuntimeDirectoryDeviceSecretStore {
-    /// PIN unlock for the vault at `vaultPath` with its throttle files in this store's directory,
-    /// beside the device secret they are keyed by, where no sync tool carries them (spec/unlock.md
+    /// This device's state for the vault at `vaultPath` (what `VaultUnlock.open` and the PIN
+    /// commands are given): its throttle files in this store's directory, beside the device
+    /// secret they are keyed by, where no sync tool carries them (spec/unlock.md
     /// §4.1). Throttle files that an earlier version left beside the vault are moved here first.
     public func pinUnlock(forVault vaultPath: String) -> PINUnlock {
         let pins = PINUnlock(vaultPath: vaultPath, deviceSecrets: self, stateDirectory: directory)

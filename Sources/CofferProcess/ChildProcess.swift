@@ -304,14 +304,20 @@ public struct ChildProcess {
 
 /// Writing to a file descriptor without Foundation.
 public enum Descriptor {
-    /// Writes all of `bytes`, retrying partial writes and EINTR; stops at the first error.
-    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return }
-            done += n
+    /// Writes all of `bytes`, retrying partial writes and EINTR; stops at the first error. Returns
+    /// whether every byte was written (false: `errno` says why, when the write failed).
+    @discardableResult
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { all in
+            // What is left is always a slice of the bytes: no pointer arithmetic to get wrong.
+            var rest = all[...]
+            while !rest.isEmpty {
+                let n = write(fd, UnsafeRawBufferPointer(rebasing: rest).baseAddress, rest.count)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return false }
+                rest = rest.dropFirst(n)
+            }
+            return true
         }
     }
 }

@@ -18,6 +18,11 @@ package enum SystemCall {
     package static func close(_ fd: Int32) -> Int32 { cClose(fd) }
     package static func rename(_ source: String, _ destination: String) -> Int32 { cRename(source, destination) }
     package static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { cRead(fd, buffer, count) }
+    /// `read` into the whole of `buffer` (a rebased slice: the rest of a larger buffer), so the
+    /// count can never exceed the room the pointer has.
+    package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        cRead(fd, buffer.baseAddress, buffer.count)
+    }
     package static func listen(_ fd: Int32, _ backlog: Int32) -> Int32 { cListen(fd, backlog) }
     package static func connect(_ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t) -> Int32 {
         cConnect(fd, address, length)

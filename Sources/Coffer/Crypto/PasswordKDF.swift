@@ -10,6 +10,12 @@ enum PasswordKDF {
         try Argon2id.deriveKey(password: normalized(password) ?? password, salt: salt, parameters: parameters)
     }
 
+    /// Argon2id over the bytes as typed, without normalisation: only to open a vault made before
+    /// normalisation (spec/crypto.md §2.1), whose password slot holds a key derived this way.
+    static func deriveKeyAsTyped(password: SecureBytes, salt: [UInt8], parameters: KDFParameters) throws -> SecureBytes {
+        try Argon2id.deriveKey(password: password, salt: salt, parameters: parameters)
+    }
+
     /// The NFKC form of `password` as UTF-8, or nil when it is the input itself: ASCII (NFKC
     /// changes no ASCII byte), bytes that are not UTF-8 (used as they are, spec/crypto.md §2.1),
     /// or text already in NFKC.

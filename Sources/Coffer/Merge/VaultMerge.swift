@@ -214,7 +214,7 @@ extension Vault {
                 throw CofferError(.otherPasswordNeeded, "\(path) is under another vault key (it was rekeyed, or it was altered); its own master password is needed")
             }
             return (try Vault.open(at: path, mode: .readOnly, unlockedWith: .masterPassword, fileSystem: fileSystem, random: random) { header in
-                try Vault.passwordVaultKey(header: header, password: password)
+                try PasswordKeyslot.vaultKey(header: header, password: password)
             }, true)
         }
     }
@@ -252,7 +252,7 @@ extension Vault {
         // Their slot wraps another vault key: wrap ours under their password and KDF settings.
         guard let otherPassword else { throw CofferError(.otherPasswordNeeded, "the other copy's master password is needed to take its password") }
         let slot = try withVaultKey { key in
-            try Self.passwordSlot(for: otherPassword, kdf: theirsSlot.kdf, vaultKey: key, vaultID: ours.vaultID, random: random)
+            try PasswordKeyslot.make(for: otherPassword, kdf: theirsSlot.kdf, vaultKey: key, vaultID: ours.vaultID, random: random)
         }
         return (slot, .tookTheirs)
     }

@@ -318,7 +318,7 @@ extension Vault {
         guard let handle = try? fileSystem.open(path, writable: false) else { return nil }
         defer { handle.close() }
         guard let size = try? handle.size(), let (header, headerBytes) = try? readHeader(handle, fileSize: size),
-              let key = try? passwordVaultKey(header: header, password: password), let keys = try? VaultKeys(vaultKey: key)
+              let key = try? PasswordKeyslot.vaultKey(header: header, password: password), let keys = try? VaultKeys(vaultKey: key)
         else { return nil }
         return configurations.map { configuration in
             do {

@@ -1,37 +1,10 @@
-// Atomic rewrites: compaction, password and PIN slot changes, rekey, header upgrade (spec/format.md §8).
+// Atomic rewrites: compaction, keyslot changes, header upgrade (spec/format.md §8); the password
+// slot's rewrites (rekey, a new master password) are Unlock's (Vault+Password.swift).
 
 extension Vault {
     /// Rewrites the vault with only live items, under a new log id (spec/format.md §8).
     @_spi(CofferInternals) public func compact() throws {
         try withWritableState { state in try compact(&state, newKeys: nil) }
-    }
-
-    /// Makes a new vault key and re-seals every item under it; the password slot is rewrapped
-    /// with `password` (which may be the current one) and any PIN slot is removed.
-    /// Needs a vault opened with the master password (spec/unlock.md §13).
-    public func rekey(password: SecureBytes, kdf: KDFParameters? = nil) throws {
-        try requireMasterPassword(for: "a rekey")
-        try withWritableState { state in
-            let newKeys = try VaultKeys.random(using: random)
-            let slot = try Self.passwordSlot(for: password, kdf: kdf ?? state.header.passwordSlot!.kdf,
-                                             vaultKey: newKeys.vaultKey, vaultID: state.header.vaultID, random: random)
-            // The new slot enters the header only when the rewrite commits: a failed rekey leaves
-            // the open vault exactly as it was (old key, old slots).
-            try compact(&state, newKeys: newKeys, keyslots: [slot])
-        }
-    }
-
-    /// Changes the master password: rewraps the vault key in the password slot only; frames
-    /// are copied byte for byte.
-    /// Needs a vault opened with the master password (spec/unlock.md §13).
-    public func changePassword(to newPassword: SecureBytes, kdf: KDFParameters? = nil) throws {
-        try requireMasterPassword(for: "changing the master password")
-        try withWritableState { state in
-            guard let keys = state.keys, let old = state.header.passwordSlot else { throw closedError }
-            let slot = try Self.passwordSlot(for: newPassword, kdf: kdf ?? old.kdf, vaultKey: keys.vaultKey,
-                                             vaultID: state.header.vaultID, random: random)
-            try replaceKeyslots(state.header.keyslots.map { $0.kind == .password ? slot : $0 }, state: &state)
-        }
     }
 
     /// A copy of the vault key, for the CLI's agent (spec/agent.md): the agent keeps it in locked

@@ -255,7 +255,7 @@ public struct PINUnlock: Sendable {
             throw CofferError.throttled(remaining: remaining)
         }
         do {
-            let vaultKey = try Vault.passwordVaultKey(header: header, password: password, memoryBudgetKiB: memoryBudgetKiB)
+            let vaultKey = try PasswordKeyslot.vaultKey(header: header, password: password, memoryBudgetKiB: memoryBudgetKiB)
             if before.failures > 0 { try? passwordStateFile.remove() }
             return vaultKey
         } catch let error as CofferError where error.code == .wrongPassword {

@@ -1,5 +1,6 @@
 import Foundation
 import CofferSystem
+import CofferProcess
 @_spi(CofferInternals) import Coffer
 
 enum Files {
@@ -29,7 +30,7 @@ enum Files {
                 secureZero(&buffer)
                 buffer = bigger
             }
-            let n = buffer.withUnsafeMutableBytes { SystemCall.read(fd, $0.baseAddress! + count, $0.count - count) }
+            let n = buffer.withUnsafeMutableBytes { SystemCall.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[count...])) }
             if n < 0 && errno == EINTR { continue }
             if n < 0 { secureZero(&buffer); throw CLIError(Exit.ioError, "cannot read the \(what) \(path): \(String(cString: strerror(errno)))") }
             if n == 0 { break }
@@ -57,15 +58,10 @@ enum Files {
             throw CLIError(Exit.ioError, "cannot create \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                unlink(path)
-                throw CLIError(Exit.ioError, "cannot write \(path): \(String(cString: strerror(errno)))")
-            }
-            done += n
+        guard Descriptor.writeAll(fd, bytes) else {
+            let reason = String(cString: strerror(errno))
+            unlink(path)
+            throw CLIError(Exit.ioError, "cannot write \(path): \(reason)")
         }
         guard fsync(fd) == 0 else { throw CLIError(Exit.ioError, "cannot sync \(path): \(String(cString: strerror(errno)))") }
     }

@@ -90,7 +90,8 @@ struct MasterPasswordOptions: ParsableArguments {
 }
 
 /// The one way commands unlock a vault themselves (spec/cli.md §3); with an agent unlocked they
-/// go through it instead (`VaultAccess`, spec/agent.md §3).
+/// go through it instead (`VaultAccess`, spec/agent.md §3). Only asks the person: which credential
+/// they give, and the credential itself; `VaultUnlock` does the unlocking (and its throttling).
 enum VaultOpening {
     static func open(path: String, passwordFile: String?, usePIN: Bool, pinFile: String?, mode: Vault.AccessMode,
                      allowPIN: Bool, password given: SecureBytes?, memoryBudgetKiB: UInt32? = nil) throws -> Vault {
@@ -102,17 +103,24 @@ enum VaultOpening {
             guard allowPIN else {
                 throw CLIError.usage("this command needs the master password (--password-file or the prompt), not the PIN")
             }
-            let pins = try RuntimeDirectoryDeviceSecretStore.forCurrentUser().pinUnlock(forVault: path)
-            let pin = try SecretInput.read(file: pinFile, label: "PIN for \(path): ", what: "PIN", option: "--pin-file FILE")
-            vault = try Progress.during("Unlocking") { try pins.unlock(pin: pin, mode: mode, memoryBudgetKiB: memoryBudgetKiB) }
+            // Without this device's secrets a PIN cannot work: say so before asking for it.
+            let device = try RuntimeDirectoryDeviceSecretStore.forCurrentUser().pinUnlock(forVault: path)
+            let credential = UnlockCredential.pin(
+                try SecretInput.read(file: pinFile, label: "PIN for \(path): ", what: "PIN", option: "--pin-file FILE"))
+            vault = try Progress.during("Unlocking") {
+                try VaultUnlock.open(with: credential, device: device, mode: mode, memoryBudgetKiB: memoryBudgetKiB)
+            }
         } else {
-            let password = try given ?? OptionHelp.masterPassword(file: passwordFile, path: path)
+            let credential = UnlockCredential.masterPassword(try given ?? OptionHelp.masterPassword(file: passwordFile, path: path))
+            // The master password is rate-limited whenever the per-user runtime directory exists.
             if let store = try? RuntimeDirectoryDeviceSecretStore.forCurrentUser() {
-                let pins = store.pinUnlock(forVault: path)
-                vault = try Progress.during("Unlocking") { try pins.unlock(password: password, mode: mode, memoryBudgetKiB: memoryBudgetKiB) }
+                let device = store.pinUnlock(forVault: path)
+                vault = try Progress.during("Unlocking") {
+                    try VaultUnlock.open(with: credential, device: device, mode: mode, memoryBudgetKiB: memoryBudgetKiB)
+                }
             } else {
                 vault = try Progress.during("Unlocking") {
-                    try Vault.open(at: path, password: password, mode: mode, memoryBudgetKiB: memoryBudgetKiB)
+                    try VaultUnlock.open(at: path, with: credential, mode: mode, memoryBudgetKiB: memoryBudgetKiB)
                 }
             }
         }

@@ -21,7 +21,7 @@ enum SecretInput {
         var count = 0
         var lineEnd: Int?
         while count < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { SystemCall.read(fd, $0.baseAddress! + count, $0.count - count) }
+            let n = buffer.withUnsafeMutableBytes { SystemCall.read(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[count...])) }
             if n < 0 && errno == EINTR { continue }
             if n < 0 { throw CLIError(Exit.ioError, "cannot read the \(what) file \(path): \(String(cString: strerror(errno)))") }
             if n == 0 { break }

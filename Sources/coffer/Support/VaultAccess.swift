@@ -215,7 +215,10 @@ extension VaultAccess {
             }
         }
         let password = try OptionHelp.masterPassword(file: passwordFile, path: label)
-        let vault = try Progress.during("Unlocking") { try Vault.open(at: ours, password: password, mode: .readWrite) }
+        // A merge driver keeps no device state: the master password opens unthrottled, as without a runtime directory.
+        let vault = try Progress.during("Unlocking") {
+            try VaultUnlock.open(at: ours, with: .masterPassword(password), mode: .readWrite)
+        }
         defer { vault.close() }
         let operations = LocalVaultOperations(vault)
         let order = MergeOrder(target: "", other: theirs, base: base, choice: .automatic, dryRun: false, otherPassword: nil)

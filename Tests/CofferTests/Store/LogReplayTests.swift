@@ -40,7 +40,7 @@ struct LogReplayTests {
         defer { handle.close() }
         let size = try handle.size()
         let (header, headerBytes) = try Vault.readHeader(handle, fileSize: size)
-        let keys = try VaultKeys(vaultKey: try Vault.passwordVaultKey(header: header, password: Fixtures.password))
+        let keys = try VaultKeys(vaultKey: try PasswordKeyslot.vaultKey(header: header, password: Fixtures.password))
         do {
             let outcome = try Vault.replayLog(handle, fileSize: size, header: header, headerBytes: headerBytes, keys: keys,
                                               fullDecode: true) { replay in
