@@ -2,9 +2,11 @@
 import CofferAgent
 
 /// FuzzAgentMessage: the bytes as a request frame and as a reply frame for the agent's socket
-/// (spec/agent.md §3), the decoder that faces other processes. Invariants: decoding never traps;
-/// whatever decodes encodes back to exactly the input (the frames are canonical); a header the
-/// reader accepts never announces more than its direction's bound.
+/// (spec/agent.md §3), run through the messages' one declaration (`Request.declare`,
+/// `Reply.declare`) by its reader, sizer and writer. Invariants: decoding never traps; whatever
+/// decodes encodes back to exactly the input (the frames are canonical: the sizer counts what
+/// the writer writes) and decodes again to the same message, of the case declared under the
+/// frame's code; a header the reader accepts never announces more than its code's declared bound.
 package enum AgentMessageHarness {
     static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.agentMessage
@@ -16,11 +18,17 @@ package enum AgentMessageHarness {
         }
         var accepted = false
         if let request = AgentMessage.decodeRequest(bytes) {
-            try Check.require(AgentMessage.encode(request) == bytes, target, "request \(request) does not encode back to its bytes")
+            let encoded = AgentMessage.encode(request)
+            try Check.require(encoded == bytes, target, "request \(request) does not encode back to its bytes")
+            try Check.require(AgentMessage.decodeRequest(encoded) == request, target, "request \(request) does not decode back")
+            try Check.require(request.code == bytes[4], target, "request \(request) is declared under another code")
             accepted = true
         }
         if let reply = AgentMessage.decodeReply(bytes) {
-            try Check.require(AgentMessage.encode(reply) == bytes, target, "a reply does not encode back to its bytes")
+            let encoded = AgentMessage.encode(reply)
+            try Check.require(encoded == bytes, target, "a reply does not encode back to its bytes")
+            try Check.require(AgentMessage.decodeReply(encoded) == reply, target, "a reply does not decode back")
+            try Check.require(reply.code == bytes[4], target, "a reply is declared under another code")
             accepted = true
         }
         return accepted ? .accepted : .rejected

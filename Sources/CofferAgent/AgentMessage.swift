@@ -102,7 +102,8 @@ package enum AgentMessage {
             }
         }
 
-        var code: UInt8 {
+        /// The code its frame carries, the one its declaration is under.
+        package var code: UInt8 {
             switch self {
             case .status: return 1
             // 2 was `key`, removed in protocol 3.
@@ -159,7 +160,8 @@ package enum AgentMessage {
         /// The answer to `items`: every item's encoding, secrets included (the caller wipes them).
         case items([[UInt8]], ignored: UInt32)
 
-        var code: UInt8 {
+        /// The code its frame carries, the one its declaration is under.
+        package var code: UInt8 {
             switch self {
             case .status: return 1
             // 2 was the key, removed in protocol 3.
@@ -184,6 +186,8 @@ package enum AgentMessage {
     static let mergeBases: [Vault.MergeReport.Base] = [.commonPrefix, .baseFile, .none]
     static let slotOutcomes: [Vault.PasswordSlotOutcome] = [.same, .keptOurs, .tookTheirs]
     static let writeKinds: [Vault.MergeReport.WriteKind] = [.none, .append, .rewrite]
+    /// A change's kind: 1 deleted, 2 overwritten.
+    static let changeKinds = [false, true]
 
     /// An earlier version in a `changes` reply.
     package struct Change: Equatable, Sendable {
@@ -192,170 +196,71 @@ package enum AgentMessage {
         package init(overwritten: Bool, item: [UInt8]) { (self.overwritten, self.item) = (overwritten, item) }
     }
 
+    // MARK: The declaration
+
+    /// A summary as `find` and `list` answer with it; the username is present exactly when
+    /// the flags' bit 1 says so, other bits are 0.
+    static func declare(_ s: inout ItemSummary, _ c: inout some FieldCoder) {
+        c.group("summary") { c in
+            c.itemID(&s.id, "item id")
+            c.enumeration(&s.kind, "kind")
+            c.time(&s.created, "created")
+            c.time(&s.modified, "modified")
+            var flags: UInt8 = (s.hasPassword ? 1 : 0) | (s.username != nil ? 2 : 0)
+            c.byte(&flags, "flags")
+            c.require(flags & ~3 == 0)
+            s.hasPassword = flags & 1 != 0
+            c.text32(&s.title, "title")
+            var username = s.username ?? ""
+            c.when(flags & 2 != 0) { c in c.text32(&username, "username") }
+            s.username = flags & 2 != 0 ? username : nil
+            c.list(&s.urls, "urls", blank: "") { c, url in c.text32(&url, "url") }
+            c.list(&s.tags, "tags", blank: "") { c, tag in c.text32(&tag, "tag") }
+        }
+    }
+
+    static func declare(_ kdf: inout KDFParameters, _ c: inout some FieldCoder) {
+        c.group("kdf") { c in
+            c.uint32(&kdf.iterations, "passes")
+            c.uint32(&kdf.memoryKiB, "KiB")
+        }
+    }
+
+    /// A summary to read into; never sent.
+    static let blankSummary = ItemSummary(id: blankID, kind: .login, title: "", username: nil, urls: [], tags: [],
+                                          created: Timestamp(millisecondsSince1970: 0), modified: Timestamp(millisecondsSince1970: 0),
+                                          hasPassword: false)
+    static var blankID: ItemID { withUnsafeBytes(of: (UInt64(0), UInt64(0))) { ItemID(bytes: $0)! } }
+
     // MARK: Encoding
 
     /// A request frame. One that carries a secret (an item, a PIN, a password) is wiped by the
     /// caller once sent.
     package static func encode(_ request: Request) -> [UInt8] {
-        var w = Writer(requestMagic, request.code)
-        switch request {
-        case .status, .lock: break
-        case .find(let vaultID, let query):
-            w.bytes(vaultID)
-            w.text16(query)
-        case .list(let vaultID, let query, let tag):
-            w.bytes(vaultID)
-            w.text16(query)
-            if let tag {
-                w.byte(1)
-                w.text16(tag)
-            } else {
-                w.byte(0)
-            }
-        case .item(let vaultID, let id):
-            w.bytes(vaultID)
-            w.bytes(id.bytes)
-        case .changes(let vaultID), .info(let vaultID), .verify(let vaultID), .compact(let vaultID), .items(let vaultID):
-            w.bytes(vaultID)
-        case .put(let vaultID, let expecting, let item):
-            w.out.reserveCapacity(headerCount + 26 + item.count)
-            w.bytes(vaultID)
-            switch expecting {
-            case .absent: w.byte(0)
-            case .modified(let time):
-                w.byte(1)
-                w.uint64(UInt64(bitPattern: time.millisecondsSince1970))
-            case .any: w.byte(2)
-            }
-            w.bytes(item)
-        case .delete(let vaultID, let id, let modified):
-            w.bytes(vaultID)
-            w.bytes(id.bytes)
-            w.uint64(UInt64(bitPattern: modified.millisecondsSince1970))
-        case .putAll(let vaultID, let items):
-            w.bytes(vaultID)
-            w.chunks(items)
-        case .merge(let vaultID, let order):
-            w.bytes(vaultID)
-            w.text16(order.target)
-            w.text16(order.other)
-            w.text16(order.base)
-            w.byte(Vault.PasswordSlotChoice.allCases.firstIndex(of: order.choice).map(UInt8.init) ?? 0)
-            w.byte(order.dryRun ? 1 : 0)
-            if let password = order.otherPassword {
-                w.byte(1)
-                w.uint32(UInt32(password.count))
-                w.bytes(password)
-            } else {
-                w.byte(0)
-            }
-        }
-        return w.finish()
+        let code = request.code
+        var message = request
+        var sizer = FrameSizer()
+        _ = Request.declare(code, &message, &sizer)
+        var writer = FrameWriter(requestMagic, code, payload: sizer.count)
+        _ = Request.declare(code, &message, &writer)
+        assert(writer.out.count == headerCount + sizer.count, "the sizer counts what the writer writes")
+        return writer.out
     }
 
     package static func encode(_ reply: Reply) -> [UInt8] {
-        var w = Writer(replyMagic, reply.code)
-        switch reply {
-        case .status(let vaultID, let seconds):
-            w.bytes(vaultID)
-            w.uint32(seconds)
-        case .item(let bytes, let ignored):
-            w.uint32(ignored)
-            w.bytes(bytes)
-        case .done, .refused: break
-        case .found(let answer, let ignored):
-            w.uint32(ignored)
-            switch answer {
-            case .one(let summary):
-                w.byte(1)
-                w.summary(summary)
-            case .several(let summaries):
-                w.byte(2)
-                w.uint32(UInt32(summaries.count))
-                for summary in summaries { w.summary(summary) }
-            case .none(let suggestions):
-                w.byte(3)
-                w.uint32(UInt32(suggestions.count))
-                for suggestion in suggestions { w.text32(suggestion) }
-            }
-        case .summaries(let summaries, let ignored):
-            w.out.reserveCapacity(headerCount + 8 + summaries.count * 128)
-            w.uint32(ignored)
-            w.uint32(UInt32(summaries.count))
-            for summary in summaries { w.summary(summary) }
-        case .written(let count, let discarded, let twin):
-            w.uint32(count)
-            w.uint32(discarded)
-            if let twin {
-                w.byte(1)
-                w.bytes(twin.bytes)
-            } else {
-                w.byte(0)
-            }
-        case .failed(let code, let reason):
-            w.text16(code)
-            w.text32(reason)
-        case .changes(let changes, let ignored):
-            w.uint32(ignored)
-            w.uint32(UInt32(changes.count))
-            for change in changes {
-                w.byte(change.overwritten ? 2 : 1)
-                w.uint32(UInt32(change.item.count))
-                w.bytes(change.item)
-            }
-        case .info(let facts):
-            let info = facts.info
-            w.text32(facts.path)
-            w.text32(info.formatVersion)
-            w.text32(info.vaultID)
-            w.uint64(UInt64(bitPattern: info.created.millisecondsSince1970))
-            w.kdf(info.passwordKDF)
-            if let pin = info.pinKDF {
-                w.byte(1)
-                w.kdf(pin)
-            } else {
-                w.byte(0)
-            }
-            for count in [info.itemCount, info.records, info.deadRecords, info.fileSize] { w.uint64(UInt64(count)) }
-        case .verified(let report):
-            for count in [report.records, report.liveItems, report.deadRecords, report.tornTailBytes] { w.uint64(UInt64(count)) }
-        case .compacted(let before, let after, let removed):
-            for count in [before, after, removed] { w.uint64(count) }
-        case .items(let items, let ignored):
-            w.uint32(ignored)
-            w.chunks(items)
-        case .merged(let report, let discarded):
-            w.uint32(discarded)
-            w.byte(UInt8(mergeBases.firstIndex(of: report.base)!))
-            for ids in [report.added, report.changed, report.deleted] {
-                w.uint32(UInt32(ids.count))
-                for id in ids { w.bytes(id.bytes) }
-            }
-            w.uint32(UInt32(report.conflicts.count))
-            for conflict in report.conflicts {
-                w.bytes(conflict.item.bytes)
-                w.text32(conflict.field)
-                if let kept = conflict.keptIn {
-                    w.byte(1)
-                    w.text32(kept)
-                } else {
-                    w.byte(0)
-                }
-            }
-            w.byte(UInt8(slotOutcomes.firstIndex(of: report.passwordSlot)!))
-            w.byte(report.otherWasRekeyed ? 1 : 0)
-            w.byte(UInt8(writeKinds.firstIndex(of: report.write)!))
-            w.uint64(UInt64(report.otherTornBytes))
-        }
-        return w.finish()
+        let code = reply.code
+        var message = reply
+        var sizer = FrameSizer()
+        _ = Reply.declare(code, &message, &sizer)
+        var writer = FrameWriter(replyMagic, code, payload: sizer.count)
+        _ = Reply.declare(code, &message, &writer)
+        assert(writer.out.count == headerCount + sizer.count, "the sizer counts what the writer writes")
+        return writer.out
     }
 
     /// The item reply around an item's encoding, in one buffer the caller wipes.
     package static func encode(item encoded: [UInt8], ignored: UInt32) -> [UInt8] {
-        var w = Writer(replyMagic, Reply.item([], ignored: 0).code, reserving: 4 + encoded.count)
-        w.uint32(ignored)
-        w.out += encoded
-        return w.finish()
+        encode(.item(encoded, ignored: ignored))
     }
 
     // MARK: Decoding
@@ -363,175 +268,37 @@ package enum AgentMessage {
     /// The payload length a frame header announces, or nil when the header is not one (wrong
     /// magic, length over the bound for its code): the reader then stops without reading more.
     package static func payloadLength(ofHeader header: [UInt8], magic: [UInt8]) -> Int? {
-        guard header.count == headerCount, Array(header[0..<4]) == magic else { return nil }
+        guard header.count == headerCount, header[0..<4].elementsEqual(magic) else { return nil }
         let length = header[5..<9].reduce(0) { $0 << 8 | Int($1) }
         return length <= maximumPayload(magic, code: header[4]) ? length : nil
     }
 
-    /// The bound on a frame's payload: a reply's, a change request's (`put`, `putAll`,
-    /// `merge`), or any other request's.
+    /// The bound on a frame's payload, as its declaration says: a reply's, a change request's
+    /// (`put`, `putAll`, `merge`), or any other request's.
     package static func maximumPayload(_ magic: [UInt8], code: UInt8) -> Int {
         guard magic == requestMagic else { return maximumReplyPayload }
-        return [10, 12, 14].contains(code) ? maximumChangePayload : maximumRequestPayload
+        var request = Request.status
+        var bound = FrameBound()
+        _ = Request.declare(code, &request, &bound)
+        return bound.bound
     }
 
     /// Decodes a whole request frame; nil for anything malformed or not canonical. Never traps.
     package static func decodeRequest(_ bytes: [UInt8]) -> Request? {
         guard let (code, payload) = unframe(bytes, magic: requestMagic) else { return nil }
-        var r = Reader(payload)
-        let request: Request?
-        func vaultID() -> [UInt8]? { r.bytes(16) }
-        switch code {
-        case 1: request = .status
-        case 3: request = .lock
-        case 4:
-            guard let vaultID = vaultID(), let query = r.text16() else { return nil }
-            request = .find(vaultID: vaultID, query: query)
-        case 5:
-            guard let vaultID = vaultID(), let query = r.text16(), let hasTag = r.byte() else { return nil }
-            switch hasTag {
-            case 0: request = .list(vaultID: vaultID, query: query, tag: nil)
-            case 1: request = r.text16().map { .list(vaultID: vaultID, query: query, tag: $0) }
-            default: return nil
-            }
-        case 6:
-            guard let vaultID = vaultID(), let id = r.itemID() else { return nil }
-            request = .item(vaultID: vaultID, id: id)
-        case 7: request = vaultID().map { .changes(vaultID: $0) }
-        case 8: request = vaultID().map { .info(vaultID: $0) }
-        case 9: request = vaultID().map { .verify(vaultID: $0) }
-        case 10:
-            guard let vaultID = vaultID(), let kind = r.byte() else { return nil }
-            let expecting: Expectation
-            switch kind {
-            case 0: expecting = .absent
-            case 1:
-                guard let time = r.number(8) else { return nil }
-                expecting = .modified(Timestamp(millisecondsSince1970: Int64(bitPattern: time)))
-            case 2: expecting = .any
-            default: return nil
-            }
-            let item = r.rest()
-            guard !item.isEmpty, item.count <= ItemCodec.maximumEncodedLength else { return nil }
-            request = .put(vaultID: vaultID, expecting: expecting, item: item)
-        case 11:
-            guard let vaultID = vaultID(), let id = r.itemID(), let time = r.number(8) else { return nil }
-            request = .delete(vaultID: vaultID, id: id, modified: Timestamp(millisecondsSince1970: Int64(bitPattern: time)))
-        case 12:
-            guard let vaultID = vaultID(),
-                  let items = r.list({ reader -> [UInt8]? in
-                      guard let chunk = reader.chunk(), !chunk.isEmpty, chunk.count <= ItemCodec.maximumEncodedLength else { return nil }
-                      return chunk
-                  }), !items.isEmpty else { return nil }
-            request = .putAll(vaultID: vaultID, items: items)
-        case 13: request = vaultID().map { .compact(vaultID: $0) }
-        case 14:
-            guard let vaultID = vaultID(), let target = r.path(), let other = r.path(), !other.isEmpty, let base = r.path(),
-                  let choice = r.byte(), Int(choice) < Vault.PasswordSlotChoice.allCases.count,
-                  let dryRun = r.byte(), dryRun <= 1, let hasPassword = r.byte() else { return nil }
-            var password: [UInt8]?
-            switch hasPassword {
-            case 0: break
-            case 1:
-                guard let bytes = r.chunk(), !bytes.isEmpty, bytes.count <= 1_024 else { return nil }
-                password = bytes
-            default: return nil
-            }
-            request = .merge(vaultID: vaultID, MergeOrder(target: target, other: other, base: base,
-                                                          choice: Vault.PasswordSlotChoice.allCases[Int(choice)],
-                                                          dryRun: dryRun == 1, otherPassword: password))
-        case 16: request = vaultID().map { .items(vaultID: $0) }
-        default: return nil
-        }
-        return r.atEnd ? request : nil
+        var reader = FrameReader(payload)
+        var request = Request.status
+        guard Request.declare(code, &request, &reader), reader.accepted else { return nil }
+        return request
     }
 
     /// Decodes a whole reply frame; nil for anything malformed or not canonical. Never traps.
     package static func decodeReply(_ bytes: [UInt8]) -> Reply? {
         guard let (code, payload) = unframe(bytes, magic: replyMagic) else { return nil }
-        var r = Reader(payload)
-        let reply: Reply?
-        switch code {
-        case 1:
-            guard let vaultID = r.bytes(16), let seconds = r.uint32() else { return nil }
-            reply = .status(vaultID: vaultID, secondsLeft: seconds)
-        case 3: reply = .done
-        case 4: reply = .refused
-        case 5:
-            guard let ignored = r.uint32() else { return nil }
-            switch r.byte() {
-            case 1?: reply = r.summary().map { .found(.one($0), ignored: ignored) }
-            case 2?:
-                // Two or more: one match is `.one`, so a list of one would not be canonical.
-                guard let summaries = r.list({ $0.summary() }), summaries.count >= 2 else { return nil }
-                reply = .found(.several(summaries), ignored: ignored)
-            case 3?: reply = r.list({ $0.text32() }).map { .found(.none(suggestions: $0), ignored: ignored) }
-            default: return nil
-            }
-        case 6:
-            guard let ignored = r.uint32() else { return nil }
-            reply = r.list({ $0.summary() }).map { .summaries($0, ignored: ignored) }
-        case 7:
-            guard let ignored = r.uint32() else { return nil }
-            reply = .item(r.rest(), ignored: ignored)
-        case 8:
-            guard let count = r.uint32(), let discarded = r.uint32(), let hasTwin = r.byte(), hasTwin <= 1 else { return nil }
-            var twin: ItemID?
-            if hasTwin == 1 {
-                guard let id = r.itemID() else { return nil }
-                twin = id
-            }
-            reply = .written(count: count, discarded: discarded, twin: twin)
-        case 9:
-            guard let code = r.text16(), let reason = r.text32() else { return nil }
-            reply = .failed(code: code, reason: reason)
-        case 10:
-            guard let ignored = r.uint32() else { return nil }
-            reply = r.list({ reader -> Change? in
-                guard let kind = reader.byte(), kind == 1 || kind == 2, let item = reader.chunk() else { return nil }
-                return Change(overwritten: kind == 2, item: item)
-            }).map { .changes($0, ignored: ignored) }
-        case 11:
-            guard let path = r.text32(), let version = r.text32(), let vaultID = r.text32(), let created = r.number(8),
-                  let kdf = r.kdf(), let hasPIN = r.byte(), hasPIN <= 1 else { return nil }
-            var pin: KDFParameters?
-            if hasPIN == 1 {
-                guard let parameters = r.kdf() else { return nil }
-                pin = parameters
-            }
-            guard let counts = r.counts(4) else { return nil }
-            reply = .info(InfoFacts(path: path, info: Vault.Info(
-                formatVersion: version, vaultID: vaultID, created: Timestamp(millisecondsSince1970: Int64(bitPattern: created)),
-                passwordKDF: kdf, pinKDF: pin, itemCount: counts[0], records: counts[1], deadRecords: counts[2], fileSize: counts[3])))
-        case 12:
-            guard let counts = r.counts(4) else { return nil }
-            reply = .verified(Vault.VerifyReport(records: counts[0], liveItems: counts[1], deadRecords: counts[2], tornTailBytes: counts[3]))
-        case 13:
-            guard let before = r.number(8), let after = r.number(8), let removed = r.number(8) else { return nil }
-            reply = .compacted(before: before, after: after, removed: removed)
-        case 14:
-            guard let discarded = r.uint32(), let base = r.choice(mergeBases),
-                  let added = r.list({ $0.itemID() }), let changed = r.list({ $0.itemID() }), let deleted = r.list({ $0.itemID() }),
-                  let conflicts = r.list({ reader -> Vault.MergeReport.Conflict? in
-                      guard let id = reader.itemID(), let field = reader.text32(), let kept = reader.byte(), kept <= 1 else { return nil }
-                      var keptIn: String?
-                      if kept == 1 {
-                          guard let name = reader.text32() else { return nil }
-                          keptIn = name
-                      }
-                      return Vault.MergeReport.Conflict(item: id, field: field, keptIn: keptIn)
-                  }),
-                  let slot = r.choice(slotOutcomes), let rekeyed = r.byte(), rekeyed <= 1,
-                  let write = r.choice(writeKinds), let torn = r.number(8), torn <= UInt64(Int.max) else { return nil }
-            reply = .merged(Vault.MergeReport(base: base, added: added, changed: changed, deleted: deleted, conflicts: conflicts,
-                                              passwordSlot: slot, otherWasRekeyed: rekeyed == 1, write: write,
-                                              otherTornBytes: Int(torn)), discarded: discarded)
-        case 15:
-            guard let ignored = r.uint32() else { return nil }
-            reply = r.list({ $0.chunk() }).map { .items($0, ignored: ignored) }
-        default: return nil
-        }
-        return r.atEnd ? reply : nil
+        var reader = FrameReader(payload)
+        var reply = Reply.done
+        guard Reply.declare(code, &reply, &reader), reader.accepted else { return nil }
+        return reply
     }
 
     private static func unframe(_ bytes: [UInt8], magic: [UInt8]) -> (code: UInt8, payload: ArraySlice<UInt8>)? {
@@ -539,194 +306,271 @@ package enum AgentMessage {
               bytes.count == headerCount + length else { return nil }
         return (bytes[4], bytes[headerCount...])
     }
+}
 
-    // MARK: Fields
-
-    /// `id (16) ‖ kind (1) ‖ created (8) ‖ modified (8) ‖ flags (1: bit 0 has a password, bit 1
-    /// has a username) ‖ title ‖ [username] ‖ url count (4) ‖ urls ‖ tag count (4) ‖ tags`, each
-    /// text `length (4) ‖ UTF-8`, numbers big-endian (spec/agent.md §3.2).
-    private struct Writer {
-        var out: [UInt8]
-
-        /// Starts a frame; `finish` fills in its length. `reserving` sizes the buffer once, so
-        /// one holding a secret is never reallocated (which would leave a copy behind).
-        init(_ magic: [UInt8], _ code: UInt8, reserving payload: Int = 64) {
-            out = []
-            out.reserveCapacity(AgentMessage.headerCount + payload)
-            out += magic
-            out += [code, 0, 0, 0, 0]
-        }
-
-        mutating func finish() -> [UInt8] {
-            let length = out.count - AgentMessage.headerCount
-            for (i, shift) in [24, 16, 8, 0].enumerated() { out[5 + i] = UInt8(truncatingIfNeeded: length >> shift) }
-            return out
-        }
-
-        mutating func byte(_ value: UInt8) { out.append(value) }
-        mutating func bytes(_ value: [UInt8]) { out += value }
-        mutating func uint32(_ value: UInt32) {
-            for shift in stride(from: 24, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
-        }
-        mutating func uint64(_ value: UInt64) {
-            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
-        }
-        mutating func text16(_ text: String) {
-            // Callers keep texts within `maximumQueryBytes`; a longer one gets a frame the agent refuses.
-            let utf8 = Array(text.utf8.prefix(Int(UInt16.max)))
-            out += [UInt8(utf8.count >> 8), UInt8(utf8.count & 0xFF)]
-            out += utf8
-        }
-        mutating func text32(_ text: String) {
-            uint32(UInt32(text.utf8.count))
-            out += text.utf8
-        }
-        /// `count (4) ‖ (length (4) ‖ bytes)…`: item encodings in a batch or a reply, the buffer
-        /// sized once for all of them.
-        mutating func chunks(_ chunks: [[UInt8]]) {
-            out.reserveCapacity(out.count + 4 + chunks.reduce(0) { $0 + 4 + $1.count })
-            uint32(UInt32(chunks.count))
-            for chunk in chunks {
-                uint32(UInt32(chunk.count))
-                bytes(chunk)
+extension AgentMessage.Request {
+    /// Every request, declared once (spec/agent.md §3): by code, its name, the reply that
+    /// answers it, its payload bound and its fields. The coder writes `request`'s fields or
+    /// reads them into it (which case it is then is the code's); false for a code that is no
+    /// request (2 was protocol 2's key, 15 an earlier `pin set`). `code` names each case's code;
+    /// `AgentMessageTests` checks the two agree and that spec/agent.md's table is this one.
+    static func declare(_ code: UInt8, _ request: inout Self, _ c: inout some FieldCoder) -> Bool {
+        typealias M = AgentMessage
+        var vaultID = request.vaultID ?? []
+        switch code {
+        case 1:
+            c.message("status", answer: 1, bound: M.maximumRequestPayload)
+            request = .status
+        case 3:
+            c.message("lock", answer: 3, bound: M.maximumRequestPayload)
+            request = .lock
+        case 4:
+            c.message("find", answer: 5, bound: M.maximumRequestPayload)
+            var query = ""
+            if case .find(_, let sent) = request { query = sent }
+            c.vaultID(&vaultID)
+            c.text16(&query, "query", maximum: M.maximumQueryBytes)
+            request = .find(vaultID: vaultID, query: query)
+        case 5:
+            c.message("list", answer: 6, bound: M.maximumRequestPayload)
+            var (query, tag) = ("", String?.none)
+            if case .list(_, let q, let t) = request { (query, tag) = (q, t) }
+            c.vaultID(&vaultID)
+            c.text16(&query, "query", maximum: M.maximumQueryBytes)
+            c.optional(&tag, blank: "") { c, tag in c.text16(&tag, "tag", maximum: M.maximumQueryBytes) }
+            request = .list(vaultID: vaultID, query: query, tag: tag)
+        case 6:
+            c.message("item", answer: 7, bound: M.maximumRequestPayload)
+            var id = M.blankID
+            if case .item(_, let sent) = request { id = sent }
+            c.vaultID(&vaultID)
+            c.itemID(&id, "item id")
+            request = .item(vaultID: vaultID, id: id)
+        case 7:
+            c.message("changes", answer: 10, bound: M.maximumRequestPayload)
+            c.vaultID(&vaultID)
+            request = .changes(vaultID: vaultID)
+        case 8:
+            c.message("info", answer: 11, bound: M.maximumRequestPayload)
+            c.vaultID(&vaultID)
+            request = .info(vaultID: vaultID)
+        case 9:
+            c.message("verify", answer: 12, bound: M.maximumRequestPayload)
+            c.vaultID(&vaultID)
+            request = .verify(vaultID: vaultID)
+        case 10:
+            c.message("put", answer: 8, bound: M.maximumChangePayload)
+            var (expecting, item) = (M.Expectation.absent, [UInt8]())
+            if case .put(_, let e, let i) = request { (expecting, item) = (e, i) }
+            var (expect, modified): (UInt8, Timestamp)
+            switch expecting {
+            case .absent: (expect, modified) = (0, Timestamp(millisecondsSince1970: 0))
+            case .modified(let time): (expect, modified) = (1, time)
+            case .any: (expect, modified) = (2, Timestamp(millisecondsSince1970: 0))
             }
+            c.vaultID(&vaultID)
+            c.cases(&expect, "expect", 0...2) { c, expect in
+                if expect == 1 { c.time(&modified, "modified") }
+            }
+            c.rest(&item, "item encoding")
+            c.require(!item.isEmpty && item.count <= ItemCodec.maximumEncodedLength)
+            request = .put(vaultID: vaultID, expecting: expect == 0 ? .absent : expect == 1 ? .modified(modified) : .any, item: item)
+        case 11:
+            c.message("delete", answer: 8, bound: M.maximumRequestPayload)
+            var (id, modified) = (M.blankID, Timestamp(millisecondsSince1970: 0))
+            if case .delete(_, let i, let m) = request { (id, modified) = (i, m) }
+            c.vaultID(&vaultID)
+            c.itemID(&id, "item id")
+            c.time(&modified, "modified")
+            request = .delete(vaultID: vaultID, id: id, modified: modified)
+        case 12:
+            c.message("putAll", answer: 8, bound: M.maximumChangePayload)
+            var items: [[UInt8]] = []
+            if case .putAll(_, let sent) = request { items = sent }
+            c.vaultID(&vaultID)
+            c.list(&items, "items", blank: []) { c, item in
+                c.bytes32(&item, "encoding")
+                c.require(!item.isEmpty && item.count <= ItemCodec.maximumEncodedLength)
+            }
+            c.require(!items.isEmpty)
+            request = .putAll(vaultID: vaultID, items: items)
+        case 13:
+            c.message("compact", answer: 13, bound: M.maximumRequestPayload)
+            c.vaultID(&vaultID)
+            request = .compact(vaultID: vaultID)
+        case 14:
+            c.message("merge", answer: 14, bound: M.maximumChangePayload)
+            var order = M.MergeOrder(target: "", other: "", base: "", choice: .automatic, dryRun: false, otherPassword: nil)
+            if case .merge(_, let sent) = request { order = sent }
+            c.vaultID(&vaultID)
+            c.path(&order.target, "target")
+            c.path(&order.other, "other")
+            c.require(!order.other.isEmpty)
+            c.path(&order.base, "base")
+            c.choice(&order.choice, "choice", among: Vault.PasswordSlotChoice.allCases, first: 0)
+            c.flag(&order.dryRun, "dry run")
+            c.optional(&order.otherPassword, blank: []) { c, password in
+                c.bytes32(&password, "other password")
+                c.require(!password.isEmpty && password.count <= 1_024)
+            }
+            request = .merge(vaultID: vaultID, order)
+        case 16:
+            c.message("items", answer: 15, bound: M.maximumRequestPayload)
+            c.vaultID(&vaultID)
+            request = .items(vaultID: vaultID)
+        default:
+            return false
         }
-
-        mutating func kdf(_ parameters: KDFParameters) {
-            uint32(parameters.iterations)
-            uint32(parameters.memoryKiB)
-        }
-        mutating func summary(_ s: ItemSummary) {
-            bytes(s.id.bytes)
-            byte(s.kind.rawValue)
-            uint64(UInt64(bitPattern: s.created.millisecondsSince1970))
-            uint64(UInt64(bitPattern: s.modified.millisecondsSince1970))
-            byte((s.hasPassword ? 1 : 0) | (s.username != nil ? 2 : 0))
-            text32(s.title)
-            if let username = s.username { text32(username) }
-            uint32(UInt32(s.urls.count))
-            for url in s.urls { text32(url) }
-            uint32(UInt32(s.tags.count))
-            for tag in s.tags { text32(tag) }
-        }
+        return true
     }
+}
 
-    /// Reads what `Writer` writes; every read is bounded by the bytes left, so a count or a
-    /// length from another process never makes it allocate more than the frame it already has.
-    private struct Reader {
-        let bytes: ArraySlice<UInt8>
-        var position: Int
-
-        init(_ bytes: ArraySlice<UInt8>) {
-            self.bytes = bytes
-            position = bytes.startIndex
-        }
-
-        var atEnd: Bool { position == bytes.endIndex }
-        var left: Int { bytes.endIndex - position }
-
-        mutating func byte() -> UInt8? {
-            guard left >= 1 else { return nil }
-            defer { position += 1 }
-            return bytes[position]
-        }
-
-        /// The next `count` bytes, not copied.
-        mutating func slice(_ count: Int) -> ArraySlice<UInt8>? {
-            guard count >= 0, left >= count else { return nil }
-            defer { position += count }
-            return bytes[position..<position + count]
-        }
-
-        mutating func bytes(_ count: Int) -> [UInt8]? { slice(count).map(Array.init) }
-
-        mutating func rest() -> [UInt8] { bytes(left) ?? [] }
-
-        mutating func number(_ count: Int) -> UInt64? {
-            guard let digits = slice(count) else { return nil }
-            var value: UInt64 = 0
-            for byte in digits { value = value << 8 | UInt64(byte) }
-            return value
-        }
-
-        mutating func uint32() -> UInt32? { number(4).map { UInt32($0) } }
-
-        mutating func itemID() -> ItemID? { slice(16)?.withUnsafeBytes { ItemID(bytes: $0) } }
-
-        mutating func text(lengthBytes: Int) -> String? {
-            guard let length = number(lengthBytes), let utf8 = slice(Int(length)) else { return nil }
-            let text = String(decoding: utf8, as: UTF8.self)
-            // Ill-formed UTF-8 is refused, not repaired (ASCII, the common case, is checked fast).
-            return utf8.allSatisfy({ $0 < 0x80 }) || text.utf8.elementsEqual(utf8) ? text : nil
-        }
-
-        mutating func text16() -> String? {
-            guard let text = text(lengthBytes: 2), text.utf8.count <= AgentMessage.maximumQueryBytes else { return nil }
-            return text
-        }
-
-        mutating func text32() -> String? { text(lengthBytes: 4) }
-
-        /// A path in a `merge` request: `text16` up to `maximumPathBytes`; empty means none.
-        mutating func path() -> String? {
-            guard let text = text(lengthBytes: 2), text.utf8.count <= AgentMessage.maximumPathBytes,
-                  !text.utf8.contains(0) else { return nil }
-            return text
-        }
-
-        /// `length (4) ‖ bytes`, as `Writer.chunks` writes each.
-        mutating func chunk() -> [UInt8]? {
-            guard let length = uint32() else { return nil }
-            return bytes(Int(length))
-        }
-
-        mutating func kdf() -> KDFParameters? {
-            guard let iterations = uint32(), let memory = uint32() else { return nil }
-            return KDFParameters(iterations: iterations, memoryKiB: memory)
-        }
-
-        /// `n` counts of 8 bytes each, every one within `Int`.
-        mutating func counts(_ n: Int) -> [Int]? {
-            var out: [Int] = []
-            for _ in 0..<n {
-                guard let value = number(8), value <= UInt64(Int.max) else { return nil }
-                out.append(Int(value))
+extension AgentMessage.Reply {
+    /// Every reply, declared once (spec/agent.md §3), as `Request.declare`; false for a code
+    /// that is no reply (2 was protocol 2's key).
+    static func declare(_ code: UInt8, _ reply: inout Self, _ c: inout some FieldCoder) -> Bool {
+        typealias M = AgentMessage
+        let bound = M.maximumReplyPayload
+        switch code {
+        case 1:
+            c.message("status", answer: nil, bound: bound)
+            var (vaultID, seconds) = ([UInt8](), UInt32(0))
+            if case .status(let v, let s) = reply { (vaultID, seconds) = (v, s) }
+            c.vaultID(&vaultID)
+            c.uint32(&seconds, "seconds left")
+            reply = .status(vaultID: vaultID, secondsLeft: seconds)
+        case 3:
+            c.message("done", answer: nil, bound: bound)
+            reply = .done
+        case 4:
+            c.message("refused", answer: nil, bound: bound)
+            reply = .refused
+        case 5:
+            c.message("found", answer: nil, bound: bound)
+            var (answer, ignored) = (ItemLookup.Answer.none(suggestions: []), UInt32(0))
+            if case .found(let a, let i) = reply { (answer, ignored) = (a, i) }
+            var (tag, one, several, suggestions): (UInt8, ItemSummary, [ItemSummary], [String])
+            switch answer {
+            case .one(let summary): (tag, one, several, suggestions) = (1, summary, [], [])
+            case .several(let summaries): (tag, one, several, suggestions) = (2, M.blankSummary, summaries, [])
+            case .none(let texts): (tag, one, several, suggestions) = (3, M.blankSummary, [], texts)
             }
-            return out
-        }
-
-        /// One byte naming one of `cases` by position.
-        mutating func choice<T>(_ cases: [T]) -> T? {
-            guard let byte = byte(), Int(byte) < cases.count else { return nil }
-            return cases[Int(byte)]
-        }
-
-        /// A count, then that many elements; a count larger than the bytes left is refused
-        /// before anything is reserved (every element takes at least one byte).
-        mutating func list<T>(_ element: (inout Reader) -> T?) -> [T]? {
-            guard let count = uint32(), Int(count) <= left else { return nil }
-            var out: [T] = []
-            for _ in 0..<count {
-                guard let value = element(&self) else { return nil }
-                out.append(value)
+            c.uint32(&ignored, "ignored")
+            c.cases(&tag, "answer", 1...3) { c, tag in
+                switch tag {
+                case 1: M.declare(&one, &c)
+                case 2:
+                    // Two or more: one match is `.one`, so a list of one would not be canonical.
+                    c.list(&several, "summaries", blank: M.blankSummary) { c, summary in M.declare(&summary, &c) }
+                    c.require(several.count >= 2)
+                default: c.list(&suggestions, "suggestions", blank: "") { c, text in c.text32(&text, "suggestion") }
+                }
             }
-            return out
-        }
-
-        mutating func summary() -> ItemSummary? {
-            guard let id = itemID(), let kind = byte().flatMap(ItemKind.init(rawValue:)),
-                  let created = number(8), let modified = number(8), let flags = byte(), flags & ~3 == 0,
-                  let title = text32() else { return nil }
-            var username: String?
-            if flags & 2 != 0 {
-                guard let name = text32() else { return nil }
-                username = name
+            reply = .found(tag == 1 ? .one(one) : tag == 2 ? .several(several) : .none(suggestions: suggestions), ignored: ignored)
+        case 6:
+            c.message("summaries", answer: nil, bound: bound)
+            var (summaries, ignored) = ([ItemSummary](), UInt32(0))
+            if case .summaries(let s, let i) = reply { (summaries, ignored) = (s, i) }
+            c.uint32(&ignored, "ignored")
+            c.list(&summaries, "summaries", blank: M.blankSummary) { c, summary in M.declare(&summary, &c) }
+            reply = .summaries(summaries, ignored: ignored)
+        case 7:
+            c.message("item", answer: nil, bound: bound)
+            var (item, ignored) = ([UInt8](), UInt32(0))
+            if case .item(let e, let i) = reply { (item, ignored) = (e, i) }
+            c.uint32(&ignored, "ignored")
+            c.rest(&item, "item encoding")
+            reply = .item(item, ignored: ignored)
+        case 8:
+            c.message("written", answer: nil, bound: bound)
+            var (count, discarded, twin) = (UInt32(0), UInt32(0), ItemID?.none)
+            if case .written(let n, let d, let t) = reply { (count, discarded, twin) = (n, d, t) }
+            c.uint32(&count, "count")
+            c.uint32(&discarded, "discarded")
+            c.optional(&twin, blank: M.blankID) { c, id in c.itemID(&id, "twin id") }
+            reply = .written(count: count, discarded: discarded, twin: twin)
+        case 9:
+            c.message("failed", answer: nil, bound: bound)
+            var (failure, reason) = ("", "")
+            if case .failed(let f, let r) = reply { (failure, reason) = (f, r) }
+            c.text16(&failure, "code", maximum: M.maximumQueryBytes)
+            c.text32(&reason, "reason")
+            reply = .failed(code: failure, reason: reason)
+        case 10:
+            c.message("changes", answer: nil, bound: bound)
+            var (changes, ignored) = ([M.Change](), UInt32(0))
+            if case .changes(let s, let i) = reply { (changes, ignored) = (s, i) }
+            c.uint32(&ignored, "ignored")
+            c.list(&changes, "changes", blank: M.Change(overwritten: false, item: [])) { c, change in
+                c.choice(&change.overwritten, "kind", among: M.changeKinds, first: 1)
+                c.bytes32(&change.item, "encoding")
             }
-            guard let urls = list({ $0.text32() }), let tags = list({ $0.text32() }) else { return nil }
-            return ItemSummary(id: id, kind: kind, title: title, username: username, urls: urls, tags: tags,
-                               created: Timestamp(millisecondsSince1970: Int64(bitPattern: created)),
-                               modified: Timestamp(millisecondsSince1970: Int64(bitPattern: modified)),
-                               hasPassword: flags & 1 != 0)
+            reply = .changes(changes, ignored: ignored)
+        case 11:
+            c.message("info", answer: nil, bound: bound)
+            var facts = M.InfoFacts(path: "", info: Vault.Info(
+                formatVersion: "", vaultID: "", created: Timestamp(millisecondsSince1970: 0),
+                passwordKDF: KDFParameters(iterations: 0, memoryKiB: 0), pinKDF: nil, itemCount: 0, records: 0, deadRecords: 0, fileSize: 0))
+            if case .info(let sent) = reply { facts = sent }
+            c.text32(&facts.path, "path")
+            c.text32(&facts.info.formatVersion, "format")
+            c.text32(&facts.info.vaultID, "vault id (hex)")
+            c.time(&facts.info.created, "created")
+            M.declare(&facts.info.passwordKDF, &c)
+            c.optional(&facts.info.pinKDF, blank: KDFParameters(iterations: 0, memoryKiB: 0)) { c, pin in M.declare(&pin, &c) }
+            c.count(&facts.info.itemCount, "items")
+            c.count(&facts.info.records, "records")
+            c.count(&facts.info.deadRecords, "dead records")
+            c.count(&facts.info.fileSize, "file size")
+            reply = .info(facts)
+        case 12:
+            c.message("verified", answer: nil, bound: bound)
+            var report = Vault.VerifyReport(records: 0, liveItems: 0, deadRecords: 0, tornTailBytes: 0)
+            if case .verified(let sent) = reply { report = sent }
+            c.count(&report.records, "records")
+            c.count(&report.liveItems, "live items")
+            c.count(&report.deadRecords, "dead records")
+            c.count(&report.tornTailBytes, "torn tail bytes")
+            reply = .verified(report)
+        case 13:
+            c.message("compacted", answer: nil, bound: bound)
+            var (before, after, removed) = (UInt64(0), UInt64(0), UInt64(0))
+            if case .compacted(let b, let a, let r) = reply { (before, after, removed) = (b, a, r) }
+            c.uint64(&before, "size before")
+            c.uint64(&after, "size after")
+            c.uint64(&removed, "dead records removed")
+            reply = .compacted(before: before, after: after, removed: removed)
+        case 14:
+            c.message("merged", answer: nil, bound: bound)
+            var report = Vault.MergeReport(base: .none, added: [], changed: [], deleted: [], conflicts: [], passwordSlot: .same,
+                                           otherWasRekeyed: false, write: .none, otherTornBytes: 0)
+            var discarded = UInt32(0)
+            if case .merged(let r, let d) = reply { (report, discarded) = (r, d) }
+            c.uint32(&discarded, "discarded")
+            c.choice(&report.base, "base", among: M.mergeBases, first: 0)
+            c.list(&report.added, "added", blank: M.blankID) { c, id in c.itemID(&id, "item id") }
+            c.list(&report.changed, "changed", blank: M.blankID) { c, id in c.itemID(&id, "item id") }
+            c.list(&report.deleted, "deleted", blank: M.blankID) { c, id in c.itemID(&id, "item id") }
+            c.list(&report.conflicts, "conflicts", blank: .init(item: M.blankID, field: "", keptIn: nil)) { c, conflict in
+                c.itemID(&conflict.item, "item id")
+                c.text32(&conflict.field, "field")
+                c.optional(&conflict.keptIn, blank: "") { c, kept in c.text32(&kept, "kept in") }
+            }
+            c.choice(&report.passwordSlot, "password slot", among: M.slotOutcomes, first: 0)
+            c.flag(&report.otherWasRekeyed, "other rekeyed")
+            c.choice(&report.write, "write", among: M.writeKinds, first: 0)
+            c.count(&report.otherTornBytes, "other torn bytes")
+            reply = .merged(report, discarded: discarded)
+        case 15:
+            c.message("items", answer: nil, bound: bound)
+            var (items, ignored) = ([[UInt8]](), UInt32(0))
+            if case .items(let s, let i) = reply { (items, ignored) = (s, i) }
+            c.uint32(&ignored, "ignored")
+            c.list(&items, "items", blank: []) { c, item in c.bytes32(&item, "encoding") }
+            reply = .items(items, ignored: ignored)
+        default:
+            return false
         }
+        return true
     }
 }

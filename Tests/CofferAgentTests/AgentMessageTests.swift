@@ -169,3 +169,40 @@ struct AgentMessageTests {
                 "a batch of up to 64 MiB")
     }
 }
+
+/// The declaration is the one description of the frames: spec/agent.md's tables are written
+/// from it, and each case's `code` is the one its declaration is under.
+extension AgentMessageTests {
+    @Test func theSpecsFramesAreTheDeclaration() throws {
+        let spec = try String(contentsOf: Repository.url("spec/agent.md"), encoding: .utf8)
+        let start = "<!-- frames: written from AgentMessage's declaration (AgentMessage.describedFrames) -->\n"
+        let end = "\n<!-- end of frames -->"
+        guard let from = spec.range(of: start), let to = spec.range(of: end, range: from.upperBound..<spec.endIndex) else {
+            Issue.record("spec/agent.md has no frames section; it should read:\n\(AgentMessage.describedFrames())")
+            return
+        }
+        let written = String(spec[from.upperBound..<to.lowerBound])
+        #expect(written == AgentMessage.describedFrames(), "spec/agent.md §3 should read:\n\(AgentMessage.describedFrames())")
+    }
+
+    @Test func everyCaseIsDeclaredUnderItsCode() {
+        var requests = 0, replies = 0
+        for code in UInt8.min...UInt8.max {
+            var request = AgentMessage.Request.status
+            var bound = FrameBound()
+            if AgentMessage.Request.declare(code, &request, &bound) {
+                #expect(request.code == code, "request \(code)")
+                requests += 1
+            }
+            var reply = AgentMessage.Reply.done
+            bound = FrameBound()
+            if AgentMessage.Reply.declare(code, &reply, &bound) {
+                #expect(reply.code == code, "reply \(code)")
+                replies += 1
+            }
+        }
+        #expect((requests, replies) == (14, 14))
+        // The change requests carry items or paths: 64 MiB; every other request 4 KiB.
+        #expect((0...255).filter { AgentMessage.maximumPayload(AgentMessage.requestMagic, code: UInt8($0)) > 4_096 } == [10, 12, 14])
+    }
+}
