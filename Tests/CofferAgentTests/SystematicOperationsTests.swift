@@ -74,4 +74,19 @@ import Testing
         let operations = AgentVaultOperations(AgentClient(socketPath: socket, vaultID: [UInt8](repeating: 1, count: 16)))
         #expect(throws: AgentUnavailable.self) { try operations.item(asked.id) }
     }
+
+    /// spec/agent.md §3: a byte naming one of a few choices (a merge's password-slot choice)
+    /// outside them is refused by the decoder, never used as an index.
+    @Test func aChoiceByteOutsideItsCasesIsRefused() throws {
+        let order = MergeOrder(target: "", other: "x", base: "", choice: .ours, dryRun: false, otherPassword: nil)
+        var frame = AgentMessage.encode(.merge(vaultID: [UInt8](repeating: 7, count: 16), order))
+        // header (9) ‖ vault_id (16) ‖ target "" (2) ‖ other "x" (3) ‖ base "" (2) ‖ choice
+        let at = 9 + 16 + 2 + 3 + 2
+        #expect(AgentMessage.decodeRequest(frame) != nil)
+        #expect(Int(frame[at]) == Vault.PasswordSlotChoice.allCases.firstIndex(of: .ours))
+        for byte: UInt8 in [UInt8(Vault.PasswordSlotChoice.allCases.count), 200, 255] {
+            frame[at] = byte
+            #expect(AgentMessage.decodeRequest(frame) == nil, "choice byte \(byte)")
+        }
+    }
 }
