@@ -290,12 +290,14 @@ package struct AgentServer {
         }
         let fd = SystemCall.unixStreamSocket()
         guard fd >= 0, var address = AgentSocket.address(socketPath) else { throw StartFailure.cannotListen("no socket") }
-        let previous = umask(0o177)  // the socket is created 0600
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        umask(previous)
-        guard bound == 0, SystemCall.listen(fd, 16) == 0 else {
+        // 0600 once bound, before it listens. Not through the umask: that is the whole process's,
+        // and a process that runs the server on a thread (the tests) would create its other files
+        // and directories without their owner's execute bit meanwhile. The socket's directory is
+        // private (0700) throughout, so nobody else reaches it in between.
+        guard bound == 0, chmod(socketPath, 0o600) == 0, SystemCall.listen(fd, 16) == 0 else {
             close(fd)
             throw StartFailure.cannotListen(String(cString: strerror(errno)))
         }
