@@ -109,7 +109,7 @@ let package = Package(
             ]),
         // Fuzzing (Fuzz/README.md): harnesses shared by the libFuzzer executables and `swift test`.
         .target(
-            name: "CofferFuzzSupport", dependencies: ["Coffer", "CofferImport", "CofferAgent", "CofferTestSupport", "CofferSpecWriter"],
+            name: "CofferFuzzSupport", dependencies: ["Coffer", "CofferImport", "CofferAgent", "CofferOperations", "CofferTestSupport", "CofferSpecWriter"],
             path: "Fuzz/Support"),
         // A vault writer built from spec/format.md alone: the fuzzers' seeds and the format vectors.
         // Apart from the harnesses so the core's tests build without the importers and the agent.

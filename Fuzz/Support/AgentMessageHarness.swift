@@ -1,12 +1,13 @@
 @_spi(CofferInternals) import Coffer
-import CofferAgent
+import CofferOperations
 
 /// FuzzAgentMessage: the bytes as a request frame and as a reply frame for the agent's socket
-/// (spec/agent.md §3), run through the messages' one declaration (`Request.declare`,
-/// `Reply.declare`) by its reader, sizer and writer. Invariants: decoding never traps; whatever
-/// decodes encodes back to exactly the input (the frames are canonical: the sizer counts what
-/// the writer writes) and decodes again to the same message, of the case declared under the
-/// frame's code; a header the reader accepts never announces more than its code's declared bound.
+/// (spec/agent.md §3), run through the one declaration of the agent's own messages and of each
+/// operation (`OperationRegistry`) by its reader, sizer and writer. Invariants: decoding never
+/// traps; whatever decodes encodes back to exactly the input (the frames are canonical: the
+/// sizer counts what the writer writes) and decodes again to the same message, of the kind
+/// declared under the frame's code; a header the reader accepts never announces more than its
+/// code's declared bound.
 package enum AgentMessageHarness {
     static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.agentMessage
@@ -30,6 +31,16 @@ package enum AgentMessageHarness {
             try Check.require(AgentMessage.decodeReply(encoded) == reply, target, "a reply does not decode back")
             try Check.require(reply.code == bytes[4], target, "a reply is declared under another code")
             accepted = true
+        }
+        for operation in OperationRegistry.served {
+            if let canonical = operation.canonicalRequest(bytes) {
+                try Check.require(canonical, target, "a \(operation.name) request does not encode back to its bytes")
+                accepted = true
+            }
+            if let canonical = operation.canonicalReply(bytes) {
+                try Check.require(canonical, target, "a \(operation.replyName) reply does not encode back to its bytes")
+                accepted = true
+            }
         }
         return accepted ? .accepted : .rejected
     }

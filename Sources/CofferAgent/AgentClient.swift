@@ -30,7 +30,8 @@ package struct AgentClient {
 
     /// What the agent said: an answer, or that the command must do without it.
     package enum Outcome {
-        case answered(AgentMessage.Reply)
+        /// The reply frame to an operation (the caller decodes it, and wipes it).
+        case answered([UInt8])
         /// No agent, a refusal, a key that no longer opens the file (the agent was locked then):
         /// the command opens the vault itself, as without an agent.
         case unavailable
@@ -39,13 +40,15 @@ package struct AgentClient {
     /// One request. A `failed` reply is thrown as the error it names, except a key that no
     /// longer opens the file (the agent is locked, and the command goes on without it) and a
     /// busy vault for a change (tried again every 20 ms for up to 5 s, then thrown).
-    /// The caller wipes the request's secrets once this returns (`wipeSecrets`).
-    package func ask(_ request: AgentMessage.Request) throws -> Outcome {
+    /// `frame` is an operation's request (`VaultOperation.requestFrame`); `writes`, whether it
+    /// changes the vault. The caller wipes the frame once this returns.
+    package func ask(frame: [UInt8], writes: Bool) throws -> Outcome {
         var waited = 0.0
         while true {
             var listened = false
-            guard let reply = AgentSocket.ask(request, socketPath: socketPath, seconds: request.writes ? Self.changeSeconds : 1,
-                                              listened: &listened) else {
+            var request = frame
+            guard let replyFrame = AgentSocket.exchange(&request, socketPath: socketPath, seconds: writes ? Self.changeSeconds : 1,
+                                                        listened: &listened) else {
                 // A listener that gave no valid answer may be an agent of another version.
                 if listened && AgentSocket.speaksAnotherProtocol(socketPath: socketPath) {
                     warn("the agent unlocked for this vault is from another version of coffer; "
@@ -53,13 +56,15 @@ package struct AgentClient {
                 }
                 return .unavailable
             }
-            guard case .failed(let code, let reason) = reply else { return reply == .refused ? .unavailable : .answered(reply) }
+            // Not one of the agent's own replies: the operation's, which the caller decodes.
+            guard let reply = AgentMessage.decodeReply(replyFrame) else { return .answered(replyFrame) }
+            guard case .failed(let code, let reason) = reply else { return .unavailable }
             if code == CofferError.Code.tampered.rawValue || code == CofferError.Code.headerCorrupted.rawValue {
                 _ = AgentSocket.ask(.lock, socketPath: socketPath)
                 warn("the agent's key no longer opens this vault (rekeyed or replaced?); it was locked")
                 return .unavailable
             }
-            if code == CofferError.Code.vaultBusy.rawValue && request.writes && waited < Self.writerWaitSeconds {
+            if code == CofferError.Code.vaultBusy.rawValue && writes && waited < Self.writerWaitSeconds {
                 usleep(20_000)
                 waited += 0.02
                 continue

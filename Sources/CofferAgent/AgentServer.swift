@@ -251,21 +251,20 @@ package struct AgentServer {
         var bytes: [UInt8]
         var outcome = Outcome.other
         var holdsSecret = false
-        var decoded = AgentMessage.decodeRequest(frame)
-        defer { decoded?.wipeSecrets() }
-        switch decoded {
-        case .status?: bytes = AgentMessage.encode(.status(vaultID: vaultID, secondsLeft: secondsLeft))
-        case let request? where request.vaultID == vaultID:
-            bytes = view.answer(request)
-            outcome = .used
+        if let request = AgentMessage.decodeRequest(frame) {
             switch request {
-            case .item, .changes, .items: holdsSecret = true
-            default: break
+            case .status: bytes = AgentMessage.encode(.status(vaultID: vaultID, secondsLeft: secondsLeft))
+            case .lock:
+                bytes = AgentMessage.encode(.done)
+                outcome = .lock
             }
-        case .lock?:
-            bytes = AgentMessage.encode(.done)
-            outcome = .lock
-        default: bytes = AgentMessage.encode(.refused)
+        } else if let (code, payload) = AgentMessage.unframe(frame, magic: AgentMessage.requestMagic),
+                  let operation = OperationRegistry.operation(code) {
+            let served: Bool
+            (bytes, holdsSecret, served) = view.answer(operation, payload: payload, vaultID: vaultID)
+            if served { outcome = .used }
+        } else {
+            bytes = AgentMessage.encode(.refused)
         }
         if bytes.count > AgentMessage.headerCount + AgentMessage.maximumReplyPayload {
             // Too large to send: the command reads the file itself.

@@ -1,5 +1,6 @@
 import CofferSystem
 import CProcess
+import CofferOperations
 @_spi(CofferInternals) import Coffer
 
 /// Where a vault's agent listens and how a command talks to it (spec/agent.md §2–3).

@@ -1,12 +1,14 @@
 @_spi(CofferInternals) import Coffer
 
 /// The vault in this process (spec/agent.md §3): what a command does without an agent, and
-/// what the agent does for a command. The meaning of every operation lives here once; where
+/// what the agent does for a command. Each operation's meaning is its `run` over this; where
 /// the vault comes from (a command's own opening, or the agent's view that follows the file)
 /// is the `source`'s business.
 package final class LocalVaultOperations: VaultOperations {
     package let source: any LocalVaultSource
     private var tornTail: TornTail?
+    /// The summaries the source kept for the version of the file last read.
+    package private(set) var lastCache: SummaryCache?
     package init(_ source: any LocalVaultSource) { self.source = source }
 
     package func takeTornTail() -> TornTail? {
@@ -14,115 +16,23 @@ package final class LocalVaultOperations: VaultOperations {
         return tornTail
     }
 
-    // MARK: Reading
-
-    package func find(_ query: String) throws -> ItemLookup.Answer {
-        let (vault, cache) = try read()
-        if let cache { return ItemLookup.find(query, in: cache.listed, index: { cache.index() }) }
-        // In no particular order, as the agent's: `find`'s answer does not depend on it.
-        return ItemLookup.find(query, in: try vault.unsortedSummaries())
+    package func perform<Operation: VaultOperation>(_ operation: Operation) throws -> Operation.Answer {
+        try operation.run(on: self)
     }
 
-    package func list(_ query: String, tag: String?) throws -> ListedItems {
-        let (vault, cache) = try read()
-        if let cache { return .summaries(cache.matching(query, tag: tag).map { cache.listed[$0] }) }
-        // Rows of the vault's index: no summary is made unless a query or tag must be matched.
-        let rows = try vault.summaryRows()
-        var order = rows.naturalOrder()
-        if !query.isEmpty || tag != nil {
-            let needle = SearchText.folded(query)
-            order = order.filter { position in
-                let summary = rows.summary(position)
-                return summary.matches(folded: needle) && summary.hasTag(tag)
-            }
-        }
-        return .rows(rows, order: order)
-    }
-
-    package func item(_ id: ItemID) throws -> Item { try read().vault.get(id) }
-
-    package func changes() throws -> [(item: Item, overwritten: Bool)] {
-        try read().vault.lastChanges().map { ($0.item, $0.change == .overwritten) }
-    }
-
+    /// Streams the items one at a time (`EveryItem` holds them all, for the agent's reply).
     package func forEachItem(_ body: (Item) throws -> Void) throws { try read().vault.forEachItem(body) }
-
-    package func info() throws -> VaultFacts {
-        let vault = try read().vault
-        return VaultFacts(path: vault.path, info: try vault.info())
-    }
-
-    package func verify() throws -> Vault.VerifyReport {
-        let vault = try read().vault
-        return try vault.verify()
-    }
-
-    // MARK: Changing
-
-    package func put(_ item: Item, expecting: PutExpectation) throws -> ItemID? {
-        // The twin is looked for in the vault as read, before the writers' lock is taken.
-        let twin = expecting == .absent ? try twin(of: item) : nil
-        try write(changing: item.id) { vault in
-            switch expecting {
-            case .absent: try vault.add(item)
-            case .modified(let time):
-                try Self.expect(vault, item.id, modifiedAt: time)
-                try vault.update(item)
-            case .any: try vault.restore(item)
-            }
-        }
-        return twin
-    }
-
-    package func delete(_ id: ItemID, modified: Timestamp) throws {
-        try write(changing: id) { vault in
-            try Self.expect(vault, id, modifiedAt: modified)
-            try vault.delete(id)
-        }
-    }
-
-    package func putAll(_ items: [Item], progress: ((Int) -> Void)?) throws {
-        try write(changing: nil) { try $0.addAll(items, progress: progress) }
-    }
-
-    package func compact() throws -> Compaction {
-        try write(changing: nil) { vault in
-            let before = try vault.info()
-            try vault.compact()
-            return Compaction(before: before.fileSize, after: try vault.info().fileSize, removed: before.deadRecords)
-        }
-    }
-
-    package func merge(_ order: MergeOrder) throws -> Vault.MergeReport {
-        let password = try order.otherPassword.map { bytes in try bytes.withUnsafeBytes { try SecureBytes(copying: $0, protection: .locked) } }
-        return try merge(order, otherPassword: password)
-    }
-
-    /// `merge` with the other copy's password already in a secure buffer (a command's own).
-    package func merge(_ order: MergeOrder, otherPassword: SecureBytes?) throws -> Vault.MergeReport {
-        func merging(into vault: Vault) throws -> Vault.MergeReport {
-            try vault.merge(from: order.other, otherPassword: otherPassword, baseFile: order.base.isEmpty ? nil : order.base,
-                            passwordSlot: order.choice, dryRun: order.dryRun)
-        }
-        guard order.target.isEmpty else {
-            // git's `%A`: a copy of this vault in a temporary file, merged into in place.
-            let target = try source.copy(at: order.target)
-            defer { target.close() }
-            return try merging(into: target)
-        }
-        return try write(changing: nil, merging)
-    }
 
     // MARK: Helpers
 
     /// The compare of a compare-and-swap: the item is there and was last modified at `time`.
-    private static func expect(_ vault: Vault, _ id: ItemID, modifiedAt time: Timestamp) throws {
+    static func expect(_ vault: Vault, _ id: ItemID, modifiedAt time: Timestamp) throws {
         guard let modified = try vault.modified(of: id) else { throw CofferError.itemNotFound("no item with id \(id) (deleted meanwhile?)") }
         guard modified == time else { throw ItemChangedMeanwhile() }
     }
 
     /// An item with the same service (case aside) and username as `item`, the least id of them.
-    private func twin(of item: Item) throws -> ItemID? {
+    func twin(of item: Item) throws -> ItemID? {
         let title = item.title.lowercased(), length = item.title.utf8.count
         let (_, cache) = try read()
         let candidates = try cache?.listed ?? list(item.title, tag: nil).summaries
@@ -130,14 +40,15 @@ package final class LocalVaultOperations: VaultOperations {
             .map(\.id).min()
     }
 
-    private func read() throws -> (vault: Vault, cache: SummaryCache?) {
+    func read() throws -> (vault: Vault, cache: SummaryCache?) {
         let readable = try source.reading()
+        lastCache = readable.cache
         if readable.unreportedTail > 0 { tornTail = TornTail(bytes: readable.unreportedTail, discarded: false) }
         return (readable.vault, readable.cache)
     }
 
     /// `body` applied to the vault open for writing; the source is told how it went.
-    private func write<T>(changing id: ItemID?, _ body: (Vault) throws -> T) throws -> T {
+    func write<T>(changing id: ItemID?, _ body: (Vault) throws -> T) throws -> T {
         let writer = try source.writing()
         let result: T
         do {

@@ -2,45 +2,19 @@
 
 /// What a command can do to an open vault (spec/agent.md §3), whichever side answers: the vault
 /// in this process (`LocalVaultOperations`) or the agent unlocked for it (`AgentVaultOperations`,
-/// which sends each call to the agent, where `LocalVaultOperations` serves it). One meaning by
-/// construction: the agent decodes a request and calls the same code a command calls without it,
-/// the compare-and-swap of a change included.
-///
-/// Adding an operation: a method here, its meaning in `LocalVaultOperations`, its request and
-/// reply in `AgentMessage` with one line in `AgentVaultOperations` and one in `AgentRequests`.
+/// which sends each operation to the agent, where `LocalVaultOperations` runs it). One meaning by
+/// construction: each operation is one `VaultOperation` whose `run` both sides call, the
+/// compare-and-swap of a change included. Commands call the methods each operation's file adds
+/// here (`find`, `put`, …).
 package protocol VaultOperations: AnyObject {
     /// Bytes at the end of the file that are not a complete record (a torn tail, spec/cli.md
     /// §4) that the last calls met and nobody was told about yet: `discarded` when a write
     /// removed them, else a reader ignored them. Taking them clears them.
     func takeTornTail() -> TornTail?
-
-    /// `ItemLookup.find(query)` over the vault as the file is now (spec/cli.md §4.0).
-    func find(_ query: String) throws -> ItemLookup.Answer
-    /// The items `coffer ls` lists: matching `query` and `tag`, in natural order by service
-    /// (equal services by id).
-    func list(_ query: String, tag: String?) throws -> ListedItems
-    /// One whole item, secrets included.
-    func item(_ id: ItemID) throws -> Item
-    /// The earlier versions `coffer undo` can put back, most recent first.
-    func changes() throws -> [(item: Item, overwritten: Bool)]
+    /// Runs `operation`, here or in the agent.
+    func perform<Operation: VaultOperation>(_ operation: Operation) throws -> Operation.Answer
     /// Every item in turn, secrets included (`audit`).
     func forEachItem(_ body: (Item) throws -> Void) throws
-    /// `coffer info`'s facts and the vault's canonical path.
-    func info() throws -> VaultFacts
-    /// Every record read and checked again.
-    func verify() throws -> Vault.VerifyReport
-    /// Writes `item` durably if the item under its id is as `expecting` says; else throws
-    /// `ItemChangedMeanwhile` and writes nothing. For `.absent`, returns an item already there
-    /// with the same service (case aside) and username, which `add` warns about.
-    func put(_ item: Item, expecting: PutExpectation) throws -> ItemID?
-    /// Deletes an item if it was last modified at `modified`; else `ItemChangedMeanwhile`.
-    func delete(_ id: ItemID, modified: Timestamp) throws
-    /// Adds items as one batch: all or none (an import).
-    func putAll(_ items: [Item], progress: ((Int) -> Void)?) throws
-    /// Rewrites the file without dead records.
-    func compact() throws -> Compaction
-    /// Merges another copy in (spec/merge.md).
-    func merge(_ order: MergeOrder) throws -> Vault.MergeReport
 }
 
 /// What a `put` expects of the item already there under its id: the compare of a

@@ -1,5 +1,5 @@
 @testable import CofferAgent
-import CofferOperations
+@testable import CofferOperations
 @testable import CofferTestHelpers
 import Foundation
 import Testing
@@ -19,9 +19,9 @@ struct AgentChangeTests {
         let path: String
 
         /// The reply frame to a request, and the reply it decodes to.
-        func ask(_ request: AgentMessage.Request) -> (frame: [UInt8], reply: AgentMessage.Reply?) {
-            let frame = server.answer(AgentMessage.encode(request), secondsLeft: 60).reply
-            return (frame, AgentMessage.decodeReply(frame))
+        func ask(_ request: Wire.Request) -> (frame: [UInt8], reply: Wire.Reply?) {
+            let frame = server.answer(Wire.encode(request), secondsLeft: 60).reply
+            return (frame, Wire.decodeReply(frame))
         }
     }
 
@@ -52,7 +52,7 @@ struct AgentChangeTests {
         try FileManager.default.copyItem(atPath: agent.path, toPath: copy)
         var edited = try Vault.open(at: agent.path, password: Fixtures.password, mode: .readOnly).get(alpha.id)
         edited.username = "you"
-        let requests: [(AgentMessage.Request, String)] = [
+        let requests: [(Wire.Request, String)] = [
             (.status, "status"), (.find(vaultID: id, query: "alp"), "found"), (.list(vaultID: id, query: "", tag: nil), "summaries"),
             (.item(vaultID: id, id: alpha.id), "item"),
             (.put(vaultID: id, expecting: .absent, item: try ItemCodec.encode(item)), "written"),
@@ -83,7 +83,7 @@ struct AgentChangeTests {
         let pinSet = Array("CAQ3".utf8) + [15, 0, 0, 0, 23] + id + [6] + Array("246813".utf8)
         for frame in [oldKey, newCode2, pinSet] {
             let reply = agent.server.answer(frame, secondsLeft: 60).reply
-            #expect(AgentMessage.decodeReply(reply) == .refused)
+            #expect(Wire.decodeReply(reply) == .refused)
             #expect(!Self.contains(reply, agent.key))
         }
     }

@@ -1,3 +1,4 @@
+@testable import CofferOperations
 @testable import CofferAgent
 @testable import CofferTestHelpers
 import Foundation
@@ -16,7 +17,7 @@ struct AgentLastingAccessTests {
 
     /// The agent's request kinds, by an exhaustive switch: a new kind does not compile until it
     /// is named here, and `everyRequestKindIsTried` fails until it has a hostile scenario.
-    static func kind(_ request: AgentMessage.Request) -> String {
+    static func kind(_ request: Wire.Request) -> String {
         switch request {
         case .status: return "status"
         case .lock: return "lock"
@@ -42,8 +43,8 @@ struct AgentLastingAccessTests {
         let server: AgentServer
         let vaultID: [UInt8]
         let path: String
-        func ask(_ request: AgentMessage.Request) -> AgentMessage.Reply? {
-            AgentMessage.decodeReply(server.answer(AgentMessage.encode(request), secondsLeft: 60).reply)
+        func ask(_ request: Wire.Request) -> Wire.Reply? {
+            Wire.decodeReply(server.answer(Wire.encode(request), secondsLeft: 60).reply)
         }
     }
 
@@ -104,7 +105,7 @@ struct AgentLastingAccessTests {
         var planted = Item.login("password-slot", username: "admin", password: try Secret("x"))
         planted.notes = String(repeating: "K", count: 60_000)
 
-        let scenarios: [(AgentMessage.Request, expected: String)] = [
+        let scenarios: [(Wire.Request, expected: String)] = [
             (.status, "status"),
             (.find(vaultID: id, query: "google"), "found"),
             (.list(vaultID: id, query: "", tag: nil), "summaries"),
@@ -153,8 +154,8 @@ struct AgentLastingAccessTests {
         let agent = try agent()
         for code in UInt8.min...UInt8.max {
             let frame = Array("CAQ3".utf8) + [code, 0, 0, 0, 23] + agent.vaultID + [6] + Array("246813".utf8)
-            guard AgentMessage.decodeRequest(frame) == nil else { continue }
-            let reply = AgentMessage.decodeReply(agent.server.answer(frame, secondsLeft: 60).reply)
+            guard Wire.decodeRequest(frame) == nil else { continue }
+            let reply = Wire.decodeReply(agent.server.answer(frame, secondsLeft: 60).reply)
             #expect(reply == .refused, "code \(code): \(String(describing: reply))")
         }
         #expect(try keyslots(agent.path).count == 1)
@@ -180,13 +181,13 @@ struct AgentSocketProbeTests {
         var answered = false
         for _ in 0..<300 where !answered {
             usleep(10_000)
-            if case .status? = AgentSocket.ask(.status, socketPath: socket) { answered = true }
+            if case .status? = Wire.ask(.status, socketPath: socket) { answered = true }
         }
         try #require(answered, "the agent did not start")
         #expect(!AgentSocket.speaksAnotherProtocol(socketPath: socket))
         // Who listens there: this process (the server runs on one of its threads).
         #expect(AgentSocket.presence(socketPath: socket) == .listening(pid: getpid()))
-        #expect(AgentSocket.ask(.lock, socketPath: socket) == .done)
+        #expect(Wire.ask(.lock, socketPath: socket) == .done)
         for _ in 0..<300 where FileManager.default.fileExists(atPath: socket) { usleep(10_000) }
         #expect(AgentSocket.presence(socketPath: socket) == .nobody)
     }

@@ -1,3 +1,4 @@
+@testable import CofferOperations
 @testable import CofferAgent
 @testable import CofferTestHelpers
 import Foundation
@@ -29,7 +30,7 @@ struct AgentMessageTests {
 
     @Test func requestsRoundTripAndMatchTheSpecSeeds() throws {
         let id = Self.vaultID
-        let requests: [(String, AgentMessage.Request)] = [
+        let requests: [(String, Wire.Request)] = [
             ("status", .status), ("lock", .lock),
             ("find", .find(vaultID: id, query: "git")),
             ("list", .list(vaultID: id, query: "", tag: nil)),
@@ -48,30 +49,36 @@ struct AgentMessageTests {
             ("items", .items(vaultID: id)),
         ]
         for (name, request) in requests {
-            let bytes = AgentMessage.encode(request)
+            let bytes = Wire.encode(request)
             #expect(bytes == (try Self.seed(name)), "\(name)")
-            #expect(AgentMessage.decodeRequest(bytes) == request, "\(name)")
-            #expect(AgentMessage.decodeReply(bytes) == nil, "\(name) is a request, not a reply")
+            #expect(Wire.decodeRequest(bytes) == request, "\(name)")
+            #expect(Wire.decodeReply(bytes) == nil, "\(name) is a request, not a reply")
         }
-        let unicode = AgentMessage.Request.find(vaultID: Self.vaultID, query: "Müller 🙂")
-        #expect(AgentMessage.decodeRequest(AgentMessage.encode(unicode)) == unicode)
+        let unicode = Wire.Request.find(vaultID: Self.vaultID, query: "Müller 🙂")
+        #expect(Wire.decodeRequest(Wire.encode(unicode)) == unicode)
         // Protocol 3 has no key request: its old code and the previous protocol's frames decode to nothing.
-        #expect(AgentMessage.decodeRequest(try Self.seed("removed-key")) == nil)
+        #expect(Wire.decodeRequest(try Self.seed("removed-key")) == nil)
         // Nor a `pin set`: a new way in needs the master password (spec/agent.md §5).
-        #expect(AgentMessage.decodeRequest(try Self.seed("removed-pin-set")) == nil)
-        #expect(AgentMessage.decodeRequest(try Self.seed("previous-protocol")) == nil)
+        #expect(Wire.decodeRequest(try Self.seed("removed-pin-set")) == nil)
+        #expect(Wire.decodeRequest(try Self.seed("previous-protocol")) == nil)
     }
 
-    @Test func wipingARequestZeroesItsSecretsInPlace() {
+    @Test func wipingARequestZeroesItsSecretsInPlace() throws {
         let password = Array("other password".utf8)
-        var request = AgentMessage.Request.merge(vaultID: Self.vaultID, .init(target: "", other: "/v/copy.coffer", base: "", choice: .ours,
-                                                                              dryRun: false, otherPassword: password))
-        request.wipeSecrets()
-        #expect(request == .merge(vaultID: Self.vaultID, .init(target: "", other: "/v/copy.coffer", base: "", choice: .ours,
-                                                               dryRun: false, otherPassword: [UInt8](repeating: 0, count: password.count))))
-        var put = AgentMessage.Request.putAll(vaultID: Self.vaultID, items: [Self.login])
+        var merge = Merge(.init(target: "", other: "/v/copy.coffer", base: "", choice: .ours, dryRun: false, otherPassword: password),
+                          otherPassword: nil)
+        merge.wipeSecrets()
+        #expect(merge.order == .init(target: "", other: "/v/copy.coffer", base: "", choice: .ours, dryRun: false,
+                                     otherPassword: [UInt8](repeating: 0, count: password.count)))
+        var put = PutAll([], progress: nil)
+        put.encoded = [Self.login]
         put.wipeSecrets()
-        #expect(put == .putAll(vaultID: Self.vaultID, items: [[UInt8](repeating: 0, count: Self.login.count)]))
+        #expect(put.encoded == [[UInt8](repeating: 0, count: Self.login.count)])
+        var one = Put(.login("x"), expecting: .absent)
+        try one.prepareToSend()
+        let length = one.encoded.count
+        one.wipeSecrets()
+        #expect(one.encoded == [UInt8](repeating: 0, count: length) && length > 0)
     }
 
     @Test func repliesRoundTripAndMatchTheSpecSeeds() throws {
@@ -82,7 +89,7 @@ struct AgentMessageTests {
                               created: Timestamp(millisecondsSince1970: 1_767_225_600_000),
                               passwordKDF: KDFParameters(iterations: 3, memoryKiB: 65_536), pinKDF: nil,
                               itemCount: 2, records: 3, deadRecords: 1, fileSize: 4_096)
-        let replies: [(String, AgentMessage.Reply)] = [
+        let replies: [(String, Wire.Reply)] = [
             ("reply-status", .status(vaultID: Self.vaultID, secondsLeft: 900)),
             ("reply-done", .done), ("reply-refused", .refused),
             ("reply-found-one", .found(.one(Self.github), ignored: 0)),
@@ -93,76 +100,76 @@ struct AgentMessageTests {
             ("reply-written", .written(count: 1, discarded: 0, twin: nil)),
             ("reply-written-twin", .written(count: 1, discarded: 0, twin: Self.github.id)),
             ("reply-failed", .failed(code: "store.vault-busy", reason: "the vault is being written")),
-            ("reply-changes", .changes([AgentMessage.Change(overwritten: true, item: Self.login)], ignored: 0)),
-            ("reply-info", .info(AgentMessage.InfoFacts(path: "/v/v.coffer", info: info))),
+            ("reply-changes", .changes([EarlierVersions.Change(overwritten: true, item: Self.login)], ignored: 0)),
+            ("reply-info", .info(VaultFacts(path: "/v/v.coffer", info: info))),
             ("reply-items", .items([Self.login, Self.note], ignored: 0)),
             ("reply-verified", .verified(Vault.VerifyReport(records: 3, liveItems: 2, deadRecords: 1, tornTailBytes: 0))),
             ("reply-compacted", .compacted(before: 4_096, after: 2_048, removed: 5)),
             ("reply-merged", .merged(merged, discarded: 0)),
         ]
         for (name, reply) in replies {
-            let bytes = AgentMessage.encode(reply)
+            let bytes = Wire.encode(reply)
             #expect(bytes == (try Self.seed(name)), "\(name)")
-            #expect(AgentMessage.decodeReply(bytes) == reply, "\(name)")
+            #expect(Wire.decodeReply(bytes) == reply, "\(name)")
         }
         // The item reply carries the format's item encoding as is; the command decodes it.
         let item = Item(id: Self.github.id, title: "github", username: "me", password: try Secret("hunter2"))
         var encoded = try ItemCodec.encode(item)
         defer { secureZero(&encoded) }
-        guard case .item(let carried, _)? = AgentMessage.decodeReply(AgentMessage.encode(item: encoded, ignored: 0)) else {
+        guard case .item(let carried, _)? = Wire.decodeReply(Wire.encode(.item(encoded, ignored: 0))) else {
             Issue.record("the item reply does not decode")
             return
         }
         #expect(try ItemCodec.decode(carried).password?.reveal() == "hunter2")
-        #expect(AgentMessage.decodeReply(AgentMessage.encode(.summaries([], ignored: 0))) == .summaries([], ignored: 0))
+        #expect(Wire.decodeReply(Wire.encode(.summaries([], ignored: 0))) == .summaries([], ignored: 0))
         // Protocol 3 has no key reply: its old code decodes to nothing.
-        #expect(AgentMessage.decodeReply(Array("CAR3".utf8) + [2, 0, 0, 0, 32] + [UInt8](repeating: 7, count: 32)) == nil)
+        #expect(Wire.decodeReply(Array("CAR3".utf8) + [2, 0, 0, 0, 32] + [UInt8](repeating: 7, count: 32)) == nil)
     }
 
     @Test func malformedAndNonCanonicalFramesAreRefused() throws {
-        let several = AgentMessage.encode(.found(.several([Self.github, Self.mail]), ignored: 0))
+        let several = Wire.encode(.found(.several([Self.github, Self.mail]), ignored: 0))
         var cases: [(String, [UInt8])] = []
         cases.append(("a length over the request bound", Array("CAQ3".utf8) + [1, 0, 0, 0x10, 0x01]))
         cases.append(("a change over its bound", Array("CAQ3".utf8) + [10, 0x04, 0, 0, 1]))
         cases.append(("the previous version", Array("CAQ2".utf8) + [1, 0, 0, 0, 0]))
-        cases.append(("a truncated payload", Array(AgentMessage.encode(.item(vaultID: Self.vaultID, id: Self.github.id)).dropLast())))
-        cases.append(("a trailing byte", AgentMessage.encode(.status).prefix(8) + [1, 0]))
-        var longQuery = AgentMessage.encode(.find(vaultID: Self.vaultID, query: String(repeating: "a", count: 1_025)))
+        cases.append(("a truncated payload", Array(Wire.encode(.item(vaultID: Self.vaultID, id: Self.github.id)).dropLast())))
+        cases.append(("a trailing byte", Wire.encode(.status).prefix(8) + [1, 0]))
+        var longQuery = Wire.encode(.find(vaultID: Self.vaultID, query: String(repeating: "a", count: 1_025)))
         cases.append(("a query over 1 KiB", longQuery))
         longQuery = []
-        cases.append(("a list tag flag of 2", AgentMessage.encode(.list(vaultID: Self.vaultID, query: "", tag: nil)).dropLast() + [2]))
-        cases.append(("a put expecting 3", AgentMessage.encode(.put(vaultID: Self.vaultID, expecting: .any, item: Self.login))
+        cases.append(("a list tag flag of 2", Wire.encode(.list(vaultID: Self.vaultID, query: "", tag: nil)).dropLast() + [2]))
+        cases.append(("a put expecting 3", Wire.encode(.put(vaultID: Self.vaultID, expecting: .any, item: Self.login))
                         .enumerated().map { $0.offset == AgentMessage.headerCount + 16 ? 3 : $0.element }))
-        cases.append(("an empty put", AgentMessage.encode(.compact(vaultID: Self.vaultID)).enumerated().map { $0.offset == 4 ? 10 : $0.element }))
-        cases.append(("an empty batch", AgentMessage.encode(.putAll(vaultID: Self.vaultID, items: []))))
-        cases.append(("a merge with no other copy", AgentMessage.encode(.merge(vaultID: Self.vaultID, .init(
+        cases.append(("an empty put", Wire.encode(.compact(vaultID: Self.vaultID)).enumerated().map { $0.offset == 4 ? 10 : $0.element }))
+        cases.append(("an empty batch", Wire.encode(.putAll(vaultID: Self.vaultID, items: []))))
+        cases.append(("a merge with no other copy", Wire.encode(.merge(vaultID: Self.vaultID, .init(
             target: "", other: "", base: "", choice: .ours, dryRun: false, otherPassword: nil)))))
         for (what, bytes) in cases {
-            #expect(AgentMessage.decodeRequest(Array(bytes)) == nil, "\(what)")
+            #expect(Wire.decodeRequest(Array(bytes)) == nil, "\(what)")
         }
         let payload = AgentMessage.headerCount + 4  // after the "ignored" count
         // A "several" of one item is not canonical (one match is `.one`).
-        var one = AgentMessage.encode(.found(.one(Self.github), ignored: 0))
+        var one = Wire.encode(.found(.one(Self.github), ignored: 0))
         one[payload] = 2
         one.insert(contentsOf: [0, 0, 0, 1], at: payload + 1)
         let length = one.count - AgentMessage.headerCount
         one.replaceSubrange(5..<9, with: [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)])
-        #expect(AgentMessage.decodeReply(one) == nil)
+        #expect(Wire.decodeReply(one) == nil)
         // A count larger than the bytes left is refused before anything is built.
         var hugeCount = several
         hugeCount.replaceSubrange(payload + 1..<payload + 5, with: [0xFF, 0xFF, 0xFF, 0xFF])
-        #expect(AgentMessage.decodeReply(hugeCount) == nil)
+        #expect(Wire.decodeReply(hugeCount) == nil)
         // Unknown summary flags, an unknown kind and ill-formed UTF-8 in a title.
         let flagsAt = payload + 1 + 4 + 16 + 1 + 16
         var flags = several
         flags[flagsAt] |= 4
-        #expect(AgentMessage.decodeReply(flags) == nil)
+        #expect(Wire.decodeReply(flags) == nil)
         var kind = several
         kind[flagsAt - 17] = 9
-        #expect(AgentMessage.decodeReply(kind) == nil)
+        #expect(Wire.decodeReply(kind) == nil)
         var utf8 = several
         utf8[flagsAt + 1 + 4] = 0xFF  // the first byte of "github"
-        #expect(AgentMessage.decodeReply(utf8) == nil)
+        #expect(Wire.decodeReply(utf8) == nil)
         #expect(AgentMessage.payloadLength(ofHeader: Array("CAR3".utf8) + [6, 0x04, 0, 0, 1], magic: AgentMessage.replyMagic) == nil,
                 "a reply over 64 MiB")
         #expect(AgentMessage.payloadLength(ofHeader: Array("CAQ3".utf8) + [12, 0x04, 0, 0, 0], magic: AgentMessage.requestMagic) == 64 << 20,
@@ -189,19 +196,25 @@ extension AgentMessageTests {
         var requests = 0, replies = 0
         for code in UInt8.min...UInt8.max {
             var request = AgentMessage.Request.status
-            var bound = FrameBound()
-            if AgentMessage.Request.declare(code, &request, &bound) {
+            var describer = FrameDescriber()
+            if AgentMessage.Request.declare(code, &request, &describer) {
                 #expect(request.code == code, "request \(code)")
                 requests += 1
             }
             var reply = AgentMessage.Reply.done
-            bound = FrameBound()
-            if AgentMessage.Reply.declare(code, &reply, &bound) {
+            describer = FrameDescriber()
+            if AgentMessage.Reply.declare(code, &reply, &describer) {
                 #expect(reply.code == code, "reply \(code)")
                 replies += 1
             }
         }
-        #expect((requests, replies) == (14, 14))
+        let operations = OperationRegistry.served
+        // No two operations, nor an operation and the agent's own request, share a code.
+        #expect(Set(operations.map { $0.code }).count == operations.count)
+        #expect(operations.allSatisfy { ![1, 2, 3, 15].contains($0.code) })
+        let operationReplies = Set(operations.map { $0.replyCode })
+        #expect(operationReplies.isDisjoint(with: [1, 2, 3, 4, 9]))
+        #expect((requests + operations.count, replies + operationReplies.count) == (14, 14))
         // The change requests carry items or paths: 64 MiB; every other request 4 KiB.
         #expect((0...255).filter { AgentMessage.maximumPayload(AgentMessage.requestMagic, code: UInt8($0)) > 4_096 } == [10, 12, 14])
     }

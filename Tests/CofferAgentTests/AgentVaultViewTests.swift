@@ -1,3 +1,4 @@
+@testable import CofferOperations
 @testable import CofferAgent
 @testable import CofferTestHelpers
 import Foundation
@@ -49,7 +50,7 @@ struct AgentVaultViewTests {
 
         let view = AgentVaultView(path: path, key: key, fileSystem: SwappingFileSystem(replacement: copy))
         defer { view.close() }
-        let reply = AgentMessage.decodeReply(view.answer(.list(vaultID: vaultID, query: "", tag: nil)))
+        let reply = Wire.decodeReply(view.reply(to: .list(vaultID: vaultID, query: "", tag: nil)))
         guard case .summaries(let summaries, _)? = reply else {
             Issue.record("no listing: \(String(describing: reply))")
             return

@@ -1,6 +1,6 @@
 @testable import CofferAgent
 @testable import CofferTestHelpers
-import CofferOperations
+@testable import CofferOperations
 import Foundation
 import Testing
 @_spi(CofferInternals) @testable import Coffer
@@ -120,10 +120,10 @@ struct OperationSurfaceTests {
         var answered = false
         for _ in 0..<300 where !answered {
             usleep(10_000)
-            if case .status? = AgentSocket.ask(.status, socketPath: socket) { answered = true }
+            if case .status? = Wire.ask(.status, socketPath: socket) { answered = true }
         }
         try #require(answered, "the agent did not start")
-        defer { _ = AgentSocket.ask(.lock, socketPath: socket) }
+        defer { _ = Wire.ask(.lock, socketPath: socket) }
         let throughAgent = Self.script(AgentVaultOperations(AgentClient(socketPath: socket, vaultID: vaultID)), other: other, adding: new)
 
         #expect(inProcess.count == throughAgent.count)

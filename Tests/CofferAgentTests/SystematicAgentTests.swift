@@ -1,3 +1,4 @@
+@testable import CofferOperations
 @testable import CofferAgent
 import Testing
 @_spi(CofferInternals) @testable import Coffer
@@ -32,14 +33,14 @@ import Testing
             let payload = [UInt8](repeating: 7, count: 16) + [UInt8(query.count >> 8), UInt8(query.count & 0xFF)] + query
             return Self.header(AgentMessage.requestMagic, code: 4, length: payload.count) + payload
         }
-        guard case .find(_, let query)? = AgentMessage.decodeRequest(find(Array("git".utf8))) else {
+        guard case .find(_, let query)? = Wire.decodeRequest(find(Array("git".utf8))) else {
             Issue.record("an ASCII query must be read")
             return
         }
         #expect(query == "git")
-        #expect(AgentMessage.decodeRequest(find([0x67, 0x80, 0x74])) == nil)
-        #expect(AgentMessage.decodeRequest(find([0x80])) == nil)
-        #expect(AgentMessage.decodeRequest(find([0xC3, 0xA9])) != nil)  // é, well-formed
+        #expect(Wire.decodeRequest(find([0x67, 0x80, 0x74])) == nil)
+        #expect(Wire.decodeRequest(find([0x80])) == nil)
+        #expect(Wire.decodeRequest(find([0xC3, 0xA9])) != nil)  // é, well-formed
     }
 
     /// spec/agent.md §3.2: `info` about a vault with a PIN carries the PIN slot's KDF, and the
@@ -50,8 +51,8 @@ import Testing
                                   created: Timestamp(millisecondsSince1970: 1_767_225_600_000),
                                   passwordKDF: KDFParameters(iterations: 3, memoryKiB: 65_536), pinKDF: pin,
                                   itemCount: 7, records: 9, deadRecords: 2, fileSize: 8_192)
-            let reply = AgentMessage.Reply.info(AgentMessage.InfoFacts(path: "/v/v.coffer", info: info))
-            #expect(AgentMessage.decodeReply(AgentMessage.encode(reply)) == reply, "\(String(describing: pin))")
+            let reply = Wire.Reply.info(VaultFacts(path: "/v/v.coffer", info: info))
+            #expect(Wire.decodeReply(Wire.encode(reply)) == reply, "\(String(describing: pin))")
         }
     }
 }

@@ -1,6 +1,6 @@
 @testable import CofferAgent
 @testable import CofferTestHelpers
-import CofferOperations
+@testable import CofferOperations
 import Foundation
 import Testing
 @_spi(CofferInternals) @testable import Coffer
@@ -21,7 +21,7 @@ import Testing
         vault.close()
         let view = AgentVaultView(path: path, key: key)
         defer { view.close() }
-        guard case .info? = AgentMessage.decodeReply(view.answer(.info(vaultID: vaultID))) else {
+        guard case .info? = Wire.decodeReply(view.reply(to: .info(vaultID: vaultID))) else {
             Issue.record("the view does not answer at first")
             return
         }
@@ -30,7 +30,7 @@ import Testing
         other.close()
         try FileManager.default.removeItem(atPath: path)
         try FileManager.default.copyItem(atPath: directory.file("other.coffer"), toPath: path)
-        let replaced = AgentMessage.decodeReply(view.answer(.info(vaultID: vaultID)))
+        let replaced = Wire.decodeReply(view.reply(to: .info(vaultID: vaultID)))
         guard case .failed(let code, _)? = replaced else {
             Issue.record("another vault at the path must fail, not \(String(describing: replaced))")
             return
@@ -39,7 +39,7 @@ import Testing
         // A file cut inside its header: damaged, not another key.
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         try Data(bytes.prefix(20)).write(to: URL(fileURLWithPath: path))
-        #expect(AgentMessage.decodeReply(view.answer(.info(vaultID: vaultID))) == .refused)
+        #expect(Wire.decodeReply(view.reply(to: .info(vaultID: vaultID))) == .refused)
     }
 
     /// An agent that answers an item request with another item (a bug, or a process posing as
@@ -61,7 +61,7 @@ import Testing
         }
         try #require(fd >= 0)
         defer { close(fd) }
-        let reply = AgentMessage.encode(item: try ItemCodec.encode(other), ignored: 0)
+        let reply = Wire.encode(.item(try ItemCodec.encode(other), ignored: 0))
         let server = Thread {
             let client = accept(fd, nil, nil)
             guard client >= 0 else { return }
@@ -79,14 +79,14 @@ import Testing
     /// outside them is refused by the decoder, never used as an index.
     @Test func aChoiceByteOutsideItsCasesIsRefused() throws {
         let order = MergeOrder(target: "", other: "x", base: "", choice: .ours, dryRun: false, otherPassword: nil)
-        var frame = AgentMessage.encode(.merge(vaultID: [UInt8](repeating: 7, count: 16), order))
+        var frame = Wire.encode(.merge(vaultID: [UInt8](repeating: 7, count: 16), order))
         // header (9) ‖ vault_id (16) ‖ target "" (2) ‖ other "x" (3) ‖ base "" (2) ‖ choice
         let at = 9 + 16 + 2 + 3 + 2
-        #expect(AgentMessage.decodeRequest(frame) != nil)
+        #expect(Wire.decodeRequest(frame) != nil)
         #expect(Int(frame[at]) == Vault.PasswordSlotChoice.allCases.firstIndex(of: .ours))
         for byte: UInt8 in [UInt8(Vault.PasswordSlotChoice.allCases.count), 200, 255] {
             frame[at] = byte
-            #expect(AgentMessage.decodeRequest(frame) == nil, "choice byte \(byte)")
+            #expect(Wire.decodeRequest(frame) == nil, "choice byte \(byte)")
         }
     }
 }

@@ -1,16 +1,15 @@
 @_spi(CofferInternals) import Coffer
 
 /// One field of a frame at a time (spec/agent.md §3). Every message is declared once, as calls
-/// on a coder in the order of its fields (`AgentMessage.Request.declare`, `Reply.declare`), each
+/// on a coder in the order of its fields (a `VaultOperation`'s and its reply's `declare`), each
 /// with a value passed `inout`; the coders run that one declaration: `FrameSizer` counts the
 /// bytes, `FrameWriter` writes them (into a buffer sized once), `FrameReader` reads them back
-/// (bounded, canonical, never trapping), `FrameBound` finds a code's payload bound for the
-/// header check and `FrameDescriber` writes spec/agent.md's tables. The sizer and writer only
+/// (bounded, canonical, never trapping) and `FrameDescriber` writes spec/agent.md's tables. The sizer and writer only
 /// read the values; the reader only sets them.
 ///
 /// The declarations are generic over the coder and called with concrete ones only, so each is
 /// specialized: no existential, no metadata made at run time, no closure that escapes.
-protocol FieldCoder {
+package protocol FieldCoder {
     /// The message's name, the reply code that answers a request (nil for a reply) and the
     /// bound on its payload: for the describer and the header check.
     mutating func message(_ name: String, answer: UInt8?, bound: Int)
@@ -61,6 +60,8 @@ protocol FieldCoder {
 /// never reallocated (which would leave a copy behind).
 struct FrameSizer: FieldCoder {
     var count = 0
+    /// Every text within its bound: else the frame would be refused, and is not sent.
+    var fits = true
     mutating func message(_ name: String, answer: UInt8?, bound: Int) {}
     mutating func byte(_ value: inout UInt8, _ name: String) { count += 1 }
     mutating func flag(_ value: inout Bool, _ name: String) { count += 1 }
@@ -72,8 +73,11 @@ struct FrameSizer: FieldCoder {
     mutating func time(_ value: inout Timestamp, _ name: String) { count += 8 }
     mutating func vaultID(_ value: inout [UInt8]) { count += value.count }
     mutating func itemID(_ value: inout ItemID, _ name: String) { count += 16 }
-    mutating func text16(_ value: inout String, _ name: String, maximum: Int) { count += 2 + FrameWriter.text16Length(value) }
-    mutating func path(_ value: inout String, _ name: String) { count += 2 + FrameWriter.text16Length(value) }
+    mutating func text16(_ value: inout String, _ name: String, maximum: Int) {
+        count += 2 + FrameWriter.text16Length(value)
+        if value.utf8.count > maximum { fits = false }
+    }
+    mutating func path(_ value: inout String, _ name: String) { text16(&value, name, maximum: AgentMessage.maximumPathBytes) }
     mutating func text32(_ value: inout String, _ name: String) { count += 4 + value.utf8.count }
     mutating func bytes32(_ value: inout [UInt8], _ name: String) { count += 4 + value.count }
     mutating func rest(_ value: inout [UInt8], _ name: String) { count += value.count }
@@ -317,43 +321,12 @@ struct FrameReader: FieldCoder {
     mutating func group(_ name: String, _ body: (inout Self) -> Void) { body(&self) }
 }
 
-// MARK: Bounds and descriptions
-
-/// What a message's declaration says of it without its fields: its name, the reply that
-/// answers it, its payload bound.
-struct FrameBound: FieldCoder {
-    var name = ""
-    var answer: UInt8?
-    var bound = AgentMessage.maximumRequestPayload
-    mutating func message(_ name: String, answer: UInt8?, bound: Int) { (self.name, self.answer, self.bound) = (name, answer, bound) }
-    // The fields are skipped.
-    mutating func byte(_ value: inout UInt8, _ name: String) {}
-    mutating func flag(_ value: inout Bool, _ name: String) {}
-    mutating func enumeration<T: RawRepresentable>(_ value: inout T, _ name: String) where T.RawValue == UInt8 {}
-    mutating func choice<T: Equatable>(_ value: inout T, _ name: String, among cases: [T], first: UInt8) {}
-    mutating func uint32(_ value: inout UInt32, _ name: String) {}
-    mutating func uint64(_ value: inout UInt64, _ name: String) {}
-    mutating func count(_ value: inout Int, _ name: String) {}
-    mutating func time(_ value: inout Timestamp, _ name: String) {}
-    mutating func vaultID(_ value: inout [UInt8]) {}
-    mutating func itemID(_ value: inout ItemID, _ name: String) {}
-    mutating func text16(_ value: inout String, _ name: String, maximum: Int) {}
-    mutating func path(_ value: inout String, _ name: String) {}
-    mutating func text32(_ value: inout String, _ name: String) {}
-    mutating func bytes32(_ value: inout [UInt8], _ name: String) {}
-    mutating func rest(_ value: inout [UInt8], _ name: String) {}
-    mutating func require(_ condition: Bool) {}
-    mutating func list<T>(_ value: inout [T], _ name: String, blank: T, _ element: (inout Self, inout T) -> Void) {}
-    mutating func optional<T>(_ value: inout T?, blank: T, _ body: (inout Self, inout T) -> Void) {}
-    mutating func cases(_ tag: inout UInt8, _ name: String, _ tags: ClosedRange<UInt8>, _ body: (inout Self, UInt8) -> Void) {}
-    mutating func when(_ present: Bool, _ body: (inout Self) -> Void) {}
-    mutating func group(_ name: String, _ body: (inout Self) -> Void) {}
-}
+// MARK: Descriptions
 
 /// Writes a payload as spec/agent.md's table shows it: `vault_id ‖ query: text16`, numbers with
 /// their size in bytes, `count (4) ‖ x…` a list, `(0 or 1 ‖ x)` an optional, `[x]` fields
 /// present when an earlier one says so, a group by its name (its fields in `groups`).
-struct FrameDescriber: FieldCoder {
+package struct FrameDescriber: FieldCoder {
     var name = ""
     var answer: UInt8?
     var bound = 0
@@ -371,37 +344,37 @@ struct FrameDescriber: FieldCoder {
     }
     private mutating func merge(_ inner: Self) { groups = inner.groups }
 
-    mutating func message(_ name: String, answer: UInt8?, bound: Int) { (self.name, self.answer, self.bound) = (name, answer, bound) }
-    mutating func byte(_ value: inout UInt8, _ name: String) { parts.append("\(name) (1)") }
-    mutating func flag(_ value: inout Bool, _ name: String) { parts.append("\(name) (1)") }
-    mutating func enumeration<T: RawRepresentable>(_ value: inout T, _ name: String) where T.RawValue == UInt8 { parts.append("\(name) (1)") }
-    mutating func choice<T: Equatable>(_ value: inout T, _ name: String, among cases: [T], first: UInt8) { parts.append("\(name) (1)") }
-    mutating func uint32(_ value: inout UInt32, _ name: String) { parts.append("\(name) (4)") }
-    mutating func uint64(_ value: inout UInt64, _ name: String) { parts.append("\(name) (8)") }
-    mutating func count(_ value: inout Int, _ name: String) { parts.append("\(name) (8)") }
-    mutating func time(_ value: inout Timestamp, _ name: String) { parts.append("\(name) (8)") }
-    mutating func vaultID(_ value: inout [UInt8]) { parts.append("vault_id") }
-    mutating func itemID(_ value: inout ItemID, _ name: String) { parts.append("\(name) (16)") }
-    mutating func text16(_ value: inout String, _ name: String, maximum: Int) { parts.append("\(name): text16") }
-    mutating func path(_ value: inout String, _ name: String) { parts.append("\(name): path") }
-    mutating func text32(_ value: inout String, _ name: String) { parts.append("\(name): text32") }
-    mutating func bytes32(_ value: inout [UInt8], _ name: String) { parts.append("\(name): text32") }
-    mutating func rest(_ value: inout [UInt8], _ name: String) { parts.append(name) }
-    mutating func require(_ condition: Bool) {}
-    mutating func list<T>(_ value: inout [T], _ name: String, blank: T, _ element: (inout Self, inout T) -> Void) {
+    package mutating func message(_ name: String, answer: UInt8?, bound: Int) { (self.name, self.answer, self.bound) = (name, answer, bound) }
+    package mutating func byte(_ value: inout UInt8, _ name: String) { parts.append("\(name) (1)") }
+    package mutating func flag(_ value: inout Bool, _ name: String) { parts.append("\(name) (1)") }
+    package mutating func enumeration<T: RawRepresentable>(_ value: inout T, _ name: String) where T.RawValue == UInt8 { parts.append("\(name) (1)") }
+    package mutating func choice<T: Equatable>(_ value: inout T, _ name: String, among cases: [T], first: UInt8) { parts.append("\(name) (1)") }
+    package mutating func uint32(_ value: inout UInt32, _ name: String) { parts.append("\(name) (4)") }
+    package mutating func uint64(_ value: inout UInt64, _ name: String) { parts.append("\(name) (8)") }
+    package mutating func count(_ value: inout Int, _ name: String) { parts.append("\(name) (8)") }
+    package mutating func time(_ value: inout Timestamp, _ name: String) { parts.append("\(name) (8)") }
+    package mutating func vaultID(_ value: inout [UInt8]) { parts.append("vault_id") }
+    package mutating func itemID(_ value: inout ItemID, _ name: String) { parts.append("\(name) (16)") }
+    package mutating func text16(_ value: inout String, _ name: String, maximum: Int) { parts.append("\(name): text16") }
+    package mutating func path(_ value: inout String, _ name: String) { parts.append("\(name): path") }
+    package mutating func text32(_ value: inout String, _ name: String) { parts.append("\(name): text32") }
+    package mutating func bytes32(_ value: inout [UInt8], _ name: String) { parts.append("\(name): text32") }
+    package mutating func rest(_ value: inout [UInt8], _ name: String) { parts.append(name) }
+    package mutating func require(_ condition: Bool) {}
+    package mutating func list<T>(_ value: inout [T], _ name: String, blank: T, _ element: (inout Self, inout T) -> Void) {
         var item = blank
         let inner = nested { element(&$0, &item) }
         merge(inner)
         let each = inner.parts.count == 1 ? inner.text : "(\(inner.text))"
         parts.append("\(name): count (4) ‖ \(each)…")
     }
-    mutating func optional<T>(_ value: inout T?, blank: T, _ body: (inout Self, inout T) -> Void) {
+    package mutating func optional<T>(_ value: inout T?, blank: T, _ body: (inout Self, inout T) -> Void) {
         var present = blank
         let inner = nested { body(&$0, &present) }
         merge(inner)
         parts.append("(0 or 1 ‖ \(inner.text))")
     }
-    mutating func cases(_ tag: inout UInt8, _ name: String, _ tags: ClosedRange<UInt8>, _ body: (inout Self, UInt8) -> Void) {
+    package mutating func cases(_ tag: inout UInt8, _ name: String, _ tags: ClosedRange<UInt8>, _ body: (inout Self, UInt8) -> Void) {
         var each: [String] = []
         for tag in tags {
             let inner = nested { body(&$0, tag) }
@@ -410,12 +383,12 @@ struct FrameDescriber: FieldCoder {
         }
         parts.append("\(name) (\(each.joined(separator: " or ")))")
     }
-    mutating func when(_ present: Bool, _ body: (inout Self) -> Void) {
+    package mutating func when(_ present: Bool, _ body: (inout Self) -> Void) {
         let inner = nested(body)
         merge(inner)
         parts.append("[\(inner.text)]")
     }
-    mutating func group(_ name: String, _ body: (inout Self) -> Void) {
+    package mutating func group(_ name: String, _ body: (inout Self) -> Void) {
         let inner = nested(body)
         merge(inner)
         if !groups.contains(where: { $0.name == name }) { groups.append((name, inner.text)) }
@@ -429,28 +402,43 @@ extension AgentMessage {
     static func describedFrames() -> String {
         var groups: [(name: String, fields: String)] = []
         func payload(_ d: FrameDescriber) -> String { d.parts.isEmpty ? "—" : "`\(d.text)`" }
-        var requests: [String] = [], replies: [String] = [], names: [UInt8: String] = [:]
-        for code in UInt8.min...UInt8.max {
-            var reply = Reply.done
+        func described(_ declare: (inout FrameDescriber) -> Void) -> FrameDescriber {
             var d = FrameDescriber()
             d.groups = groups
-            guard Reply.declare(code, &reply, &d) else { continue }
+            declare(&d)
             groups = d.groups
-            names[code] = d.name
-            replies.append("| \(d.name) | \(code) | \(payload(d)) |")
+            return d
+        }
+        var replies: [UInt8: String] = [:], names: [UInt8: String] = [:]
+        for code in UInt8.min...UInt8.max {
+            var reply = Reply.done
+            var declared = false
+            let d = described { declared = Reply.declare(code, &reply, &$0) }
+            if declared { (names[code], replies[code]) = (d.name, payload(d)) }
+        }
+        for operation in OperationRegistry.served.sorted(by: { $0.replyCode < $1.replyCode }) where replies[operation.replyCode] == nil {
+            let d = described { operation.describeReply(&$0) }
+            (names[operation.replyCode], replies[operation.replyCode]) = (operation.replyName, payload(d))
+        }
+        var requests: [UInt8: String] = [:]
+        func row(_ name: String, _ code: UInt8, _ d: FrameDescriber, bound: Int, answer: UInt8) -> String {
+            let bound = bound == maximumRequestPayload ? "4 KiB" : "\(bound >> 20) MiB"
+            return "| \(name) | \(code) | \(payload(d)) | \(bound) | \(names[answer] ?? "?") (\(answer)) |"
         }
         for code in UInt8.min...UInt8.max {
             var request = Request.status
-            var d = FrameDescriber()
-            d.groups = groups
-            guard Request.declare(code, &request, &d) else { continue }
-            groups = d.groups
-            let answer = d.answer.map { "\(names[$0] ?? "?") (\($0))" } ?? "—"
-            let bound = d.bound == maximumRequestPayload ? "4 KiB" : "\(d.bound >> 20) MiB"
-            requests.append("| \(d.name) | \(code) | \(payload(d)) | \(bound) | \(answer) |")
+            var declared = false
+            let d = described { declared = Request.declare(code, &request, &$0) }
+            if declared, let answer = d.answer { requests[code] = row(d.name, code, d, bound: d.bound, answer: answer) }
         }
-        return (["| request (`CAQ3`) | code | payload | at most | answered by |", "|---|---|---|---|---|"] + requests
-                + ["", "| reply (`CAR3`) | code | payload |", "|---|---|---|"] + replies
+        for operation in OperationRegistry.served {
+            let d = described { operation.describeRequest(&$0) }
+            requests[operation.code] = row(operation.name, operation.code, d, bound: operation.bound, answer: operation.replyCode)
+        }
+        let replyRows = replies.keys.sorted().map { "| \(names[$0]!) | \($0) | \(replies[$0]!) |" }
+        return (["| request (`CAQ3`) | code | payload | at most | answered by |", "|---|---|---|---|---|"]
+                + requests.keys.sorted().map { requests[$0]! }
+                + ["", "| reply (`CAR3`) | code | payload |", "|---|---|---|"] + replyRows
                 + [""] + groups.map { "- `\($0.name)` is `\($0.fields)`" }).joined(separator: "\n")
     }
 }
