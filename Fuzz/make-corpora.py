@@ -274,6 +274,8 @@ AGENT = {
                        + b"\x00\x00\x01" + text32(b"other password")),
     "removed-pin-set": frame(Q, 15, VAULT_ID + b"\x06" + b"246813"),
     "items": frame(Q, 16, VAULT_ID),
+    "logins": frame(Q, 17, VAULT_ID + text16(b"https://github.com/login") + text16(b"")),
+    "logins-file": frame(Q, 17, VAULT_ID + text16(b"https://mail.example.co.uk/") + text16(b"/usr/share/publicsuffix/public_suffix_list.dat")),
     "removed-key": frame(Q, 2, VAULT_ID),
     "previous-protocol": frame(b"CAQ2", 1),
     "bad-length": Q + b"\x01\xff\xff\xff\xff",

@@ -14,6 +14,7 @@ package enum OperationRegistry {
         Compact.self,
         Merge.self,
         EveryItem.self,
+        LoginsForPage.self,
     ]
 
     /// The operation a request's code names; nil for the agent's own requests and unknown codes.

@@ -33,11 +33,12 @@ struct AgentLastingAccessTests {
         case .compact: return "compact"
         case .merge: return "merge"
         case .items: return "items"
+        case .logins: return "logins"
         }
     }
 
-    static let allKinds: Set<String> = ["status", "lock", "find", "list", "item", "changes", "info", "verify", "put", "delete",
-                                        "putAll", "compact", "merge", "items"]
+    /// The agent's own requests and every operation it serves.
+    static let allKinds = Set(["status", "lock"] + OperationRegistry.served.map { $0.name })
 
     struct Agent {
         let server: AgentServer
@@ -102,6 +103,8 @@ struct AgentLastingAccessTests {
         let targetBefore = try bytes(target)
         let attacker = Self.attackerPassword.withUnsafeBytes { Array($0) }
         // An item as an attacker might shape it: a title that looks like a keyslot, huge notes.
+        let fifo = directory.file("suffixes.fifo")
+        try #require(mkfifo(fifo, 0o600) == 0)
         var planted = Item.login("password-slot", username: "admin", password: try Secret("x"))
         planted.notes = String(repeating: "K", count: 60_000)
 
@@ -112,6 +115,10 @@ struct AgentLastingAccessTests {
             (.item(vaultID: id, id: google.id), "item"),
             (.changes(vaultID: id), "changes"),
             (.items(vaultID: id), "items"),
+            (.logins(vaultID: id, url: "https://www.google.com/", suffixList: ""), "items"),
+            // A suffix list that would block a reader (a FIFO), or is not one: refused at once.
+            (.logins(vaultID: id, url: "https://www.google.com/", suffixList: fifo), "failed"),
+            (.logins(vaultID: id, url: "https://www.google.com/", suffixList: agent.path), "failed"),
             (.info(vaultID: id), "info"),
             (.verify(vaultID: id), "verified"),
             (.put(vaultID: id, expecting: .absent, item: try ItemCodec.encode(planted)), "written"),

@@ -47,6 +47,8 @@ struct AgentMessageTests {
             ("merge-git", .merge(vaultID: id, .init(target: "/r/.merge_file_a", other: "/r/.merge_file_b", base: "/r/.merge_file_o",
                                                     choice: .automatic, dryRun: false, otherPassword: Array("other password".utf8)))),
             ("items", .items(vaultID: id)),
+            ("logins", .logins(vaultID: id, url: "https://github.com/login", suffixList: "")),
+            ("logins-file", .logins(vaultID: id, url: "https://mail.example.co.uk/", suffixList: "/usr/share/publicsuffix/public_suffix_list.dat")),
         ]
         for (name, request) in requests {
             let bytes = Wire.encode(request)
@@ -189,6 +191,12 @@ extension AgentMessageTests {
             return
         }
         let written = String(spec[from.upperBound..<to.lowerBound])
+        // After adding an operation: `COFFER_WRITE_SPEC=1 swift test --filter theSpecsFramesAreTheDeclaration`.
+        if ProcessInfo.processInfo.environment["COFFER_WRITE_SPEC"] != nil, written != AgentMessage.describedFrames() {
+            try (spec[..<from.upperBound] + AgentMessage.describedFrames() + spec[to.lowerBound...])
+                .write(to: Repository.url("spec/agent.md"), atomically: true, encoding: .utf8)
+            return
+        }
         #expect(written == AgentMessage.describedFrames(), "spec/agent.md §3 should read:\n\(AgentMessage.describedFrames())")
     }
 
@@ -214,7 +222,7 @@ extension AgentMessageTests {
         #expect(operations.allSatisfy { ![1, 2, 3, 15].contains($0.code) })
         let operationReplies = Set(operations.map { $0.replyCode })
         #expect(operationReplies.isDisjoint(with: [1, 2, 3, 4, 9]))
-        #expect((requests + operations.count, replies + operationReplies.count) == (14, 14))
+        #expect((requests + operations.count, replies + operationReplies.count) == (15, 14))
         // The change requests carry items or paths: 64 MiB; every other request 4 KiB.
         #expect((0...255).filter { AgentMessage.maximumPayload(AgentMessage.requestMagic, code: UInt8($0)) > 4_096 } == [10, 12, 14])
     }

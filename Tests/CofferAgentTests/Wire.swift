@@ -20,6 +20,7 @@ enum Wire {
         case compact(vaultID: [UInt8])
         case merge(vaultID: [UInt8], MergeOrder)
         case items(vaultID: [UInt8])
+        case logins(vaultID: [UInt8], url: String, suffixList: String)
     }
 
     enum Reply: Equatable {
@@ -73,6 +74,10 @@ enum Wire {
         case .compact(let id): return frame(Compact(), id)
         case .merge(let id, let order): return frame(Merge(order, otherPassword: nil), id)
         case .items(let id): return frame(EveryItem(), id)
+        case .logins(let id, let url, let file):
+            var logins = LoginsForPage.blank
+            (logins.url, logins.suffixListFile) = (url, file)
+            return frame(logins, id)
         }
     }
 
@@ -111,6 +116,8 @@ enum Wire {
         case Compact.code: return Compact.decodeRequest(payload).map { .compact(vaultID: $0.vaultID) }
         case Merge.code: return Merge.decodeRequest(payload).map { .merge(vaultID: $0.vaultID, $0.request.order) }
         case EveryItem.code: return EveryItem.decodeRequest(payload).map { .items(vaultID: $0.vaultID) }
+        case LoginsForPage.code:
+            return LoginsForPage.decodeRequest(payload).map { .logins(vaultID: $0.vaultID, url: $0.request.url, suffixList: $0.request.suffixListFile) }
         default: return nil
         }
     }

@@ -284,6 +284,10 @@ public struct PublicSuffixList: Sendable {
             let attributes = try FileManager.default.attributesOfItem(atPath: path)
             let modified = Int64((attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0)
             let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+            // A FIFO or a device would block the reader (the agent reads a file a request names).
+            guard attributes[.type] as? FileAttributeType == .typeRegular else {
+                throw CofferError.invalidSuffixList("\(path) is not a Public Suffix List: not a regular file")
+            }
             if whole, size > limit { throw CofferError.invalidSuffixList("\(path) is not a Public Suffix List: larger than \(limit) bytes") }
             let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
             defer { try? handle.close() }

@@ -40,12 +40,10 @@ struct VaultAccess {
     /// `NaturalOrder.sorted(vault.search(query, tag: tag), by: \.title)` gives them.
     mutating func listing(_ query: String, tag: String?) throws -> ListedItems { try perform { try $0.list(query, tag: tag) } }
 
-    /// The logins for a page's URL (spec/urls.md §6), in natural order by service: decided
-    /// here over the summaries `listing` gives, fetching only the candidates (same site) for
-    /// their URL rules. `store.item-not-found` when none matches, saying so when `url` is not a
-    /// URL with a host.
+    /// The logins for a page's URL (spec/urls.md §6), in natural order by service.
+    /// `store.item-not-found` when none matches, saying so when `url` is not a URL with a host.
     mutating func logins(matching url: String, suffixes: PublicSuffixList) throws -> [Item] {
-        let found = try URLMatcher.logins(matching: url, in: try listing("", tag: nil).summaries, suffixes: suffixes) { try get($0) }
+        let found = try perform { try $0.logins(matching: url, suffixes: suffixes) }
         guard !found.isEmpty else {
             let reason = URLMatcher.canRead(url) ? "" : " (it is not an http or https URL with a valid host)"
             throw CofferError.itemNotFound("no login matches the URL '\(url)'\(reason)")
