@@ -25,7 +25,8 @@ enum OpenedVault {
     /// Replays the file one frame at a time, then in 97-byte windows on 3 threads, then in
     /// 4 KiB windows on 2: the outcomes must be identical (spec/format.md §7 step 9).
     static func checkReplayAgrees(_ fs: MemoryFileSystem, target: FuzzTarget) throws {
-        guard let outcomes = Vault.describeReplays(at: path, password: password, fileSystem: fs,
+        let unlock = { (header: VaultHeader) in try? PasswordKeyslot.vaultKey(header: header, password: password) }
+        guard let outcomes = Vault.describeReplays(at: path, key: unlock, fileSystem: fs,
                                                    configurations: [(1 << 20, 1), (97, 3), (4096, 2)]) else { return }
         for (k, outcome) in outcomes.enumerated().dropFirst() {
             try Check.require(outcome == outcomes[0], target,

@@ -13,16 +13,6 @@ public final class AsyncVault: Sendable {
         self.queue = DispatchQueue(label: "coffer.vault", qos: .userInitiated)
     }
 
-    /// Creates a new vault (see ``Vault/create(at:password:kdf:)``) off the calling task.
-    public static func create(at path: String, password: SecureBytes, kdf: KDFParameters = .standard) async throws -> AsyncVault {
-        AsyncVault(try await BlockingWork.run { try Vault.create(at: path, password: password, kdf: kdf) })
-    }
-
-    /// Opens a vault with its master password off the calling task.
-    public static func open(at path: String, password: SecureBytes, mode: Vault.AccessMode = .readWrite) async throws -> AsyncVault {
-        AsyncVault(try await Vault.open(at: path, password: password, mode: mode))
-    }
-
     public var path: String { vault.path }
 
     public func list() async throws -> [ItemSummary] { try await serially { try $0.list() } }

@@ -310,15 +310,16 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
 extension Vault {
     /// Replays the log at `path` once per configuration — `(window size, threads)`, every window
     /// opened in parallel when `threads > 1` — and describes each outcome (records, log end,
-    /// chain, every live item's summary and location) or its error. Nil when the header does
-    /// not parse or the password does not unlock it. For the fuzz harnesses, which require the
+    /// chain, every live item's summary and location) or its error, with the vault key `key`
+    /// (which the caller unlocked from the header: the store knows nothing of how). Nil when the
+    /// header does not parse or `key` gives no keys. For the fuzz harnesses, which require the
     /// descriptions to be equal: what a reader reports must not depend on how it reads.
-    package static func describeReplays(at path: String, password: SecureBytes, fileSystem: any VaultFileSystem,
-                                                      configurations: [(windowSize: Int, threads: Int)]) -> [String]? {
+    package static func describeReplays(at path: String, key: (VaultHeader) -> SecretKey?, fileSystem: any VaultFileSystem,
+                                        configurations: [(windowSize: Int, threads: Int)]) -> [String]? {
         guard let handle = try? fileSystem.open(path, writable: false) else { return nil }
         defer { handle.close() }
         guard let size = try? handle.size(), let (header, headerBytes) = try? readHeader(handle, fileSize: size),
-              let key = try? PasswordKeyslot.vaultKey(header: header, password: password), let keys = try? VaultKeys(vaultKey: key)
+              let key = key(header), let keys = try? VaultKeys(vaultKey: key)
         else { return nil }
         return configurations.map { configuration in
             do {

@@ -2,11 +2,11 @@
 /// derived from the password (NFKC, then Argon2id with the slot's salt and parameters,
 /// `PasswordKDF`) wraps the vault key. The store never sees a password: it opens with the key
 /// found here and writes the slot made here.
-enum PasswordKeyslot {
+package enum PasswordKeyslot {
     /// The vault key the password slot of `header` wraps, `vault.wrong-password` when `password`
     /// does not open it. `memoryBudgetKiB`: a slot whose derivation needs more is refused before
     /// anything is derived (`crypto.kdf-over-memory-budget`).
-    static func vaultKey(header: VaultHeader, password: SecureBytes, memoryBudgetKiB: UInt32? = nil) throws -> SecretKey {
+    package static func vaultKey(header: VaultHeader, password: SecureBytes, memoryBudgetKiB: UInt32? = nil) throws -> SecretKey {
         guard let slot = header.passwordSlot else {
             throw CofferError.headerCorrupted("header corrupted: no password keyslot")
         }

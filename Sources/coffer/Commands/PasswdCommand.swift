@@ -1,5 +1,4 @@
 import ArgumentParser
-import CofferAgent
 @_spi(CofferInternals) import Coffer
 
 /// What changing the password does not do, said in `passwd`'s help and output (spec/cli.md §4.10).
@@ -83,24 +82,6 @@ enum Rekey {
         let hadPIN = vault.header.pinSlot != nil
         try Progress.during("Re-sealing every item under a new key") { try vault.rekey(password: password, kdf: kdf) }
         if hadPIN { Terminal.note("the PIN was removed (it wrapped the old key); `coffer pin set` sets it again") }
-        try lockAgent(of: vault.path)
-    }
-
-    /// An agent unlocked for the vault holds the old key: it is locked before the command
-    /// returns (spec/agent.md §4). One that is still unlocked after being asked fails the
-    /// command (70) naming `coffer lock`; the rekey itself is done and durable by then.
-    static func lockAgent(of path: String) throws {
-        guard let socketPath = try? AgentSocket.path(forVault: path) else { return }  // no private directory: no agent
-        for _ in 0..<3 {
-            switch AgentSocket.ask(.lock, socketPath: socketPath) {
-            case .done?:
-                Terminal.note("the agent, which held the old key, was locked (coffer unlock starts it again)")
-                return
-            case nil where AgentSocket.ask(.status, socketPath: socketPath) == nil:
-                return  // none running
-            default: continue
-            }
-        }
-        throw CLIError(Exit.software, "the vault was rekeyed, but its agent (holding the old key) did not lock; run `coffer lock`")
+        try VaultAccess.lockAgent(of: vault.path)
     }
 }

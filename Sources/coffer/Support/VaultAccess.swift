@@ -225,3 +225,23 @@ extension VaultAccess {
         }
     }
 }
+
+extension VaultAccess {
+    /// An agent unlocked for the vault holds the old key: it is locked before the command
+    /// returns (spec/agent.md §4). One that is still unlocked after being asked fails the
+    /// command (70) naming `coffer lock`; the rekey itself is done and durable by then.
+    static func lockAgent(of path: String) throws {
+        guard let socketPath = try? AgentSocket.path(forVault: path) else { return }  // no private directory: no agent
+        for _ in 0..<3 {
+            switch AgentSocket.ask(.lock, socketPath: socketPath) {
+            case .done?:
+                Terminal.note("the agent, which held the old key, was locked (coffer unlock starts it again)")
+                return
+            case nil where AgentSocket.ask(.status, socketPath: socketPath) == nil:
+                return  // none running
+            default: continue
+            }
+        }
+        throw CLIError(Exit.software, "the vault was rekeyed, but its agent (holding the old key) did not lock; run `coffer lock`")
+    }
+}
