@@ -17,20 +17,16 @@ package final class AgentVaultOperations: VaultOperations {
     }
 
     package func perform<Operation: VaultOperation>(_ operation: Operation) throws -> Operation.Answer {
-        var request = operation
-        defer { request.wipeSecrets() }
-        try request.prepareToSend()
-        var frame: [UInt8]
-        switch request.requestFrame(vaultID: client.vaultID) {
-        case .frame(let made): frame = made
-        case .unsendable(let tooLarge): throw AgentUnavailable(tooLarge: tooLarge)
+        var tail: UInt32 = 0
+        let answer: Operation.Answer
+        do {
+            answer = try operation.sent(vaultID: client.vaultID, tornTail: &tail) { frame in
+                guard case .answered(let reply) = try client.ask(frame: frame, writes: Operation.writes) else { throw AgentUnavailable() }
+                return reply
+            }
+        } catch let notSent as NotSent {
+            throw AgentUnavailable(tooLarge: notSent.tooLarge)
         }
-        defer { secureZero(&frame) }
-        guard case .answered(var replyFrame) = try client.ask(frame: frame, writes: Operation.writes) else { throw AgentUnavailable() }
-        defer { secureZero(&replyFrame) }
-        guard var reply = request.decodeReply(replyFrame) else { throw AgentUnavailable() }
-        defer { reply.wipeSecrets() }
-        guard let (answer, tail) = try request.answer(reply) else { throw AgentUnavailable() }
         if tail > 0 { tornTail = TornTail(bytes: Int(tail), discarded: Operation.writes) }
         return answer
     }

@@ -41,6 +41,7 @@ package protocol VaultOperation: Equatable {
     // Implemented once below, for every operation; requirements so that each operation's
     // conformance has its own specialized copy.
     func requestFrame(vaultID: [UInt8]) -> OutgoingFrame
+    func sent(vaultID: [UInt8], tornTail: inout UInt32, through transport: ([UInt8]) throws -> [UInt8]) throws -> Answer
     static func served(_ payload: ArraySlice<UInt8>, vaultID: [UInt8], on vault: LocalVaultOperations) throws -> ServedFrame
     func decodeReply(_ frame: [UInt8]) -> Reply?
     static var replyCode: UInt8 { get }
@@ -74,6 +75,14 @@ package enum OutgoingFrame {
     case unsendable(tooLarge: Bool)
 }
 
+/// An operation that cannot be sent as one request: a text over its bound (the agent would
+/// refuse it), or a payload over the operation's bound (`tooLarge`), or a reply that is none of
+/// its answers (`noAnswer`). The caller goes on without the agent.
+package struct NotSent: Error {
+    package var tooLarge = false
+    package init(tooLarge: Bool = false) { self.tooLarge = tooLarge }
+}
+
 /// What the agent sends back for an operation: the reply frame and whether it holds secrets;
 /// `notServed` for a request that is malformed or about another vault (answered `refused`).
 package enum ServedFrame {
@@ -103,6 +112,28 @@ extension VaultOperation {
         request.declare(&writer)
         assert(writer.out.count == AgentMessage.headerCount + sizer.count, "the sizer counts what the writer writes")
         return .frame(writer.out)
+    }
+
+    /// The operation sent as a request frame through `transport`, which returns the reply frame
+    /// (or throws); its answer, with the bytes of a torn tail the reply reports in `tornTail`.
+    /// Throws `NotSent` when it cannot be sent or the reply is no answer to it. Its secrets, the
+    /// frames' and the reply's, are wiped before it returns.
+    package func sent(vaultID: [UInt8], tornTail: inout UInt32, through transport: ([UInt8]) throws -> [UInt8]) throws -> Answer {
+        var request = self
+        defer { request.wipeSecrets() }
+        try request.prepareToSend()
+        guard case .frame(var frame) = request.requestFrame(vaultID: vaultID) else {
+            guard case .unsendable(let tooLarge) = request.requestFrame(vaultID: vaultID) else { throw NotSent() }
+            throw NotSent(tooLarge: tooLarge)
+        }
+        defer { secureZero(&frame) }
+        var replyFrame = try transport(frame)
+        defer { secureZero(&replyFrame) }
+        guard var reply = request.decodeReply(replyFrame) else { throw NotSent() }
+        defer { reply.wipeSecrets() }
+        guard let (answer, tail) = try request.answer(reply) else { throw NotSent() }
+        tornTail = tail
+        return answer
     }
 
     /// The request read from a payload, with the vault it is about; nil when malformed.
