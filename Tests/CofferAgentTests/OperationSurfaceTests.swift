@@ -44,6 +44,7 @@ struct OperationSurfaceTests {
             beta.modified = later(0)
             twin.modified = later(1)
             gamma.modified = later(4)
+            gamma.urls = ["https://alpha.example/"]
             delta.modified = later(5)
         }
     }
@@ -93,6 +94,8 @@ struct OperationSurfaceTests {
             return [info.itemCount, info.records, info.deadRecords, info.fileSize]
         }
         step { try vault.verify() }
+        step { try vault.logins(matching: "https://www.alpha.example/login", suffixes: .compiled).map(\.title) }
+        step { try vault.logins(matching: "javascript:alert(1)", suffixes: .compiled).map(\.title) }
         step { try vault.compact() }
         step { try vault.list("", tag: nil).summaries }
         return answers
@@ -127,6 +130,8 @@ struct OperationSurfaceTests {
         let throughAgent = Self.script(AgentVaultOperations(AgentClient(socketPath: socket, vaultID: vaultID)), other: other, adding: new)
 
         #expect(inProcess.count == throughAgent.count)
+        // The logins for gamma's site, by its URL: found on both sides (not an empty answer twice).
+        #expect(inProcess.contains(.value(String(describing: ["gamma"]))))
         for (i, (a, b)) in zip(inProcess, throughAgent).enumerated() {
             #expect(a == b, "step \(i): in process \(a), through the agent \(b)")
         }
