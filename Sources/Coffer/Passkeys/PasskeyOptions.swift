@@ -13,6 +13,8 @@ public struct PasskeyCreationOptions: Sendable {
     public var challenge: [UInt8]
     /// `pubKeyCredParams`' algorithms of type `public-key`, in the relying party's order of preference.
     public var algorithms: [Int]
+    /// How many entries `pubKeyCredParams` had, of any type.
+    public var parameterCount: Int
     /// `excludeCredentials`' ids.
     public var excludeCredentials: [[UInt8]]
     /// `extensions.credProps` was asked for.
@@ -31,7 +33,9 @@ public struct PasskeyCreationOptions: Sendable {
         userDisplayName = try OptionsReader.optionalString(user, "displayName", in: "user") ?? ""
         challenge = try OptionsReader.bytes(object, "challenge", in: "options", allowed: 1...PasskeyLimits.maximumChallengeBytes)
         algorithms = []
-        for (index, parameter) in try OptionsReader.array(object, "pubKeyCredParams", required: true).enumerated() {
+        let parameters = try OptionsReader.array(object, "pubKeyCredParams", required: true)
+        parameterCount = parameters.count
+        for (index, parameter) in parameters.enumerated() {
             guard let parameter = parameter as? [String: Any] else { throw OptionsReader.refuse("pubKeyCredParams[\(index)] is not an object") }
             let type = try OptionsReader.optionalString(parameter, "type", in: "pubKeyCredParams[\(index)]")
             guard let alg = parameter["alg"] as? NSNumber, !OptionsReader.isBoolean(alg), let value = Int(exactly: alg.doubleValue),
@@ -45,10 +49,11 @@ public struct PasskeyCreationOptions: Sendable {
         requestsCredentialProperties = (extensions?["credProps"] as? NSNumber).map { OptionsReader.isBoolean($0) && $0.boolValue } ?? false
     }
 
-    /// The first algorithm of `algorithms` Coffer signs with; ES256 when the list is empty
-    /// (WebAuthn's default, ES256 and RS256). `passkey.unsupported-algorithm` when none is.
+    /// The first algorithm of `algorithms` Coffer signs with; ES256 when `pubKeyCredParams` is
+    /// empty (WebAuthn's default, ES256 and RS256). `passkey.unsupported-algorithm` when none is
+    /// (also when every entry is of a type other than `public-key`).
     public func chosenAlgorithm() throws(CofferError) -> PasskeyAlgorithm {
-        if algorithms.isEmpty { return .es256 }
+        if parameterCount == 0 { return .es256 }
         guard let first = algorithms.lazy.compactMap(PasskeyAlgorithm.init(rawValue:)).first else {
             throw CofferError.passkeyUnsupportedAlgorithm("the relying party accepts none of ES256 (-7) and EdDSA (-8)")
         }
