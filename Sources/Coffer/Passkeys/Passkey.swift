@@ -107,7 +107,7 @@ public struct Passkey: Sendable {
     public static let aaguid = [UInt8](repeating: 0, count: 16)
 
     /// SHA-256 of the relying-party id's UTF-8.
-    static func rpIDHash(_ rpID: String) -> [UInt8] { Array(SHA256.hash(data: Array(rpID.utf8))) }
+    package static func rpIDHash(_ rpID: String) -> [UInt8] { Array(SHA256.hash(data: Array(rpID.utf8))) }
 
     /// The registration's authenticator data: rpIdHash ‖ flags (UP UV BE BS AT) ‖ signCount 0 ‖
     /// AAGUID ‖ credential id length (2 bytes, big-endian) ‖ credential id ‖ COSE_Key.
