@@ -53,7 +53,6 @@ public enum PasskeyAuthenticator {
         let authenticatorData = try passkey.registrationAuthenticatorData()
         let attestation = try passkey.attestationObject()
         let publicKey = try passkey.publicKey()
-        let id = Base64URL.encode(passkey.credentialID)
         let response: [String: Any] = [
             "clientDataJSON": Base64URL.encode(clientData),
             "attestationObject": Base64URL.encode(attestation),
@@ -62,9 +61,8 @@ public enum PasskeyAuthenticator {
             "publicKeyAlgorithm": passkey.algorithm.coseIdentifier,
             "transports": transports,
         ]
-        let extensions: [String: Any] = credProps ? ["credProps": ["rk": true]] : [:]
-        let json = try encode(["id": id, "rawId": id, "type": "public-key", "response": response,
-                               "authenticatorAttachment": "platform", "clientExtensionResults": extensions])
+        let json = try credentialJSON(id: passkey.credentialID, response: response,
+                                      extensions: credProps ? ["credProps": ["rk": true]] : [:])
         return Registration(passkey: passkey, clientDataJSON: clientData, attestationObject: attestation, responseJSON: json)
     }
 
@@ -89,15 +87,13 @@ public enum PasskeyAuthenticator {
         let clientData = clientDataJSON(type: "webauthn.get", challenge: challenge, origin: origin)
         let authenticatorData = passkey.assertionAuthenticatorData()
         let signature = try passkey.sign(authenticatorData: authenticatorData, clientDataHash: Array(SHA256.hash(data: clientData)))
-        let id = Base64URL.encode(passkey.credentialID)
         let response: [String: Any] = [
             "clientDataJSON": Base64URL.encode(clientData),
             "authenticatorData": Base64URL.encode(authenticatorData),
             "signature": Base64URL.encode(signature),
             "userHandle": Base64URL.encode(passkey.userHandle),
         ]
-        let json = try encode(["id": id, "rawId": id, "type": "public-key", "response": response,
-                               "authenticatorAttachment": "platform", "clientExtensionResults": [String: Any]()])
+        let json = try credentialJSON(id: passkey.credentialID, response: response, extensions: [:])
         return Assertion(clientDataJSON: clientData, authenticatorData: authenticatorData, signature: signature, responseJSON: json)
     }
 
@@ -117,7 +113,11 @@ public enum PasskeyAuthenticator {
         Array(#"{"type":"\#(type)","challenge":"\#(Base64URL.encode(challenge))","origin":"\#(origin)","crossOrigin":false}"#.utf8)
     }
 
-    private static func encode(_ object: [String: Any]) throws(CofferError) -> [UInt8] {
+    /// A `PublicKeyCredential` as `toJSON()` gives it, keys sorted.
+    private static func credentialJSON(id: [UInt8], response: [String: Any], extensions: [String: Any]) throws(CofferError) -> [UInt8] {
+        let id = Base64URL.encode(id)
+        let object: [String: Any] = ["id": id, "rawId": id, "type": "public-key", "response": response,
+                                     "authenticatorAttachment": "platform", "clientExtensionResults": extensions]
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             throw CofferError.passkeyBadOptions("the response could not be written as JSON")
         }
