@@ -29,7 +29,7 @@ public struct Passkey: Sendable {
     public init(relyingPartyID: String, credentialID: [UInt8], userHandle: [UInt8], userName: String, userDisplayName: String,
                 privateKey: SecureBytes, algorithm: PasskeyAlgorithm? = nil, created: Timestamp = .now(),
                 extensions: SecureBytes? = nil) throws(CofferError) {
-        let (found, _) = try PasskeyKey.algorithm(ofPKCS8: privateKey)
+        let found = try PasskeyKey.read(pkcs8: privateKey).algorithm
         if let algorithm, algorithm != found {
             throw CofferError.passkeyBadKey("the private key is an \(found) key, not \(algorithm)")
         }

@@ -89,15 +89,25 @@ package enum PasskeyKey {
 
     /// Which algorithm a PKCS#8 key is for, read from its AlgorithmIdentifier (RFC 5958: version
     /// 0 or 1, the algorithm, the private key, optional attributes and public key); the Ed25519
-    /// seed's offset in the DER. `passkey.bad-key` for anything else (RSA, another curve, BER).
-    package static func algorithm(ofPKCS8 der: SecureBytes) throws(CofferError) -> (PasskeyAlgorithm, seedOffset: Int?) {
+    /// seed's offset in the DER; the public key derived from it (the point `04 ‖ x ‖ y`, or the
+    /// 32-byte Ed25519 key). `passkey.bad-key` for anything else (RSA, another curve, BER, a
+    /// public key given beside the private key that is not its own).
+    package static func read(pkcs8 der: SecureBytes) throws(CofferError) -> (algorithm: PasskeyAlgorithm, seedOffset: Int?, publicKey: [UInt8]) {
         guard der.count <= maximumPKCS8Bytes else { throw CofferError.passkeyBadKey("a PKCS#8 key of more than \(maximumPKCS8Bytes) bytes") }
-        let result: (PasskeyAlgorithm, Int?)? = der.withUnsafeBytes { bytes in
+        let read: (PasskeyAlgorithm, seed: Int?, publicKey: [UInt8]?)? = der.withUnsafeBytes { bytes in
             var outer = DERReader(bytes, 0..<bytes.count)
             guard let info = outer.read(0x30), outer.atEnd else { return nil }
             var body = DERReader(bytes, info)
             guard let version = body.read(0x02), version.count == 1, bytes[version.lowerBound] <= 1,
                   let identifier = body.read(0x30), let privateKey = body.read(0x04) else { return nil }
+            // Then optional [0] attributes (skipped) and, in version 1 only, [1] the public key.
+            _ = body.read(0xA0)
+            var publicKey: [UInt8]?
+            if let bits = body.read(0x81) {
+                guard bytes[version.lowerBound] == 1, bits.count > 1, bytes[bits.lowerBound] == 0 else { return nil }
+                publicKey = Array(bytes[(bits.lowerBound + 1)..<bits.upperBound])
+            }
+            guard body.atEnd else { return nil }
             var algorithm = DERReader(bytes, identifier)
             guard let oid = algorithm.read(0x06) else { return nil }
             let oidBytes = Array(bytes[oid])
@@ -105,32 +115,35 @@ package enum PasskeyKey {
                 guard algorithm.atEnd else { return nil }  // RFC 8410 §3: parameters absent
                 var inner = DERReader(bytes, privateKey)
                 guard let seed = inner.read(0x04), seed.count == 32, inner.atEnd else { return nil }
-                return (.ed25519, seed.lowerBound)
+                return (.ed25519, seed.lowerBound, publicKey)
             }
             guard oidBytes == ecPublicKeyOID, let curve = algorithm.read(0x06), Array(bytes[curve]) == p256OID, algorithm.atEnd else { return nil }
-            return (.es256, nil)
+            return (.es256, nil, publicKey)
         }
-        guard let result else { throw CofferError.passkeyBadKey("not a PKCS#8 P-256 or Ed25519 private key") }
-        if result.0 == .es256 { _ = try p256(der) }  // swift-crypto reads the rest (the ECPrivateKey)
-        return result
+        guard let read else { throw CofferError.passkeyBadKey("not a PKCS#8 P-256 or Ed25519 private key") }
+        // swift-crypto reads the rest of a P-256 key (the ECPrivateKey); a public key given
+        // beside the private key must be its own.
+        let derived: [UInt8]
+        switch read.0 {
+        case .es256: derived = Array(try p256(der).publicKey.x963Representation)
+        case .ed25519: derived = try ed25519SecretKey(der, seedOffset: read.seed!).withUnsafeBytes { Array($0[32..<64]) }
+        }
+        if let given = read.publicKey, given != derived {
+            throw CofferError.passkeyBadKey("the PKCS#8 key's public key is not its private key's")
+        }
+        return (read.0, read.seed, derived)
     }
 
     /// The public key of a PKCS#8 key.
     package static func publicKey(ofPKCS8 der: SecureBytes) throws(CofferError) -> PasskeyPublicKey {
-        let (algorithm, seedOffset) = try algorithm(ofPKCS8: der)
-        switch algorithm {
-        case .es256:
-            return PasskeyPublicKey(algorithm: .es256, raw: Array(try p256(der).publicKey.x963Representation))
-        case .ed25519:
-            let secretKey = try ed25519SecretKey(der, seedOffset: seedOffset!)
-            return PasskeyPublicKey(algorithm: .ed25519, raw: secretKey.withUnsafeBytes { Array($0[32..<64]) })
-        }
+        let key = try read(pkcs8: der)
+        return PasskeyPublicKey(algorithm: key.algorithm, raw: key.publicKey)
     }
 
     /// The signature of `message` (spec/passkeys.md §5): ES256 as a DER `Ecdsa-Sig-Value`
     /// over SHA-256(message), EdDSA as Ed25519's 64 bytes (deterministic).
     package static func sign(_ message: [UInt8], withPKCS8 der: SecureBytes) throws(CofferError) -> [UInt8] {
-        let (algorithm, seedOffset) = try algorithm(ofPKCS8: der)
+        let (algorithm, seedOffset, _) = try read(pkcs8: der)
         switch algorithm {
         case .es256:
             let key = try p256(der)

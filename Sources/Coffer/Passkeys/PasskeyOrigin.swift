@@ -28,6 +28,11 @@ public struct PasskeyOrigin: Hashable, Sendable, CustomStringConvertible {
         guard !authority.isEmpty, !authority.contains(where: { "/\\?#@ \t\r\n".contains($0) || $0.asciiValue.map { $0 < 0x20 } ?? false }) else {
             throw refuse("is not scheme://host[:port]")
         }
+        // A host with a final dot is another origin than the one without for a browser, but one
+        // host for SiteHost: refused, so the origin Coffer writes is always the one it was given.
+        guard !(authority.split(separator: ":", maxSplits: 1).first?.hasSuffix(".") ?? true) else {
+            throw refuse("has a host that ends in a dot")
+        }
         guard let url = SiteURL(text, role: .page), url.path == "/" else { throw refuse("is not a valid URL origin") }
         guard case .domain(let host) = url.host else { throw refuse("has an IP address for its host, which no relying-party id can be") }
         guard url.scheme == "https" || host == "localhost" else { throw refuse("is http:, allowed only for localhost") }

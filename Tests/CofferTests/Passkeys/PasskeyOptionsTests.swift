@@ -108,7 +108,7 @@ struct PasskeyOptionsTests {
         for origin in ["javascript:alert(1)", "JavaScript://example.com", "http://example.com", "ftp://example.com", "data:text/html,x",
                        "example.com", "https://", "https://127.0.0.1", "https://[::1]", "https://user@example.com",
                        "https://example.com/path", "https://example.com?q", "https://example.com#f", "https://exa mple.com",
-                       "http://localhost.example.com", "https://example.com:99999", "", String(repeating: "a", count: 2000)] {
+                       "http://localhost.example.com", "https://example.com:99999", "https://example.com.", "https://example.com.:443", "", String(repeating: "a", count: 2000)] {
             #expect(throws: CofferError.passkeyRPMismatch(""), "\(origin)") { try PasskeyOrigin(origin) }
         }
     }

@@ -78,6 +78,32 @@ struct PasskeyVectorTests {
         }
     }
 
+    /// spec/passkeys.md §4.1: RFC 5958's version 1, with the public key after the private key,
+    /// is read when the public key is the private key's; attributes are skipped.
+    @Test func ed25519KeyWithItsPublicKey() throws {
+        let block = try #require(try VectorFile(path: "spec/vectors/passkeys/002-ed25519-registration-and-assertion.txt").blocks.first)
+        let seed = Array(try block.hex("pkcs8").suffix(32)), publicKey = Array(try block.hex("public-key-spki").suffix(32))
+        func passkey(_ der: [UInt8]) throws -> Passkey {
+            try Passkey(relyingPartyID: "example.com", credentialID: [1], userHandle: [], userName: "", userDisplayName: "",
+                        privateKey: try der.withUnsafeBytes { try SecureBytes(copying: $0) })
+        }
+        let head: [UInt8] = [0x02, 0x01, 0x01, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20] + seed
+        let withPublicKey = [0x30, UInt8(head.count + 35)] + head + [0x81, 0x21, 0x00] + publicKey
+        #expect(try passkey(withPublicKey).publicKey().raw == publicKey)
+        let attributes: [UInt8] = [0xA0, 0x00]
+        let withAttributes = [0x30, UInt8(head.count + 37)] + head + attributes + [0x81, 0x21, 0x00] + publicKey
+        #expect(try passkey(withAttributes).publicKey().raw == publicKey)
+        var otherPublicKey = publicKey
+        otherPublicKey[0] ^= 1
+        let wrong = [0x30, UInt8(head.count + 35)] + head + [0x81, 0x21, 0x00] + otherPublicKey
+        #expect(throws: CofferError.passkeyBadKey("")) { try passkey(wrong) }
+        let junk = [0x30, UInt8(head.count + 2)] + head + [0x05, 0x00]
+        #expect(throws: CofferError.passkeyBadKey("")) { try passkey(junk) }
+        var versionZero = withPublicKey
+        versionZero[4] = 0  // a public key needs version 1
+        #expect(throws: CofferError.passkeyBadKey("")) { try passkey(versionZero) }
+    }
+
     @Test func keysOfOtherKindsAreRefused() throws {
         func key(_ hex: String) throws -> SecureBytes { try [UInt8](hex: hex)!.withUnsafeBytes { try SecureBytes(copying: $0) } }
         let ed = "302e020100300506032b657004220420" + String(repeating: "11", count: 32)
