@@ -26,8 +26,10 @@ package enum Base64URL {
     /// The bytes of `text`; nil for a character outside the alphabet, a length no encoder makes
     /// (one character in the last group of four), or non-zero leftover bits. Trailing `=` padding
     /// is accepted (some relying parties send it), nothing after it.
+    /// The copy of the text it works on is wiped (a private key comes this way, spec/passkeys.md §4.2).
     package static func decode(_ text: String) -> [UInt8]? {
         var characters = Array(text.utf8)
+        defer { secureZero(&characters) }
         var padding = 0
         while characters.last == UInt8(ascii: "="), padding < 2 { characters.removeLast(); padding += 1 }
         if padding > 0, (characters.count + padding) % 4 != 0 { return nil }
