@@ -129,6 +129,19 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         /// master password is needed to read it (merge.md §5).
         public static let otherPasswordNeeded = Code(rawValue: "merge.other-password-needed")
 
+        // SSH keys (spec/ssh.md). Package API until SSH keys are an item kind; listed in `all` so
+        // the CLI's exit-code table covers them.
+        /// A private key file that is not a well-formed key: bad armor or base64, a length that
+        /// lies, wrong check integers or padding, trailing bytes, a public half that does not
+        /// match the private one, a non-canonical number (ssh.md §2, §7).
+        package static let sshMalformedKey = Code(rawValue: "ssh.malformed-key")
+        /// A private key protected by a passphrase: Coffer reads only unencrypted keys; the
+        /// reason says how to decrypt a copy (ssh.md §2, §7).
+        package static let sshEncryptedKey = Code(rawValue: "ssh.encrypted-key")
+        /// A well-formed key of a type or size Coffer does not take: not Ed25519, ECDSA P-256 or
+        /// RSA of 2,048 to 16,384 bits, or several keys in one file (ssh.md §1, §7).
+        package static let sshUnsupportedKey = Code(rawValue: "ssh.unsupported-key")
+
         /// Every code above, in declaration order: what a caller mapping codes (the CLI's exit
         /// codes) must cover.
         public static let all: [Code] = [
@@ -142,6 +155,7 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
             .invalidRules, .unsatisfiablePolicy, .policyViolation, .invalidOption,
             .invalidImport, .invalidBreachFile, .invalidSuffixList,
             .differentVault, .otherPasswordNeeded,
+            .sshMalformedKey, .sshEncryptedKey, .sshUnsupportedKey,
         ]
     }
 

@@ -38,7 +38,7 @@ enum Exit {
             return usage
         case .notAVault, .headerCorrupted, .tampered, .recordCorrupted, .truncated, .unsupportedVersion,
              .limitExceeded, .malformedItem, .authenticationFailed, .kdfParametersRefused, .duplicateItem,
-             .invalidImport, .invalidBreachFile, .invalidSuffixList:
+             .invalidImport, .invalidBreachFile, .invalidSuffixList, .sshMalformedKey, .sshEncryptedKey, .sshUnsupportedKey:
             return dataError
         case .vaultMissing, .unsupportedFile:
             return noInput
