@@ -133,6 +133,7 @@ let package = Package(
         .executableTarget(name: "FuzzVaultMerge", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzVaultMerge"),
         .executableTarget(name: "FuzzPwnedPasswords", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzPwnedPasswords"),
         .executableTarget(name: "FuzzSiteURL", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzSiteURL"),
+        .executableTarget(name: "FuzzSSHKey", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzSSHKey"),
     ]
 )
 
