@@ -134,7 +134,7 @@ extension SSHKey {
     /// from such a file comes out byte for byte (same check integer, comment and padding).
     /// The text holds the private key: write it to a private file and drop it.
     package func openSSHPrivateKey() -> String {
-        var section = SSHWriter()
+        var section = SSHWriter(capacity: Self.privateWriterCapacity)
         section.uint32(checkInt)
         section.uint32(checkInt)
         section.string(kind.rawValue)
@@ -142,7 +142,7 @@ extension SSHKey {
         section.string(comment)
         var pad: UInt8 = 1
         while section.bytes.count % Self.unencryptedBlockSize != 0 { section.raw([pad]); pad += 1 }
-        var file = SSHWriter()
+        var file = SSHWriter(capacity: 2 * Self.privateWriterCapacity)
         file.raw(Self.openSSHMagic)
         file.string("none")
         file.string("none")

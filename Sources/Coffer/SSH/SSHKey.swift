@@ -36,6 +36,8 @@ package struct SSHKey: Sendable {
     package static let rsaBits = 2_048...16_384
     /// The RSA size `generate` uses when none is given.
     package static let defaultRSABits = 3_072
+    /// Room for the private fields of the largest key (six RSA numbers of 2,049 bytes), a comment and padding.
+    static let privateWriterCapacity = 6 * (4 + 2_049) + 64 + 4 + maximumCommentLength + 8
 
     package let kind: Kind
     /// The size `ssh-keygen -l` prints: 256 for Ed25519 and P-256, the modulus's bits for RSA.
@@ -111,16 +113,8 @@ extension SSHKey {
         withUnsafeMutableBytes(of: &check) { random.fill($0) }
         switch kind {
         case .ed25519:
-            try Sodium.ensureInitialized()
             let seed = try SecureBytes.random(count: 32, using: random)
-            let secret = try SecureBytes(count: Int(crypto_sign_SECRETKEYBYTES)) { secret in
-                var publicKey = [UInt8](repeating: 0, count: 32)
-                let status = seed.withUnsafeBytes { seed in
-                    crypto_sign_seed_keypair(&publicKey, secret.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                             seed.baseAddress!.assumingMemoryBound(to: UInt8.self))
-                }
-                guard status == 0 else { throw CofferError.cryptoUnavailable("libsodium could not make an Ed25519 key") }
-            }
+            let secret = try seed.withUnsafeBytes { try ed25519SecretKey(seed: $0) }
             return try ed25519(secretKey: secret, comment: comment, checkInt: check)
         case .ecdsaP256:
             let key = P256.Signing.PrivateKey()
@@ -147,27 +141,18 @@ extension SSHKey {
     /// key derived from the seed must be the one stored after it.
     static func ed25519(secretKey: SecureBytes, comment: String, checkInt: UInt32) throws -> SSHKey {
         guard secretKey.count == 64 else { throw CofferError.sshMalformedKey("an Ed25519 secret key is not 64 bytes") }
-        try Sodium.ensureInitialized()
-        var derived = [UInt8](repeating: 0, count: 32)
-        let stored = try secretKey.withUnsafeBytes { secret -> [UInt8] in
-            let check = try SecureBytes(count: 64) { scratch in
-                let status = crypto_sign_seed_keypair(&derived, scratch.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                                                      secret.baseAddress!.assumingMemoryBound(to: UInt8.self))
-                guard status == 0 else { throw CofferError.cryptoUnavailable("libsodium could not derive an Ed25519 key") }
-            }
-            _ = check
-            return Array(secret[32..<64])
-        }
-        guard derived == stored else {
+        let derived = try secretKey.withUnsafeBytes { try ed25519SecretKey(seed: UnsafeRawBufferPointer(rebasing: $0[0..<32])) }
+        guard derived.constantTimeEquals(secretKey) else {
             throw CofferError.sshMalformedKey("the Ed25519 key's public half is not the one its private half gives")
         }
+        let publicKey = secretKey.withUnsafeBytes { Array($0[32..<64]) }
         var blob = SSHWriter()
         blob.string(Kind.ed25519.rawValue)
-        blob.string(derived)
-        var fields = SSHWriter()
-        fields.string(derived)
+        blob.string(publicKey)
+        var fields = SSHWriter(capacity: Self.privateWriterCapacity)
+        fields.string(publicKey)
         defer { secureZero(&fields.bytes) }
-        try secretKey.withUnsafeBytes { fields.string($0) }
+        secretKey.withUnsafeBytes { fields.string($0) }
         let privateFields = try fields.bytes.withUnsafeBytes { try SecureBytes(copying: $0) }
         return SSHKey(kind: .ed25519, bits: 256, publicKeyBlob: blob.bytes, comment: comment, checkInt: checkInt, privateFields: privateFields)
     }
@@ -180,7 +165,7 @@ extension SSHKey {
         blob.string("nistp256")
         blob.string(point)
         var scalar = [UInt8](key.rawRepresentation)
-        var fields = SSHWriter()
+        var fields = SSHWriter(capacity: Self.privateWriterCapacity)
         defer { secureZero(&scalar); secureZero(&fields.bytes) }
         fields.string("nistp256")
         fields.string(point)
@@ -250,7 +235,7 @@ extension SSHKey {
         blob.string(Kind.rsa.rawValue)
         blob.mpint(magnitude: e)
         blob.mpint(magnitude: n)
-        var fields = SSHWriter()
+        var fields = SSHWriter(capacity: Self.privateWriterCapacity)
         defer { secureZero(&fields.bytes) }
         for number in [n, e, d, iqmp, p, q] { fields.mpint(magnitude: number) }
         let privateFields = try fields.bytes.withUnsafeBytes { try SecureBytes(copying: $0) }

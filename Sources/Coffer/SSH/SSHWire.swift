@@ -64,6 +64,10 @@ struct SSHReader {
 struct SSHWriter {
     var bytes: [UInt8] = []
 
+    /// Reserving room up front keeps a writer of private fields from growing, which would leave
+    /// copies of them in freed memory; the caller wipes `bytes` when done.
+    init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+
     mutating func uint32(_ value: UInt32) {
         bytes += [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
     }
