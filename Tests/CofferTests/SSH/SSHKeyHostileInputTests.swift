@@ -34,6 +34,7 @@ struct SSHKeyHostileInputTests {
             return nil
         } catch let error as CofferError {
             #expect(sshCodes.contains(error.code), "\(what()): \(error)")
+            #expect(error.reason.count < 300, "\(what()): a reason long enough to quote the key: \(error.reason)")
             return error.code
         } catch {
             Issue.record("\(what()): a non-CofferError \(error)")
@@ -70,6 +71,26 @@ struct SSHKeyHostileInputTests {
                 if changed == body { continue }
                 Self.outcome(Self.armored(changed), "\(vector) byte \(index) changed")
             }
+        }
+    }
+
+    /// PEM keys (SEC1, PKCS#8, PKCS#1) with every byte of their DER changed: a key or an ssh.*
+    /// error, never a trap; a changed SEC1 or PKCS#1 key is always refused (its public key or CRT
+    /// numbers no longer agree, or its DER breaks).
+    @Test(arguments: ["006-ecdsa-p256-sec1.json", "005-ed25519-pkcs8.json", "007-ecdsa-p256-pkcs8.json", "008-rsa-2048-pkcs1.json"])
+    func pemBytesChangedAreRefusedOrAKey(_ vector: String) throws {
+        let data = try Data(contentsOf: Repository.url("spec/vectors/ssh/\(vector)"))
+        let input = try JSONDecoder().decode(SSHKeyTests.Vector.self, from: data).input
+        var armor = try Array(input.utf8).withUnsafeBytes { try SSHArmor.parse($0) }
+        defer { armor.wipe() }
+        let strict = vector.contains("sec1") || vector.contains("pkcs1")
+        let step = vector.contains("rsa") ? 7 : 1
+        for index in stride(from: 0, to: armor.body.count, by: step) {
+            var changed = armor.body
+            changed[index] ^= 0x01
+            let text = SSHArmor.write(label: armor.label, body: changed, width: 64)
+            let code = Self.outcome(text, "\(vector) byte \(index) changed")
+            if strict { #expect(code != nil, "\(vector) byte \(index) changed was accepted") }
         }
     }
 
