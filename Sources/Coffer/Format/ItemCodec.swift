@@ -17,6 +17,14 @@ package enum ItemCodec {
 
     enum Tag: UInt8 {
         case title = 1, username, password, url, notes, tag, customField, history, noteValue
+        // Format 2.0 (spec/format.md §6.3): a card's and an identity's fields, an SSH key.
+        case cardholder = 10, cardNumber, expiryMonth, expiryYear, securityCode, cardPIN, brand
+        case honorific = 20, firstName, middleName, lastName, addressLine1, addressLine2, addressLine3, city, region, postalCode,
+             country, phone, email, company, nationalID, passportNumber, licenseNumber
+        case sshKey = 40
+
+        /// The card or identity field this tag holds.
+        var detail: DetailField? { DetailField(rawValue: rawValue) }
 
         /// How an error names a secret field (never its value).
         var secretName: String {
@@ -24,7 +32,8 @@ package enum ItemCodec {
             case .customField: return "value of a custom field"
             case .history: return "password of a history entry"
             case .noteValue: return "secure note's value"
-            default: return "\(self)"
+            case .sshKey: return "SSH key"
+            default: return detail.map { "\($0.name) field" } ?? "\(self)"
             }
         }
 
@@ -32,15 +41,15 @@ package enum ItemCodec {
         var isPlainText: Bool {
             switch self {
             case .title, .username, .url, .notes, .tag: return true
-            case .password, .customField, .history, .noteValue: return false
+            default: return false
             }
         }
 
         /// How often the tag may occur in one item.
         var maximumCount: Int {
             switch self {
-            case .title, .username, .password, .notes, .noteValue: return 1
             case .url, .tag, .customField, .history: return Int.max
+            default: return 1
             }
         }
     }
@@ -59,6 +68,10 @@ package enum ItemCodec {
         fields += item.customFields.map { (.customField, .custom(name: $0.name, value: $0.value.bytes)) }
         fields += item.passwordHistory.map { (.history, .history(changed: $0.changed, password: $0.password.bytes)) }
         if let value = item.noteValue { fields.append((.noteValue, .secret(value.bytes))) }
+        for (detail, value) in item.details.sorted(by: { $0.key < $1.key }) {
+            fields.append((Tag(rawValue: detail.rawValue)!, .secret(value.bytes)))
+        }
+        if let key = item.sshPrivateKey { fields.append((.sshKey, .secret(key.bytes))) }
         let extensions = item.extensionFields.sorted { $0.tag < $1.tag }  // stable: repeats keep their order
         let rules = item.urlMatches.map { [$0.match.rawValue] + Array($0.url.utf8) }
 
@@ -111,8 +124,18 @@ package enum ItemCodec {
     /// The longest item encoding a record can carry (spec/format.md §5.1, §9).
     package static let maximumEncodedLength = RecordFrame.maximumPlaintext - 5
 
-    /// The format minor version an item needs (spec/format.md §2): 2 when it has URL match
-    /// rules, 1 when a field is longer than 1.0 allows or the item has extension fields, else 0.
+    /// The format version an item needs (spec/format.md §2): 2.0 for a kind or field of §6.3,
+    /// 1.2 when it has URL match rules, 1.1 when a field is longer than 1.0 allows or the item
+    /// has extension fields, else 1.0.
+    package static func minimumVersion(of item: Item) -> FormatVersion {
+        if item.kind.rawValue > ItemKind.secureNote.rawValue || !item.details.isEmpty || item.sshPrivateKey != nil {
+            return FormatVersion(2, 0)
+        }
+        return FormatVersion(1, minimumVersionMinor(of: item))
+    }
+
+    /// The 1.x minor version an item needs: 2 when it has URL match rules, 1 when a field is
+    /// longer than 1.0 allows or the item has extension fields, else 0.
     package static func minimumVersionMinor(of item: Item) -> UInt16 {
         if !item.urlMatches.isEmpty { return 2 }
         if !item.extensionFields.isEmpty { return 1 }
@@ -188,6 +211,8 @@ package enum ItemCodec {
                 let (changed, secret) = try splitHistory(value)
                 item!.passwordHistory.append(PasswordHistoryEntry(password: Secret(bytes: try SecureBytes(copying: secret, protection: .locked)), changed: changed))
             case .noteValue: item!.noteValue = Secret(bytes: try SecureBytes(copying: value, protection: .locked))
+            case .sshKey: item!.sshPrivateKey = Secret(bytes: try SecureBytes(copying: value, protection: .locked))
+            default: item!.details[tag.detail!] = Secret(bytes: try SecureBytes(copying: value, protection: .locked))
             }
         } extensionField: { tag, value in
             if tag == urlMatchTag {
@@ -220,7 +245,7 @@ package enum ItemCodec {
             case .customField: _ = try splitCustom(value)
             case .history: _ = try splitHistory(value)
             case .notes: guard isValidUTF8(value) else { throw malformed("field \(tag.rawValue) is not valid UTF-8") }
-            case .noteValue: break
+            default: break  // validated by `walk`; never part of a summary
             }
         } extensionField: { _, _ in }
         return summary!
@@ -244,7 +269,7 @@ package enum ItemCodec {
                     text.append(contentsOf: value)
                 case .notes: guard isValidUTF8(value) else { throw malformed("field \(tag.rawValue) is not valid UTF-8") }
                 case .password: hasPassword = true
-                case .customField, .history, .noteValue: break  // validated by `walk`
+                default: break  // validated by `walk`
                 }
             } extensionField: { _, _ in }
         } catch {
