@@ -128,6 +128,7 @@ let package = Package(
         .executableTarget(name: "FuzzVaultMerge", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzVaultMerge"),
         .executableTarget(name: "FuzzPwnedPasswords", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzPwnedPasswords"),
         .executableTarget(name: "FuzzSiteURL", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzSiteURL"),
+        .executableTarget(name: "FuzzPasskeyOptions", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzPasskeyOptions"),
     ]
 )
 

@@ -2,6 +2,7 @@
 """Builds the seed corpora in Fuzz/Corpus/<Target>/ from the spec vectors (spec/vectors/) and
 from item encodings written here straight from spec/format.md §6. Deterministic; re-run after
 the vectors change. Files merged in by `Fuzz/run.sh --merge` (named by their SHA-1) are kept."""
+import json
 import os, re, struct, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -357,6 +358,42 @@ for n, block in enumerate(url_blocks("normalization.txt"), 1):
     write("FuzzSiteURL", "normalization-%03d" % n, block["url"].encode("utf-8"))
 for n, block in enumerate(url_blocks("matching.txt"), 1):
     write("FuzzSiteURL", "matching-%03d" % n, (block["page"] + "\n" + block["item"]).encode("utf-8"))
+
+# --- Passkeys (spec/passkeys.md §6): byte 0 even a creation options JSON, odd a request options
+# JSON; bit 1 picks the origin (https://login.example.com or http://localhost) -----------------
+CHALLENGE = "WlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlpaWlo"
+CREATION = {
+    "rp": {"id": "example.com", "name": "Example"},
+    "user": {"id": "dXNlci0x", "name": "alice@example.com", "displayName": "Alice"},
+    "challenge": CHALLENGE,
+    "pubKeyCredParams": [{"type": "public-key", "alg": -8}, {"type": "public-key", "alg": -7}],
+    "excludeCredentials": [], "authenticatorSelection": {"residentKey": "required", "userVerification": "required"},
+    "attestation": "none", "timeout": 60000, "extensions": {"credProps": True},
+}
+REQUEST = {"challenge": CHALLENGE, "rpId": "example.com", "allowCredentials": [{"type": "public-key", "id": "AQIDBA"}],
+           "userVerification": "required"}
+
+
+def passkey_seed(name, selector, obj):
+    write("FuzzPasskeyOptions", name, bytes([selector]) + json.dumps(obj, separators=(",", ":")).encode())
+
+
+passkey_seed("create-es256-ed25519", 0, CREATION)
+passkey_seed("create-es256-only", 0, dict(CREATION, pubKeyCredParams=[{"type": "public-key", "alg": -7}]))
+passkey_seed("create-no-params", 0, dict(CREATION, pubKeyCredParams=[]))
+passkey_seed("create-rsa-only", 0, dict(CREATION, pubKeyCredParams=[{"type": "public-key", "alg": -257}]))
+passkey_seed("create-no-rp-id", 0, dict(CREATION, rp={"name": "Example"}))
+passkey_seed("create-excluded", 0, dict(CREATION, excludeCredentials=[{"type": "public-key", "id": "AQIDBA"}]))
+passkey_seed("create-wrapped", 0, {"publicKey": CREATION})
+passkey_seed("create-localhost", 2, dict(CREATION, rp={"id": "localhost", "name": "dev"}))
+passkey_seed("create-other-rp", 0, dict(CREATION, rp={"id": "evil.com", "name": "x"}))
+passkey_seed("create-bad-challenge", 0, dict(CREATION, challenge="AB"))
+passkey_seed("get-allowed", 1, REQUEST)
+passkey_seed("get-any", 1, dict(REQUEST, allowCredentials=[]))
+passkey_seed("get-not-allowed", 1, dict(REQUEST, allowCredentials=[{"type": "public-key", "id": "BQYHCA"}]))
+passkey_seed("get-no-rp-id", 1, {"challenge": CHALLENGE})
+passkey_seed("get-localhost", 3, REQUEST)
+passkey_seed("get-bad-type", 1, dict(REQUEST, rpId=7))
 
 for target in sorted(os.listdir(CORPUS)):
     print("%-22s %d files" % (target, len(os.listdir(os.path.join(CORPUS, target)))))

@@ -36,6 +36,7 @@ FuzzAgentMessage  1024     2048    5          agent.dict
 FuzzVaultMerge    128      2048    10         merge.dict
 FuzzPwnedPasswords 4096    2048    5          pwned.dict
 FuzzSiteURL       8192     2048    5          url.dict
+FuzzPasskeyOptions 8192    2048    5          passkey.dict
 "
 
 time_s=60 regressions=0 merge=0 build=1 build_only=0 selected=()

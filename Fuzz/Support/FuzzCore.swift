@@ -37,6 +37,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case vaultMerge = "FuzzVaultMerge"
     case pwnedPasswords = "FuzzPwnedPasswords"
     case siteURL = "FuzzSiteURL"
+    case passkeyOptions = "FuzzPasskeyOptions"
 
     /// Runs one input through the harness. Throws `InvariantViolation` when an invariant breaks.
     package func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
@@ -55,6 +56,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .vaultMerge: return try VaultMergeHarness.run(data)
         case .pwnedPasswords: return try PwnedPasswordsHarness.run(data)
         case .siteURL: return try SiteURLHarness.run(data)
+        case .passkeyOptions: return try PasskeyOptionsHarness.run(data)
         }
     }
 

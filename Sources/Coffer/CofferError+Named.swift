@@ -220,6 +220,31 @@ extension CofferError {
         CofferError(.otherPasswordNeeded, reason, file: file, line: line)
     }
 
+    /// `passkey.bad-options`.
+    package static func passkeyBadOptions(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
+        CofferError(.passkeyBadOptions, reason, file: file, line: line)
+    }
+
+    /// `passkey.rp-mismatch`.
+    package static func passkeyRPMismatch(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
+        CofferError(.passkeyRPMismatch, reason, file: file, line: line)
+    }
+
+    /// `passkey.bad-key`.
+    package static func passkeyBadKey(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
+        CofferError(.passkeyBadKey, reason, file: file, line: line)
+    }
+
+    /// `passkey.unsupported-algorithm`.
+    package static func passkeyUnsupportedAlgorithm(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
+        CofferError(.passkeyUnsupportedAlgorithm, reason, file: file, line: line)
+    }
+
+    /// `passkey.credential-not-allowed`.
+    package static func passkeyCredentialNotAllowed(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
+        CofferError(.passkeyCredentialNotAllowed, reason, file: file, line: line)
+    }
+
     // Messages several places share, made in one place.
 
     /// `store.vault-missing`: nothing at the path.

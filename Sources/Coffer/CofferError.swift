@@ -129,6 +129,22 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         /// master password is needed to read it (merge.md §5).
         public static let otherPasswordNeeded = Code(rawValue: "merge.other-password-needed")
 
+        // Passkeys (spec/passkeys.md §8)
+        /// WebAuthn options JSON that cannot be read: not JSON, too large or too deep, a member
+        /// of the wrong type, bad base64url, a size out of bounds (passkeys.md §6).
+        public static let passkeyBadOptions = Code(rawValue: "passkey.bad-options")
+        /// The origin is not one a passkey may be used from (not https, other than
+        /// `http://localhost`), or the relying-party id is not the origin's host or a registrable
+        /// suffix of it, or not the passkey's (passkeys.md §7).
+        public static let passkeyRPMismatch = Code(rawValue: "passkey.rp-mismatch")
+        /// A private key that is not a PKCS#8 P-256 or Ed25519 key (passkeys.md §4).
+        public static let passkeyBadKey = Code(rawValue: "passkey.bad-key")
+        /// The relying party accepts none of ES256 and EdDSA (passkeys.md §6.1).
+        public static let passkeyUnsupportedAlgorithm = Code(rawValue: "passkey.unsupported-algorithm")
+        /// The relying party lists the credentials it allows and this passkey is not one of
+        /// them, or lists this one among those to exclude (passkeys.md §6).
+        public static let passkeyCredentialNotAllowed = Code(rawValue: "passkey.credential-not-allowed")
+
         /// Every code above, in declaration order: what a caller mapping codes (the CLI's exit
         /// codes) must cover.
         public static let all: [Code] = [
@@ -142,6 +158,7 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
             .invalidRules, .unsatisfiablePolicy, .policyViolation, .invalidOption,
             .invalidImport, .invalidBreachFile, .invalidSuffixList,
             .differentVault, .otherPasswordNeeded,
+            .passkeyBadOptions, .passkeyRPMismatch, .passkeyBadKey, .passkeyUnsupportedAlgorithm, .passkeyCredentialNotAllowed,
         ]
     }
 

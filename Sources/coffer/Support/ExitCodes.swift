@@ -32,13 +32,13 @@ enum Exit {
     /// The exit code for a core error code (spec/cli.md §5 lists this table).
     static func code(for code: CofferError.Code) -> Int32 {
         switch code {
-        case .itemNotFound, .ambiguousItem, .policyViolation:
+        case .itemNotFound, .ambiguousItem, .policyViolation, .passkeyCredentialNotAllowed:
             return failed
         case .invalidRules, .unsatisfiablePolicy, .invalidOption, .invalidArgument, .differentVault:
             return usage
         case .notAVault, .headerCorrupted, .tampered, .recordCorrupted, .truncated, .unsupportedVersion,
              .limitExceeded, .malformedItem, .authenticationFailed, .kdfParametersRefused, .duplicateItem,
-             .invalidImport, .invalidBreachFile, .invalidSuffixList:
+             .invalidImport, .invalidBreachFile, .invalidSuffixList, .passkeyBadOptions, .passkeyBadKey, .passkeyUnsupportedAlgorithm:
             return dataError
         case .vaultMissing, .unsupportedFile:
             return noInput
@@ -47,7 +47,7 @@ enum Exit {
         case .vaultBusy, .throttled:
             return tempFail
         case .wrongPassword, .wrongPIN, .pinDisabled, .pinUnavailable, .deviceKeyUnavailable, .throttleStateTampered, .locked, .otherPasswordNeeded,
-             .masterPasswordNeeded:
+             .masterPasswordNeeded, .passkeyRPMismatch:
             return noPermission
         case .io, .readOnly:
             return ioError
