@@ -150,6 +150,8 @@ public struct Item: Sendable, Equatable, Identifiable {
     public var details: [DetailField: Secret] = [:]
     /// An SSH key item's key, in OpenSSH's own format (format 2.0; spec/ssh.md).
     public var sshPrivateKey: Secret?
+    /// WebAuthn credentials for the item's site (format 2.0; spec/passkeys.md), beside its password.
+    public var passkeys: [Passkey] = []
     public var created: Timestamp
     public var modified: Timestamp
 
