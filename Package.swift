@@ -28,7 +28,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
-        // HMAC-SHA1/SHA-2 for TOTP (RFC 6238): libsodium has no HMAC-SHA1.
+        // HMAC-SHA1/SHA-2 for TOTP (RFC 6238): libsodium has no HMAC-SHA1. P-256 and (its _CryptoExtras
+        // product) RSA for SSH keys (spec/ssh.md): libsodium has neither.
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         // Reads 1Password's .1pux export (a zip archive); on Linux it links zlib (zlib1g-dev, scripts/bootstrap).
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
@@ -44,7 +45,11 @@ let package = Package(
         // merge, lookup. It imports only libsodium, zxcvbn-c, swift-crypto and the portable calls.
         .target(
             name: "Coffer",
-            dependencies: ["CSodium", "CZxcvbn", "CofferSystem", "CofferData", .product(name: "Crypto", package: "swift-crypto")]),
+            dependencies: [
+                "CSodium", "CZxcvbn", "CofferSystem", "CofferData", .product(name: "Crypto", package: "swift-crypto"),
+                // RSA SSH keys (spec/ssh.md): generation, PKCS#1 v1.5 signatures with SHA-256/512.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]),
         // Generated data, no code (Sources/CofferData/README.md): the word, password and PIN lists
         // and the Public Suffix List as string literals, read by the core through `package` names.
         .target(name: "CofferData", exclude: ["README.md"]),
@@ -129,6 +134,7 @@ let package = Package(
         .executableTarget(name: "FuzzPwnedPasswords", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzPwnedPasswords"),
         .executableTarget(name: "FuzzSiteURL", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzSiteURL"),
         .executableTarget(name: "FuzzPasskeyOptions", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzPasskeyOptions"),
+        .executableTarget(name: "FuzzSSHKey", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzSSHKey"),
     ]
 )
 

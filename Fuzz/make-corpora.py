@@ -394,6 +394,25 @@ passkey_seed("get-not-allowed", 1, dict(REQUEST, allowCredentials=[{"type": "pub
 passkey_seed("get-no-rp-id", 1, {"challenge": CHALLENGE})
 passkey_seed("get-localhost", 3, REQUEST)
 passkey_seed("get-bad-type", 1, dict(REQUEST, rpId=7))
+# --- SSH keys (spec/ssh.md): every key file of spec/vectors/ssh as it is (byte 0 = 0), and its
+# decoded body under its label's mode (1 openssh-key-v1, 2 PKCS#8, 3 SEC1, 4 PKCS#1), whole and
+# cut in half ------------------------------------------------------------------------------------
+import base64, json
+
+SSH_MODES = {"OPENSSH PRIVATE KEY": 1, "PRIVATE KEY": 2, "EC PRIVATE KEY": 3, "RSA PRIVATE KEY": 4}
+ssh_dir = os.path.join(ROOT, "spec", "vectors", "ssh")
+for name in sorted(os.listdir(ssh_dir)):
+    if not name.endswith(".json"):
+        continue
+    text = json.load(open(os.path.join(ssh_dir, name), encoding="utf-8"))["input"]
+    stem = name[:-5]
+    write("FuzzSSHKey", "file-" + stem, b"\x00" + text.encode())
+    lines = text.strip().split("\n")
+    label = lines[0][len("-----BEGIN "):-len("-----")]
+    if label in SSH_MODES and not any(":" in line for line in lines):
+        body = base64.b64decode("".join(lines[1:-1]))
+        write("FuzzSSHKey", "body-" + stem, bytes([SSH_MODES[label]]) + body)
+        write("FuzzSSHKey", "half-" + stem, bytes([SSH_MODES[label]]) + body[:len(body) // 2])
 
 for target in sorted(os.listdir(CORPUS)):
     print("%-22s %d files" % (target, len(os.listdir(os.path.join(CORPUS, target)))))

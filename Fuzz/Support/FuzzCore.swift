@@ -38,6 +38,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case pwnedPasswords = "FuzzPwnedPasswords"
     case siteURL = "FuzzSiteURL"
     case passkeyOptions = "FuzzPasskeyOptions"
+    case sshKey = "FuzzSSHKey"
 
     /// Runs one input through the harness. Throws `InvariantViolation` when an invariant breaks.
     package func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
@@ -57,6 +58,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .pwnedPasswords: return try PwnedPasswordsHarness.run(data)
         case .siteURL: return try SiteURLHarness.run(data)
         case .passkeyOptions: return try PasskeyOptionsHarness.run(data)
+        case .sshKey: return try SSHKeyHarness.run(data)
         }
     }
 

@@ -245,6 +245,21 @@ extension CofferError {
         CofferError(.passkeyCredentialNotAllowed, reason, file: file, line: line)
     }
 
+    /// `ssh.malformed-key`.
+    package static func sshMalformedKey(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
+        CofferError(.sshMalformedKey, reason, file: file, line: line)
+    }
+
+    /// `ssh.encrypted-key`.
+    package static func sshEncryptedKey(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
+        CofferError(.sshEncryptedKey, reason, file: file, line: line)
+    }
+
+    /// `ssh.unsupported-key`.
+    package static func sshUnsupportedKey(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
+        CofferError(.sshUnsupportedKey, reason, file: file, line: line)
+    }
+
     // Messages several places share, made in one place.
 
     /// `store.vault-missing`: nothing at the path.

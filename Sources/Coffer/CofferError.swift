@@ -144,6 +144,18 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The relying party lists the credentials it allows and this passkey is not one of
         /// them, or lists this one among those to exclude (passkeys.md §6).
         public static let passkeyCredentialNotAllowed = Code(rawValue: "passkey.credential-not-allowed")
+        // SSH keys (spec/ssh.md). Package API until SSH keys are an item kind; listed in `all` so
+        // the CLI's exit-code table covers them.
+        /// A private key file that is not a well-formed key: bad armor or base64, a length that
+        /// lies, wrong check integers or padding, trailing bytes, a public half that does not
+        /// match the private one, a non-canonical number (ssh.md §2, §7).
+        package static let sshMalformedKey = Code(rawValue: "ssh.malformed-key")
+        /// A private key protected by a passphrase: Coffer reads only unencrypted keys; the
+        /// reason says how to decrypt a copy (ssh.md §2, §7).
+        package static let sshEncryptedKey = Code(rawValue: "ssh.encrypted-key")
+        /// A well-formed key of a type or size Coffer does not take: not Ed25519, ECDSA P-256 or
+        /// RSA of 2,048 to 16,384 bits, or several keys in one file (ssh.md §1, §7).
+        package static let sshUnsupportedKey = Code(rawValue: "ssh.unsupported-key")
 
         /// Every code above, in declaration order: what a caller mapping codes (the CLI's exit
         /// codes) must cover.
@@ -159,6 +171,7 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
             .invalidImport, .invalidBreachFile, .invalidSuffixList,
             .differentVault, .otherPasswordNeeded,
             .passkeyBadOptions, .passkeyRPMismatch, .passkeyBadKey, .passkeyUnsupportedAlgorithm, .passkeyCredentialNotAllowed,
+            .sshMalformedKey, .sshEncryptedKey, .sshUnsupportedKey,
         ]
     }
 

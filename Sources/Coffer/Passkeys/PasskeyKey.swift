@@ -95,30 +95,7 @@ package enum PasskeyKey {
     package static func read(pkcs8 der: SecureBytes) throws(CofferError) -> (algorithm: PasskeyAlgorithm, seedOffset: Int?, publicKey: [UInt8]) {
         guard der.count <= maximumPKCS8Bytes else { throw CofferError.passkeyBadKey("a PKCS#8 key of more than \(maximumPKCS8Bytes) bytes") }
         let read: (PasskeyAlgorithm, seed: Int?, publicKey: [UInt8]?)? = der.withUnsafeBytes { bytes in
-            var outer = DERReader(bytes, 0..<bytes.count)
-            guard let info = outer.read(0x30), outer.atEnd else { return nil }
-            var body = DERReader(bytes, info)
-            guard let version = body.read(0x02), version.count == 1, bytes[version.lowerBound] <= 1,
-                  let identifier = body.read(0x30), let privateKey = body.read(0x04) else { return nil }
-            // Then optional [0] attributes (skipped) and, in version 1 only, [1] the public key.
-            _ = body.read(0xA0)
-            var publicKey: [UInt8]?
-            if let bits = body.read(0x81) {
-                guard bytes[version.lowerBound] == 1, bits.count > 1, bytes[bits.lowerBound] == 0 else { return nil }
-                publicKey = Array(bytes[(bits.lowerBound + 1)..<bits.upperBound])
-            }
-            guard body.atEnd else { return nil }
-            var algorithm = DERReader(bytes, identifier)
-            guard let oid = algorithm.read(0x06) else { return nil }
-            let oidBytes = Array(bytes[oid])
-            if oidBytes == ed25519OID {
-                guard algorithm.atEnd else { return nil }  // RFC 8410 §3: parameters absent
-                var inner = DERReader(bytes, privateKey)
-                guard let seed = inner.read(0x04), seed.count == 32, inner.atEnd else { return nil }
-                return (.ed25519, seed.lowerBound, publicKey)
-            }
-            guard oidBytes == ecPublicKeyOID, let curve = algorithm.read(0x06), Array(bytes[curve]) == p256OID, algorithm.atEnd else { return nil }
-            return (.es256, nil, publicKey)
+            try? readPKCS8(bytes)
         }
         guard let read else { throw CofferError.passkeyBadKey("not a PKCS#8 P-256 or Ed25519 private key") }
         // swift-crypto reads the rest of a P-256 key (the ECPrivateKey); a public key given
@@ -132,6 +109,37 @@ package enum PasskeyKey {
             throw CofferError.passkeyBadKey("the PKCS#8 key's public key is not its private key's")
         }
         return (read.0, read.seed, derived)
+    }
+
+    /// The structure of `read(pkcs8:)`; throws for anything else.
+    private static func readPKCS8(_ bytes: UnsafeRawBufferPointer) throws -> (PasskeyAlgorithm, seed: Int?, publicKey: [UInt8]?) {
+        var outer = DERReader(bytes) { CofferError.passkeyBadKey($0) }
+        var body = try outer.sequence()
+        guard outer.isAtEnd else { throw outer.failure("bytes after the key") }
+        let version = try body.integer()
+        guard version.count == 1, version[0] <= 1 else { throw body.failure("a PKCS#8 version other than 0 or 1") }
+        var algorithm = try body.sequence()
+        var privateKey = DERReader(try body.element(tag: 0x04), failure: body.failure)
+        // Then optional [0] attributes (skipped) and, in version 1 only, [1] the public key.
+        if body.peekTag == 0xA0 { _ = try body.element(tag: 0xA0) }
+        var publicKey: [UInt8]?
+        if body.peekTag == 0x81 {
+            let bits = try body.element(tag: 0x81)
+            guard version[0] == 1, bits.count > 1, bits[0] == 0 else { throw body.failure("a public key that is not a version 1 bit string") }
+            publicKey = Array(bits[1...])
+        }
+        guard body.isAtEnd else { throw body.failure("bytes after the key's fields") }
+        let oid = Array(try algorithm.element(tag: 0x06))
+        if oid == ed25519OID {
+            guard algorithm.isAtEnd else { throw algorithm.failure("Ed25519 parameters") }  // RFC 8410 §3: absent
+            let seed = try privateKey.element(tag: 0x04)
+            guard seed.count == 32, privateKey.isAtEnd else { throw privateKey.failure("an Ed25519 seed that is not 32 bytes") }
+            return (.ed25519, DERReader.offset(of: seed, in: bytes), publicKey)
+        }
+        guard oid == ecPublicKeyOID, Array(try algorithm.element(tag: 0x06)) == p256OID, algorithm.isAtEnd else {
+            throw algorithm.failure("not P-256 or Ed25519")
+        }
+        return (.es256, nil, publicKey)
     }
 
     /// The public key of a PKCS#8 key.
@@ -193,44 +201,5 @@ package enum PasskeyKey {
         do { return try body() } catch let error as CofferError { throw error } catch {
             throw CofferError.cryptoUnavailable("guarded memory could not be allocated")
         }
-    }
-}
-
-/// A reader of DER's definite-length TLVs inside a range, for the few fixed structures of
-/// PKCS#8: a tag that differs, an indefinite or non-minimal length, or one past the range is nil.
-struct DERReader {
-    let bytes: UnsafeRawBufferPointer
-    var position: Int
-    let end: Int
-
-    init(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) {
-        self.bytes = bytes
-        position = range.lowerBound
-        end = range.upperBound
-    }
-
-    var atEnd: Bool { position == end }
-
-    /// The contents of the next element if its tag is `tag`.
-    mutating func read(_ tag: UInt8) -> Range<Int>? {
-        guard end - position >= 2, bytes[position] == tag else { return nil }
-        var index = position + 1
-        let first = bytes[index]
-        index += 1
-        var length = 0
-        if first < 0x80 {
-            length = Int(first)
-        } else {
-            let count = Int(first & 0x7F)
-            guard (1...2).contains(count), end - index >= count, bytes[index] != 0 else { return nil }
-            for _ in 0..<count {
-                length = length << 8 | Int(bytes[index])
-                index += 1
-            }
-            guard length >= 0x80 else { return nil }
-        }
-        guard end - index >= length else { return nil }
-        position = index + length
-        return index..<(index + length)
     }
 }

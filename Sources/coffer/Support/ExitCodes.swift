@@ -38,7 +38,8 @@ enum Exit {
             return usage
         case .notAVault, .headerCorrupted, .tampered, .recordCorrupted, .truncated, .unsupportedVersion,
              .limitExceeded, .malformedItem, .authenticationFailed, .kdfParametersRefused, .duplicateItem,
-             .invalidImport, .invalidBreachFile, .invalidSuffixList, .passkeyBadOptions, .passkeyBadKey, .passkeyUnsupportedAlgorithm:
+             .invalidImport, .invalidBreachFile, .invalidSuffixList, .passkeyBadOptions, .passkeyBadKey, .passkeyUnsupportedAlgorithm,
+             .sshMalformedKey, .sshEncryptedKey, .sshUnsupportedKey:
             return dataError
         case .vaultMissing, .unsupportedFile:
             return noInput

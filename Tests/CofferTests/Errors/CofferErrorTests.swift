@@ -56,6 +56,9 @@ import Testing
     @Test func codesAreUniqueAndNamespaced() {
         let raw = CofferError.Code.all.map(\.rawValue)
         #expect(Set(raw).count == raw.count)
-        for code in raw { #expect(["crypto.", "vault.", "store.", "unlock.", "policy.", "import.", "url.", "merge.", "passkey."].contains { code.hasPrefix($0) }, "\(code)") }
+        for code in raw {
+            #expect(["crypto.", "vault.", "store.", "unlock.", "policy.", "import.", "url.", "merge.", "passkey.", "ssh."].contains { code.hasPrefix($0) },
+                    "\(code)")
+        }
     }
 }
