@@ -163,8 +163,6 @@ package enum ItemMerge {
         }
         result.passwordHistory = history
 
-        result.customFields = mergeFields(base: twoWay ? nil : base?.customFields, first.customFields, second.customFields,
-                                          item: ours.id, side: side, conflicts: &conflicts, kept: &kept) + kept
         // Format 2.0's fields (spec/merge.md §3.8): each card or identity field and the SSH key
         // picked alone, a losing value kept as a custom field; passkeys a set by credential id.
         for field in DetailField.allCases {
@@ -176,6 +174,8 @@ package enum ItemMerge {
         result.sshPrivateKey = sshKey.value
         if let loser = sshKey.loser { keepSecret("ssh-key", loser) }
         result.passkeys = mergePasskeys(base: twoWay ? nil : base?.passkeys, first.passkeys, second.passkeys)
+        result.customFields = mergeFields(base: twoWay ? nil : base?.customFields, first.customFields, second.customFields,
+                                          item: ours.id, side: side, conflicts: &conflicts, kept: &kept) + kept
         result.extensionFields = pick(\.extensionFields).value
         result.urlMatches = pick(\.urlMatches).value
         // Changed on one side only: that side's time; else the earlier creation, the later change.
