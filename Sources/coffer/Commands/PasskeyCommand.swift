@@ -77,9 +77,8 @@ struct PasskeyRegisterCommand: ParsableCommand {
         abstract: "Make a passkey for the relying party's creation options, store it on a login, print RegistrationResponseJSON.",
         discussion: """
             The passkey is stored on the login named by --item; without it, on the login for the relying \
-            party's site (as `ls --url https://RPID/` finds it; several: a pick list, or the one whose \
-            username is the options' user.name); without one, on a new login titled after the relying-party \
-            id. A passkey of the same relying party and user handle on that login is replaced. The response \
+            party's site (as `ls --url https://RPID/` finds it) whose username is the options' user.name or \
+            empty (several: a pick list); without one, on a new login titled after the relying-party id. A passkey of the same relying party and user handle on that login is replaced. The response \
             is printed only once the passkey is stored.
             """)
 
@@ -138,11 +137,13 @@ struct PasskeyRegisterCommand: ParsableCommand {
         } catch let error as CofferError where error.code == .itemNotFound {
             return nil
         }
-        let summaries = logins.filter { $0.kind == .login }.map(\.summary)
-        if summaries.count <= 1 { return summaries.first }
-        let sameUser = summaries.filter { !userName.isEmpty && $0.username == userName }
+        // A login of another account of the site is not this user's: only one with no username
+        // or with the options' user.name is a place for the passkey.
+        let eligible = logins.map(\.summary).filter { $0.kind == .login && (($0.username ?? "").isEmpty || $0.username == userName) }
+        if eligible.count <= 1 { return eligible.first }
+        let sameUser = eligible.filter { !userName.isEmpty && $0.username == userName }
         if sameUser.count == 1 { return sameUser[0] }
-        return try ItemPicker.pick(rpID, from: .several(sameUser.isEmpty ? summaries : sameUser))
+        return try ItemPicker.pick(rpID, from: .several(sameUser.isEmpty ? eligible : sameUser))
     }
 }
 
