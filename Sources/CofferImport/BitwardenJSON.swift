@@ -140,6 +140,8 @@ enum BitwardenJSON {
                 passkeys.append(try passkey(credential, now: now))
             } catch let error as CofferError {
                 result.skipped.append(SkippedEntry(position, "passkey \(index + 1) not imported: \(error.reason)"))
+            } catch {
+                result.skipped.append(SkippedEntry(position, "passkey \(index + 1) not imported: it could not be read"))
             }
         }
         var history: [PasswordHistoryEntry] = []
@@ -174,7 +176,7 @@ extension BitwardenJSON {
     /// One `login.fido2Credentials[]` entry as a passkey (spec/cli.md §8.4): `credentialId` is a
     /// GUID (its 16 bytes) or `b64.` and base64url, as Bitwarden writes them; `keyValue` the
     /// base64url PKCS#8 key; `userHandle` base64url. `passkey.bad-key` for anything else.
-    static func passkey(_ value: Any, now: Timestamp) throws(CofferError) -> Passkey {
+    static func passkey(_ value: Any, now: Timestamp) throws -> Passkey {
         guard let credential = value as? [String: Any] else { throw CofferError.passkeyBadKey("the entry is not a JSON object") }
         func string(_ key: String) -> String? { credential[key] as? String }
         guard let rpID = string("rpId").flatMap(Importer.nonEmpty) else { throw CofferError.passkeyBadKey("it has no rpId") }

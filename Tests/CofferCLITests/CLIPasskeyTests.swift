@@ -130,7 +130,8 @@ struct CLIPasskeyTests {
         try #require(signed.status == 0, "\(signed)")
         let assertion = try Self.json(signed.stdout)
         // Bitwarden's GUID credential id is its 16 bytes.
-        let uuid = try #require(UUID(uuidString: try #require(credential["credentialId"] as? String)))
+        let uuidText = try #require(credential["credentialId"] as? String)
+        let uuid = try #require(UUID(uuidString: uuidText))
         #expect(assertion["id"] as? String == Base64URL.encode(withUnsafeBytes(of: uuid.uuid) { Array($0) }))
         let verdict = try Self.verify(["origin": "https://webauthn.io", "rpId": "webauthn.io",
                                        "pkcs8": try #require(credential["keyValue"] as? String),
@@ -180,7 +181,8 @@ struct CLIPasskeyTests {
 
     @Test func excludedCredentialIsRefused() throws {
         let ws = try Self.workspace()
-        let id = try #require(try Self.register(ws)["id"] as? String)
+        let registered = try Self.register(ws)
+        let id = try #require(registered["id"] as? String)
         let again = try Self.passkey(ws, "register", origin: "https://example.com",
                                      Self.creation(rp: "example.com", user: "bob", handle: "bob", exclude: [id]))
         #expect(again.status == 1 && again.stdout.isEmpty && again.stderr.contains("passkey.credential-not-allowed"), "\(again)")
@@ -190,12 +192,15 @@ struct CLIPasskeyTests {
 
     @Test func signPicksByAllowCredentialsAndCredential() throws {
         let ws = try Self.workspace()
-        let alice = try #require(try Self.register(ws, user: "alice", handle: "a")["id"] as? String)
-        let bob = try #require(try Self.register(ws, user: "bob", handle: "b")["id"] as? String)
+        let aliceResponse = try Self.register(ws, user: "alice", handle: "a")
+        let bobResponse = try Self.register(ws, user: "bob", handle: "b")
+        let alice = try #require(aliceResponse["id"] as? String), bob = try #require(bobResponse["id"] as? String)
         let allowed = try Self.passkey(ws, "sign", origin: "https://example.com", Self.request(rp: "example.com", allow: [bob]))
-        #expect(allowed.status == 0 && (try Self.json(allowed.stdout)["id"] as? String) == bob, "\(allowed)")
+        let allowedID = try Self.json(allowed.stdout)["id"] as? String
+        #expect(allowed.status == 0 && allowedID == bob, "\(allowed)")
         let chosen = try Self.passkey(ws, "sign", origin: "https://example.com", Self.request(rp: "example.com"), ["--credential", alice])
-        #expect(chosen.status == 0 && (try Self.json(chosen.stdout)["id"] as? String) == alice, "\(chosen)")
+        let chosenID = try Self.json(chosen.stdout)["id"] as? String
+        #expect(chosen.status == 0 && chosenID == alice, "\(chosen)")
         let unknown = try Self.passkey(ws, "sign", origin: "https://example.com",
                                        Self.request(rp: "example.com", allow: [Base64URL.encode([1, 2, 3, 4])]))
         #expect(unknown.status == 1 && unknown.stdout.isEmpty && unknown.stderr.contains("passkey.credential-not-allowed"), "\(unknown)")
