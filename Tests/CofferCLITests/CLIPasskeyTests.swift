@@ -220,6 +220,25 @@ struct CLIPasskeyTests {
         #expect(none.status == 1 && none.stderr.contains("store.item-not-found"), "\(none)")
     }
 
+    @Test func onATerminalSeveralPasskeysAreAPickList() throws {
+        let ws = try Self.workspace()
+        _ = try Self.register(ws, user: "alice", handle: "a")
+        let bobResponse = try Self.register(ws, user: "bob", handle: "b")
+        let bob = try #require(bobResponse["id"] as? String)
+        try ws.write("request.json", try Self.text(Self.request(rp: "example.com")))
+        let tty = try PseudoTerminal()
+        let sign = try tty.start(["passkey", "sign", "--origin", "https://example.com", "--options", ws.file("request.json")] + ws.unlock, in: ws)
+        try tty.expect("2 passkeys for example.com fit:")
+        try tty.expect("Which one? [1-2")
+        tty.typeLine("7")
+        try tty.expect("not a number from 1 to 2")
+        try tty.expect("Which one?")
+        tty.typeLine("2")
+        let output = tty.readToEnd()
+        #expect(output.contains("\"id\":\"\(bob)\""), "\(output)")
+        #expect(try sign.wait(timeoutSeconds: 30) == 0)
+    }
+
     // MARK: Attacks on the surface
 
     /// Each refused before the vault is opened: no vault exists (that would be 66), no password file is read.

@@ -223,6 +223,12 @@ enum PasskeyPicker {
 
     static func pick(_ candidates: [(item: ItemSummary, passkey: Passkey)], rpID: String) throws -> (item: ItemSummary, passkey: Passkey) {
         if candidates.count == 1 { return candidates[0] }
+        // Listed by item (service, then id), then user name: the same order on every run.
+        let candidates = candidates.sorted {
+            let a = ($0.item.title.lowercased(), $0.passkey.userName, $0.item.id.hex, Base64URL.encode($0.passkey.credentialID))
+            let b = ($1.item.title.lowercased(), $1.passkey.userName, $1.item.id.hex, Base64URL.encode($1.passkey.credentialID))
+            return a < b
+        }
         let shown = Array(candidates.prefix(ItemPicker.shownCandidates))
         let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
         guard fd >= 0 else {
