@@ -175,36 +175,34 @@ extension SSHKeyCommand {
         }
     }
 
-    /// `coffer ssh-key public ITEM`.
-    struct Public: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "public",
-            abstract: "Print the key's public line, as in its .pub file (ssh-keygen -y).")
-
+    /// The SSH-key item `public` and `fingerprint` show, read as `show` reads (the agent, the PIN).
+    struct KeyItem: ParsableArguments {
         @Argument(help: "The SSH-key item: an id, an id prefix or a name.")
         var item: String
 
         @OptionGroup var vaultOptions: VaultOptions
 
-        func run() throws {
-            Terminal.out(try SSHKeyCommand.key(of: SSHKeyCommand.item(item, vaultOptions)).publicLine)
-        }
+        func key() throws -> SSHKey { try SSHKeyCommand.key(of: SSHKeyCommand.item(item, vaultOptions)) }
+    }
+
+    /// `coffer ssh-key public ITEM`.
+    struct Public: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "public", abstract: "Print the key's public line, as in its .pub file (ssh-keygen -y).")
+
+        @OptionGroup var keyItem: KeyItem
+
+        func run() throws { Terminal.out(try keyItem.key().publicLine) }
     }
 
     /// `coffer ssh-key fingerprint ITEM`.
     struct Fingerprint: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "fingerprint",
-            abstract: "Print the key's fingerprint line, as ssh-keygen -l prints it.")
+            commandName: "fingerprint", abstract: "Print the key's fingerprint line, as ssh-keygen -l prints it.")
 
-        @Argument(help: "The SSH-key item: an id, an id prefix or a name.")
-        var item: String
+        @OptionGroup var keyItem: KeyItem
 
-        @OptionGroup var vaultOptions: VaultOptions
-
-        func run() throws {
-            Terminal.out(try SSHKeyCommand.key(of: SSHKeyCommand.item(item, vaultOptions)).fingerprintLine)
-        }
+        func run() throws { Terminal.out(try keyItem.key().fingerprintLine) }
     }
 
     /// `coffer ssh-key export ITEM --to FILE`.
