@@ -15,10 +15,17 @@ extension OnePassword1PUX {
         default: OnePassword.shape(of: kind)
         }
     }
+}
+
+/// The mapping both 1Password formats share: 1PIF section fields carry the same ids (`n`) as
+/// 1PUX's (`id`), their value kind in `k` (spec/cli.md §8.12, §8.13).
+extension OnePassword {
 
     /// A card's section fields by 1Password's field id.
     static let cardFields: [String: DetailField] = [
         "cardholder": .cardholder, "ccnum": .cardNumber, "cvv": .securityCode, "pin": .cardPIN, "type": .brand,
+        // Older 1PIF exports: the expiry as two top-level keys of secureContents.
+        "expiry_mm": .expiryMonth, "expiry_yy": .expiryYear,
     ]
 
     /// An identity's section fields by 1Password's field id (the address and user name apart).
@@ -101,6 +108,9 @@ extension OnePassword1PUX {
         }
     }
 
+}
+
+extension OnePassword1PUX {
     /// A `passkey` value (a section field's, or `details.passkey`): a passkey on the item when the
     /// export holds its private key (base64url PKCS#8, as the exchange format and Bitwarden keep
     /// it); otherwise listed as skipped, naming the site, never a value.

@@ -209,7 +209,7 @@ enum OnePassword1PUX {
                 for key in value.keys.sorted() {
                     if key == "passkey" {
                         passkey(value[key], into: &draft, created: draft.created)
-                    } else if !place(&draft, id: field["id"] as? String, key: key, value: value[key], name: name) {
+                    } else if !OnePassword.place(&draft, id: field["id"] as? String, key: key, value: value[key], name: name) {
                         draft.addField(name, OnePassword.text(value[key], kind: key), totp: key == "totp")
                     }
                 }

@@ -358,20 +358,22 @@ struct OnePasswordTests {
         #expect(note.noteValue?.reveal() == "Side gate: 4417#\nGarage: 0982")
         #expect(note.tags.isEmpty && note.customFields.isEmpty)
 
+        // Cards and identities as in 1PUX (the same field ids, `n`).
         let card = items[2]
-        #expect(card.kind == .secureNote && card.title == "Harbor Visa")
-        #expect(card.noteValue?.reveal() == "")
-        #expect(Self.fields(card) == [
-            "cardholder name=Nora Quill", "type=visa", "number=4000123456789010", "verification number=719",
-            "expiry date=2028-11", "Contact Information: phone (intl)=+44 20 7946 0311",
+        #expect(card.kind == .card && card.title == "Harbor Visa" && card.noteValue == nil)
+        #expect(card.details.mapValues { $0.reveal() } == [
+            .cardholder: "Nora Quill", .brand: "Visa", .cardNumber: "4000123456789010", .securityCode: "719",
+            .expiryMonth: "11", .expiryYear: "2028",
         ])
+        #expect(Self.fields(card) == ["Contact Information: phone (intl)=+44 20 7946 0311"])
 
         let identity = items[3]
-        #expect(identity.kind == .secureNote && identity.title == "Nora Quill")
-        #expect(Self.fields(identity) == [
-            "Identification: first name=Nora", "Identification: birth date=1990-05-22",
-            "Address: address=7 Lantern Walk, Port Ellery, Kestershire, PE1 2QX, gb",
+        #expect(identity.kind == .identity && identity.title == "Nora Quill")
+        #expect(identity.details.mapValues { $0.reveal() } == [
+            .firstName: "Nora", .addressLine1: "7 Lantern Walk", .city: "Port Ellery", .region: "Kestershire",
+            .postalCode: "PE1 2QX", .country: "gb",
         ])
+        #expect(Self.fields(identity) == ["Identification: birth date=1990-05-22"])
 
         let password = items[4]
         #expect(password.kind == .login && password.title == "Boat shed lock")
@@ -390,9 +392,7 @@ struct OnePasswordTests {
 
         #expect(result.keptAsFields == [
             "pin": 1, "totp": 1, "Security: first pet": 1,
-            "cardholder name": 1, "type": 1, "number": 1, "verification number": 1, "expiry date": 1,
-            "Contact Information: phone (intl)": 1, "Identification: first name": 1, "Identification: birth date": 1,
-            "Address: address": 1, "version": 1, "license key": 1,
+            "Contact Information: phone (intl)": 1, "Identification: birth date": 1, "version": 1, "license key": 1,
         ])
     }
 
@@ -420,8 +420,9 @@ struct OnePasswordTests {
             SkippedEntry(.item(4), "not a JSON object"), SkippedEntry(.item(5), "no title, URL or username"),
         ])
         #expect(result.items.map(\.title) == ["ok", "old card"])
-        // Values only at secureContents' top level (older exports) are kept, named by key.
-        #expect(Self.fields(result.items[1]) == ["ccnum=4000", "expiry_mm=7"])
+        // Values only at secureContents' top level (older exports): a card's in its fields.
+        #expect(result.items[1].kind == .card && result.items[1].customFields.isEmpty)
+        #expect(result.items[1].details.mapValues { $0.reveal() } == [.cardNumber: "4000", .expiryMonth: "7"])
     }
 
     @Test func everyFormatHasADispatch() throws {
