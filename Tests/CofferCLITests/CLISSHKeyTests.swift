@@ -171,6 +171,12 @@ struct CLISSHKeyTests {
         defer { _ = try? ws.run(["lock", "--vault", ws.vault], environment: env) }
         let bare = try ws.run(["ssh-key", "public", "k", "--vault", ws.vault], environment: env)
         #expect(bare.status == 0 && bare.stdout.hasPrefix("ssh-ed25519 "), "\(bare)")
+        // import and generate write through the agent, with no password.
+        #expect(try Self.sshKeygen(["-q", "-t", "ecdsa", "-b", "256", "-N", "", "-C", "via agent", "-f", ws.file("ec")]).status == 0)
+        let viaAgent = try ws.run(["ssh-key", "import", ws.file("ec"), "--vault", ws.vault], environment: env)
+        #expect(viaAgent.status == 0, "\(viaAgent)")
+        let listed = try Self.sshKeygen(["-l", "-f", ws.file("ec.pub")])
+        #expect(try ws.run(["ssh-key", "fingerprint", "via agent", "--vault", ws.vault], environment: env).stdout == listed.output)
         let bareExport = try ws.run(["ssh-key", "export", "k", "--to", ws.file("a"), "--vault", ws.vault], environment: env)
         #expect(bareExport.status == 64 && bareExport.stderr.contains("master password"), "\(bareExport)")
         #expect(!FileManager.default.fileExists(atPath: ws.file("a")))
