@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// spec/cli.md §4.25 (`coffer ssh-key`), against the real OpenSSH `ssh-keygen` (Debian's
+/// spec/cli.md §4.26 (`coffer ssh-key`), against the real OpenSSH `ssh-keygen` (Debian's
 /// openssh-client): the installed `coffer`, run by name, with the test KDF.
 @Suite("CLI: SSH keys")
 struct CLISSHKeyTests {

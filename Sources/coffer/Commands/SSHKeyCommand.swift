@@ -4,7 +4,7 @@ import CofferSystem
 import Foundation
 @_spi(CofferInternals) import Coffer
 
-/// `coffer ssh-key` (spec/cli.md §4.25, spec/ssh.md): SSH keys as items of kind `ssh-key`, whose
+/// `coffer ssh-key` (spec/cli.md §4.26, spec/ssh.md): SSH keys as items of kind `ssh-key`, whose
 /// `sshPrivateKey` is the key in OpenSSH's own format as `SSHKey.openSSHPrivateKey()` writes it.
 struct SSHKeyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
