@@ -47,6 +47,23 @@ ITEMS = {
     "secure-note": item(2, bytes([0x33] * 16), [(1, b"Wi-Fi"), (6, b"home"), (9, "hunter2 ☕".encode())]),
     "empty-values": item(1, bytes(16), [(1, b""), (2, b""), (3, b""), (5, b"")], created=-5, modified=0),
 }
+
+def passkey(rp, cred, handle, name, display, alg, created, key, ext=b""):
+    def f(b):
+        return struct.pack("<I", len(b)) + b
+    return f(rp) + f(cred) + f(handle) + f(name) + f(display) + bytes([alg]) + struct.pack("<q", created) + f(key) + f(ext)
+
+
+# Format 2.0 (spec/format.md §6.3): a card, an identity, an SSH key, passkeys.
+ED25519_PKCS8 = bytes.fromhex("302e020100300506032b657004220420") + bytes(range(32))
+ITEMS["card"] = item(3, bytes([0x66] * 16), [(1, b"Travel"), (10, b"Ada"), (11, b"4111 1111 1111 1111"), (12, b"7"),
+                                             (13, b"2031"), (14, b"123"), (15, b"4321"), (16, b"Visa")])
+ITEMS["identity"] = item(4, bytes([0x77] * 16), [(1, b"Me"), (2, b"ada")] + [(t, ("v%d" % t).encode()) for t in range(20, 37)])
+ITEMS["ssh-key"] = item(5, bytes([0x88] * 16), [(1, b"laptop"), (40, b"-----BEGIN OPENSSH PRIVATE KEY-----\n...\n")])
+ITEMS["passkeys"] = item(1, bytes([0x99] * 16), [(1, b"site"), (3, b"pw"),
+                                                 (50, passkey(b"example.com", bytes(16), b"\x01\x02", b"u", b"U", 2, 1767225600000, ED25519_PKCS8)),
+                                                 (50, passkey(b"example.com", bytes([1] * 20), b"", b"", b"", 1, 0, b"\x30\x00", b'{"credBlob":"AA"}'))])
+ITEMS["passkey-overrun"] = item(1, bytes([0xAA] * 16), [(1, b"site"), (50, passkey(b"e", b"\x01", b"", b"", b"", 2, 0, b"")[:-1])])
 # A few malformed ones: the decoder's error paths.
 ITEMS["bad-order"] = item(1, bytes([0x44] * 16), [(1, b"t"), (3, b"p"), (2, b"u")])
 ITEMS["bad-utf8"] = item(1, bytes([0x55] * 16), [(1, b"\xc3\x28")])

@@ -39,6 +39,8 @@ package struct SpecVaultWriter: Sendable {
     package let vaultID: [UInt8]
     package let logID: [UInt8]
     package let versionMinor: UInt16
+    /// 1, or 2 for a file holding what §6.3 adds (§2).
+    package let versionMajor: UInt16
     /// Where every random byte comes from (vault key, ids, salts, nonces); deterministic, so the
     /// same seed gives the same file. Callers draw item ids from it too.
     package let random: any RandomSource
@@ -55,22 +57,23 @@ package struct SpecVaultWriter: Sendable {
     }
 
     /// A vault of its own for each `seed` (its own vault key, ids, salts and nonces).
-    package init(seed: String, keyslots: [Keyslot] = [Keyslot()], versionMinor: UInt16 = 0) throws {
-        try self.init(random: SeededRandom(seed: Array(seed.utf8)), keyslots: keyslots, versionMinor: versionMinor)
+    package init(seed: String, keyslots: [Keyslot] = [Keyslot()], versionMajor: UInt16 = 1, versionMinor: UInt16 = 0) throws {
+        try self.init(random: SeededRandom(seed: Array(seed.utf8)), keyslots: keyslots, versionMajor: versionMajor, versionMinor: versionMinor)
     }
 
-    package init(random: any RandomSource, keyslots: [Keyslot] = [Keyslot()], versionMinor: UInt16 = 0) throws {
+    package init(random: any RandomSource, keyslots: [Keyslot] = [Keyslot()], versionMajor: UInt16 = 1, versionMinor: UInt16 = 0) throws {
         let keyBytes = random.bytes(SecretKey.count)
         let vaultKey = try keyBytes.withUnsafeBytes { try SecretKey(SecureBytes(copying: $0)) }
-        try self.init(vaultKey: vaultKey, vaultID: random.bytes(16), logID: random.bytes(16), versionMinor: versionMinor,
-                      keyslots: keyslots, random: random)
+        try self.init(vaultKey: vaultKey, vaultID: random.bytes(16), logID: random.bytes(16), versionMajor: versionMajor,
+                      versionMinor: versionMinor, keyslots: keyslots, random: random)
     }
 
-    private init(vaultKey: SecretKey, vaultID: [UInt8], logID: [UInt8], versionMinor: UInt16, keyslots: [Keyslot],
+    private init(vaultKey: SecretKey, vaultID: [UInt8], logID: [UInt8], versionMajor: UInt16, versionMinor: UInt16, keyslots: [Keyslot],
                  random: any RandomSource) throws {
         self.vaultKey = vaultKey
         self.vaultID = vaultID
         self.logID = logID
+        self.versionMajor = versionMajor
         self.versionMinor = versionMinor
         self.random = random
         // §4: the sub-keys.
@@ -94,7 +97,7 @@ package struct SpecVaultWriter: Sendable {
 
         // §2: the header.
         let length = 57 + slots.count + 64
-        var h = Self.magic + le16(1) + le16(versionMinor) + le32(UInt32(length)) + vaultID + logID
+        var h = Self.magic + le16(versionMajor) + le16(versionMinor) + le32(UInt32(length)) + vaultID + logID
         h += le64(UInt64(bitPattern: Self.created))
         h.append(UInt8(keyslots.count))
         h += slots
@@ -108,7 +111,7 @@ package struct SpecVaultWriter: Sendable {
     /// header only, keeping the vault key, `vault_id` and `log_id`, so frames sealed by `self`
     /// stay valid after it byte for byte.
     package func replacingKeyslots(_ keyslots: [Keyslot]) throws -> SpecVaultWriter {
-        try SpecVaultWriter(vaultKey: vaultKey, vaultID: vaultID, logID: logID, versionMinor: versionMinor,
+        try SpecVaultWriter(vaultKey: vaultKey, vaultID: vaultID, logID: logID, versionMajor: versionMajor, versionMinor: versionMinor,
                             keyslots: keyslots, random: random)
     }
 
@@ -169,7 +172,8 @@ package struct SpecVaultWriter: Sendable {
     /// `encoding` is written from that table alone (it is not Coffer's `ItemCodec`), so the
     /// vectors check Coffer's decoder against the spec rather than against its own encoder.
     package struct Item: Sendable {
-        package enum Kind: UInt8, Sendable { case login = 1, secureNote = 2 }
+        /// §6: 1 login, 2 secure note; since 2.0 (§6.3) 3 card, 4 identity, 5 SSH key.
+        package enum Kind: UInt8, Sendable { case login = 1, secureNote = 2, card = 3, identity = 4, sshKey = 5 }
 
         package var kind: Kind
         package var id: [UInt8]
@@ -185,6 +189,8 @@ package struct SpecVaultWriter: Sendable {
         package var customFields: [(name: String, value: String)]
         package var passwordHistory: [(changed: Int64, password: String)]
         package var noteValue: String?
+        /// Format 2.0's fields (tags 10–50, §6.3): written after tag 9, as given.
+        package var formatTwoFields: [(tag: UInt8, value: [UInt8])] = []
         /// Fields with tags 128–255 (format 1.1, §6.1): written after every other field, as given.
         package var extensionFields: [(tag: UInt8, value: [UInt8])] = []
 
@@ -223,6 +229,7 @@ package struct SpecVaultWriter: Sendable {
             fields += customFields.map { (7, le16(UInt16($0.name.utf8.count)) + Array($0.name.utf8) + Array($0.value.utf8)) }
             fields += passwordHistory.map { (8, le64(UInt64(bitPattern: $0.changed)) + Array($0.password.utf8)) }
             if let noteValue { fields.append((9, Array(noteValue.utf8))) }
+            fields += formatTwoFields
             fields += extensionFields
 
             var out: [UInt8] = [1, kind.rawValue] + id + le64(UInt64(bitPattern: created)) + le64(UInt64(bitPattern: modified))
@@ -264,5 +271,17 @@ package enum ChecksumRepair {
             offset += total
         }
         return b
+    }
+}
+
+extension SpecVaultWriter {
+    /// A passkey field's value (§6.3, tag 50): `rp_id ‖ credential_id ‖ user_handle ‖ user_name ‖
+    /// display_name` each `length (4) ‖ bytes`, `algorithm (1)`, `created (8)`, then `private_key`
+    /// and `extensions` as lengths and bytes.
+    package static func passkeyValue(rpID: String, credentialID: [UInt8], userHandle: [UInt8], userName: String, displayName: String,
+                                     algorithm: UInt8, created: Int64, privateKey: [UInt8], extensions: [UInt8] = []) -> [UInt8] {
+        func field(_ bytes: [UInt8]) -> [UInt8] { le32(UInt32(bytes.count)) + bytes }
+        return field(Array(rpID.utf8)) + field(credentialID) + field(userHandle) + field(Array(userName.utf8))
+            + field(Array(displayName.utf8)) + [algorithm] + le64(UInt64(bitPattern: created)) + field(privateKey) + field(extensions)
     }
 }

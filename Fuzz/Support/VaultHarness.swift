@@ -87,7 +87,7 @@ enum OpenedVault {
         }
 
         // A writer recovers the same state, cuts the torn tail, and keeps what it acknowledges.
-        guard header.versionMinor <= VaultHeader.versionMinor else { return items }
+        guard header.version.major > 1 || header.version <= VaultHeader.newestOfMajor1 else { return items }
         let fs = MemoryFileSystem(path: path, contents: file)
         let writer = try attempt("opening for writing") { try open(fs, mode: .readWrite) }
         try Check.require(writer.openReport == report, target, "a writer's open \(writer.openReport) differs from a reader's \(report)")

@@ -26,6 +26,10 @@ package enum CofferJSON {
         case format, version, items
         case id, kind, service, username, password, revealed, url, urls, notes, tags, fields, value
         case passwordHistory, urlMatches, extensionFields, created, modified
+        /// Format 2.0's (spec/cli.md §6.2): a card's or identity's fields by name, an SSH key, passkeys.
+        case details, sshKey, passkeys
+        /// In the entries of `passkeys` (spec/format.md §6.3's fields; bytes in base64url).
+        case rpId, credentialId, userHandle, userName, userDisplayName, algorithm, privateKey, extensions
         /// In the entries of `fields` (with `value`), `passwordHistory` (with `password`),
         /// `urlMatches` (with `url`) and `extensionFields` (with `value`).
         case name, changed, tag, match
@@ -62,6 +66,31 @@ package enum CofferJSON {
             (.fields, .array(item.customFields.map { object([(.name, .string($0.name)), (.value, secret($0.value))]) })),
             (.value, secret(item.noteValue)),
         ]
+        // Format 2.0 (spec/format.md §6.3): present only when the item has them.
+        if !item.details.isEmpty {
+            pairs.append((.details, .object(item.details.sorted { $0.key < $1.key }.map { field, value in
+                (field.name, field.isSecret ? secret(value) : .string(value.reveal()))
+            })))
+        }
+        if let key = item.sshPrivateKey {
+            // `show` never prints an SSH private key, revealed or not (`coffer ssh-key export` does).
+            pairs.append((.sshKey, shown.map { .string($0.mask) } ?? .string(key.reveal())))
+        }
+        if !item.passkeys.isEmpty {
+            pairs.append((.passkeys, .array(item.passkeys.map { passkey in
+                var entry: [(Key, JSONValue)] = [
+                    (.rpId, .string(passkey.relyingPartyID)), (.credentialId, .string(Base64URL.encode(passkey.credentialID))),
+                    (.userHandle, .string(Base64URL.encode(passkey.userHandle))), (.userName, .string(passkey.userName)),
+                    (.userDisplayName, .string(passkey.userDisplayName)), (.algorithm, .string(passkey.algorithm.description)),
+                    (.created, time(passkey.created)),
+                ]
+                if shown == nil {
+                    entry.append((.privateKey, .string(passkey.privateKey.withUnsafeBytes { Base64URL.encode($0) })))
+                    entry.append((.extensions, passkey.extensions.map { value in .string(value.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }) } ?? .null))
+                }
+                return object(entry)
+            })))
+        }
         if shown != nil {
             pairs.append((.passwordHistory, .int(Int64(item.passwordHistory.count))))
         } else {
@@ -147,7 +176,9 @@ package enum CofferJSON {
             }
         }
         guard let title = try string(.service) else { throw CSVImport.RowError(reason: "no \"service\"") }
-        guard let kind = kind(named: try string(.kind)) else { throw CSVImport.RowError(reason: "\"kind\" is not login or note") }
+        guard let kind = kind(named: try string(.kind)) else {
+            throw CSVImport.RowError(reason: "\"kind\" is not login, note, card, identity or ssh-key")
+        }
         var item = Item(id: try string(.id).flatMap(ItemID.init(hex:)) ?? .random(), kind: kind, title: title,
                         username: try string(.username), password: try string(.password).map { try Secret($0) },
                         urls: try strings(.urls), notes: try string(.notes), tags: try strings(.tags),
@@ -172,6 +203,40 @@ package enum CofferJSON {
                 throw CSVImport.RowError(reason: "a URL match rule needs a string \"url\" and a \"match\" of 0-255")
             }
             item.urlMatches.append(URLMatchRule(url: url, match: URLMatch(rawValue: raw)))
+        }
+        if let details = entry[Key.details.rawValue], !(details is NSNull) {
+            guard let details = details as? [String: Any] else { throw CSVImport.RowError(reason: "\"details\" is not an object") }
+            for (name, value) in details {
+                guard let field = DetailField(name: name) else { throw CSVImport.RowError(reason: "\"details\" has an unknown field \(name)") }
+                guard let text = value as? String else { throw CSVImport.RowError(reason: "the detail \(name) is not a string") }
+                item.details[field] = try Secret(text)
+            }
+        }
+        item.sshPrivateKey = try string(.sshKey).map { try Secret($0) }
+        for entry in try objects(.passkeys) {
+            func text(_ key: Key) throws -> String {
+                guard let value = entry[key.rawValue] as? String else { throw CSVImport.RowError(reason: "a passkey lacks a string \"\(key.rawValue)\"") }
+                return value
+            }
+            func bytes(_ key: Key) throws -> [UInt8] {
+                guard let value = Base64URL.decode(try text(key)) else { throw CSVImport.RowError(reason: "a passkey's \"\(key.rawValue)\" is not base64url") }
+                return value
+            }
+            guard let created = Timestamp(iso8601: try text(.created)) else {
+                throw CSVImport.RowError(reason: "a passkey's \"created\" is not an ISO 8601 time")
+            }
+            var key = try bytes(.privateKey)
+            defer { secureZero(&key) }
+            let extensions = try (entry[Key.extensions.rawValue] as? String).map { try SecureBytes(utf8: $0, protection: .locked) }
+            do {
+                item.passkeys.append(try Passkey(
+                    relyingPartyID: try text(.rpId), credentialID: try bytes(.credentialId), userHandle: try bytes(.userHandle),
+                    userName: try text(.userName), userDisplayName: try text(.userDisplayName),
+                    privateKey: try key.withUnsafeBytes { try SecureBytes(copying: $0, protection: .locked) }, created: created,
+                    extensions: extensions))
+            } catch let error as CofferError {
+                throw CSVImport.RowError(reason: "a passkey is not one Coffer can use: \(error.reason)")
+            }
         }
         for field in try objects(.extensionFields) {
             guard let tag = (field[Key.tag.rawValue] as? NSNumber)?.intValue, let tagByte = UInt8(exactly: tag),

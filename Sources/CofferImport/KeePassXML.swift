@@ -411,7 +411,11 @@ enum KeePassXML {
         if let totp { custom.append(CustomField(name: Item.totpFieldName, value: try Secret(totp))) }
         // The first string of a standard key, and of a key the totp field expresses, has its place;
         // any other (a repeated key) becomes a custom field like an unknown one.
+        let created = entry.created.flatMap(timestamp) ?? now
+        let passkey = passkey(entry, created: created)
+        if case .failure(let why)? = passkey { attachmentsSkipped.append("its passkey was kept as custom fields: \(why.reason)") }
         var placed = standardKeys.union(consumed)
+        if case .success(let found)? = passkey { placed.formUnion(found.keys) }
         for s in entry.strings {
             if placed.remove(s.key) != nil { continue }
             custom.append(CustomField(name: s.key.isEmpty ? "field" : s.key, value: try Secret(s.value)))
@@ -421,7 +425,6 @@ enum KeePassXML {
             custom.append(CustomField(name: "OverrideURL", value: try Secret(entry.overrideURL)))
             kept.append("OverrideURL")
         }
-        let created = entry.created.flatMap(timestamp) ?? now
         let modified = entry.modified.flatMap(timestamp) ?? created
         if entry.expires {
             let expiry = entry.expiry.flatMap(timestamp).map { $0.description } ?? (entry.expiry ?? "")
@@ -453,10 +456,79 @@ enum KeePassXML {
             let changed = version.modified.flatMap(timestamp) ?? version.created.flatMap(timestamp) ?? created
             history.append(PasswordHistoryEntry(password: try Secret(old), changed: changed))
         }
-        let item = Item(kind: .login, title: title, username: username, password: password, urls: url.map { [$0] } ?? [],
+        var item = Item(kind: .login, title: title, username: username, password: password, urls: url.map { [$0] } ?? [],
                         notes: Importer.nonEmpty(entry.string("Notes")), tags: tags, customFields: custom,
                         passwordHistory: history, created: created, modified: modified)
+        if case .success(let found)? = passkey { item.passkeys = [found.passkey] }
         return (item, kept, attachmentsSkipped)
+    }
+
+    // MARK: - Passkeys
+
+    /// KeePassXC's passkey attributes (its src/browser/BrowserPasskeys.cpp; spec/cli.md §8.14).
+    /// The credential id is `KPEX_PASSKEY_GENERATED_USER_ID` when present (StrongBox's), else
+    /// `KPEX_PASSKEY_CREDENTIAL_ID`; the user name `KPXC_PASSKEY_USERNAME` when present, else
+    /// `KPEX_PASSKEY_USERNAME`, as KeePassXC reads them. The backup flags are not kept: a Coffer
+    /// passkey always reports a synced credential (spec/passkeys.md §3).
+    static let passkeyKeys: Set<String> = [
+        "KPEX_PASSKEY_USERNAME", "KPXC_PASSKEY_USERNAME", "KPEX_PASSKEY_CREDENTIAL_ID", "KPEX_PASSKEY_GENERATED_USER_ID",
+        "KPEX_PASSKEY_PRIVATE_KEY_PEM", "KPEX_PASSKEY_RELYING_PARTY", "KPEX_PASSKEY_USER_HANDLE",
+        "KPEX_PASSKEY_FLAG_BE", "KPEX_PASSKEY_FLAG_BS"]
+
+    struct PasskeyRefusal: Error { let reason: String }
+
+    /// The entry's passkey and the string keys it takes up; nil when it has no
+    /// `KPEX_PASSKEY_PRIVATE_KEY_PEM`; a refusal (its strings are then kept as custom fields, as
+    /// any unknown string) when that key is not one Coffer signs with or the other attributes
+    /// do not make a passkey.
+    static func passkey(_ entry: Entry, created: Timestamp) -> Result<(passkey: Passkey, keys: Set<String>), PasskeyRefusal>? {
+        guard let pem = entry.string("KPEX_PASSKEY_PRIVATE_KEY_PEM") else { return nil }
+        func refuse(_ why: String) -> Result<(passkey: Passkey, keys: Set<String>), PasskeyRefusal>? { .failure(PasskeyRefusal(reason: why)) }
+        guard let rpID = entry.string("KPEX_PASSKEY_RELYING_PARTY").flatMap(Importer.nonEmpty) else {
+            return refuse("it has no KPEX_PASSKEY_RELYING_PARTY")
+        }
+        guard let idText = entry.string("KPEX_PASSKEY_GENERATED_USER_ID") ?? entry.string("KPEX_PASSKEY_CREDENTIAL_ID"),
+              let id = Base64URL.decode(BitwardenJSON.unpadded(idText.trimmingCharacters(in: .whitespacesAndNewlines))) else {
+            return refuse("its credential id is missing or not base64url")
+        }
+        let handleText = (entry.string("KPEX_PASSKEY_USER_HANDLE") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let handle = handleText.isEmpty ? [] : Base64URL.decode(BitwardenJSON.unpadded(handleText)) else {
+            return refuse("its KPEX_PASSKEY_USER_HANDLE is not base64url")
+        }
+        let userName = entry.string("KPXC_PASSKEY_USERNAME") ?? entry.string("KPEX_PASSKEY_USERNAME") ?? ""
+        do {
+            var der = try pkcs8(fromPEM: pem)
+            defer { secureZero(&der) }
+            let key = try der.withUnsafeBytes { try SecureBytes(copying: $0) }
+            let passkey = try Passkey(relyingPartyID: rpID.lowercased(), credentialID: id, userHandle: handle, userName: userName,
+                                      userDisplayName: userName, privateKey: key, created: created)
+            return .success((passkey, passkeyKeys))
+        } catch let error as CofferError {
+            return refuse("\(error.code.rawValue): \(error.reason)")
+        } catch {
+            return refuse("guarded memory could not be allocated")
+        }
+    }
+
+    /// The DER of a `-----BEGIN PRIVATE KEY-----` block (RFC 7468), as KeePassXC writes it
+    /// (Botan's PKCS8::PEM_encode). `passkey.bad-key` for anything else.
+    static func pkcs8(fromPEM pem: String) throws(CofferError) -> [UInt8] {
+        let begin = "-----BEGIN PRIVATE KEY-----", end = "-----END PRIVATE KEY-----"
+        guard pem.utf8.count <= 16 * 1024 else { throw CofferError.passkeyBadKey("the PEM text is longer than 16 KiB") }
+        let text = pem.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.hasPrefix(begin), text.hasSuffix(end), text.utf8.count >= begin.utf8.count + end.utf8.count else {
+            throw CofferError.passkeyBadKey("the private key is not a PEM PRIVATE KEY block (an RSA or encrypted key is not one Coffer signs with)")
+        }
+        let body = text.utf8.dropFirst(begin.utf8.count).dropLast(end.utf8.count)
+        var base64: [UInt8] = body.filter { !($0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D) }
+        defer { secureZero(&base64) }
+        guard base64.allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || (0x30...0x39).contains($0)
+                                  || $0 == 0x2B || $0 == 0x2F || $0 == 0x3D }),
+              var data = Data(base64Encoded: Data(base64)) else {
+            throw CofferError.passkeyBadKey("the PEM body is not base64")
+        }
+        defer { data.resetBytes(in: 0..<data.count) }
+        return [UInt8](data)
     }
 
     // MARK: - TOTP

@@ -12,6 +12,10 @@ enum OnePassword {
             case login
             /// Title and body (`notesPlain`): a Coffer secure note.
             case note
+            /// A card or an identity (format 2.0): `details`, notes as the item's notes.
+            case card, identity
+            /// An SSH key (format 2.0): `sshPrivateKey`, notes as the item's notes.
+            case sshKey
         }
 
         /// The 1Password category name ("login", "credit card", …), counted in `ImportResult.kinds`.
@@ -30,6 +34,15 @@ enum OnePassword {
         var modified: Timestamp?
         /// Reasons for values that cannot be carried (attachments), each listed as skipped.
         var dropped: [String] = []
+        /// Card and identity fields (shape `.card`, `.identity`), the first value of each.
+        var details: [DetailField: String] = [:]
+        /// The SSH private key in OpenSSH's format (shape `.sshKey`).
+        var sshPrivateKey: String?
+        /// Passkeys found on the entry (any shape).
+        var passkeys: [Passkey] = []
+        /// Why a custom field was kept as one where it has a place of its own (an SSH key Coffer
+        /// cannot read), by field name: counted in `keptAsFields` as `name (why)`.
+        var keptBecause: [String: String] = [:]
 
         init(kind: String, shape: Shape) {
             self.kind = kind
@@ -87,11 +100,11 @@ enum OnePassword {
             do {
                 let item = try Importer.storable(try makeItem(now: now))
                 result.append(item, kind: kind)
-                if shape == .note {
+                if shape != .login {
                     if Importer.nonEmpty(password) != nil { result.keptAsField("password") }
-                    if Importer.nonEmpty(username) != nil { result.keptAsField("username") }
+                    if shape != .identity && Importer.nonEmpty(username) != nil { result.keptAsField("username") }
                 }
-                for field in fields { result.keptAsField(field.name) }
+                for field in fields { result.keptAsField(keptBecause[field.name].map { "\(field.name) (\($0))" } ?? field.name) }
                 for reason in dropped { result.skipped.append(SkippedEntry(position, reason)) }
             } catch let error as CSVImport.RowError {
                 result.skipped.append(SkippedEntry(position, error.reason))
@@ -113,16 +126,34 @@ enum OnePassword {
                 .map { PasswordHistoryEntry(password: try Secret($0.element.password), changed: $0.element.time ?? created) }
             switch shape {
             case .login:
-                return Item(kind: .login, title: title, username: Importer.nonEmpty(username),
-                            password: try Importer.nonEmpty(password).map { try Secret($0) }, urls: urls,
-                            notes: Importer.nonEmpty(notes), tags: tags, customFields: custom, passwordHistory: history,
-                            created: created, modified: modified)
+                var item = Item(kind: .login, title: title, username: Importer.nonEmpty(username),
+                                password: try Importer.nonEmpty(password).map { try Secret($0) }, urls: urls,
+                                notes: Importer.nonEmpty(notes), tags: tags, customFields: custom, passwordHistory: history,
+                                created: created, modified: modified)
+                item.passkeys = passkeys
+                return item
+            case .card, .identity, .sshKey:
+                var custom = custom
+                let username = shape == .identity ? Importer.nonEmpty(username) : nil
+                if shape != .identity, let other = Importer.nonEmpty(self.username) {
+                    custom.insert(CustomField(name: "username", value: try Secret(other)), at: 0)
+                }
+                if let password = Importer.nonEmpty(password) { custom.insert(CustomField(name: "password", value: try Secret(password)), at: 0) }
+                var item = Item(kind: shape == .card ? .card : shape == .identity ? .identity : .sshKey, title: title, username: username,
+                                urls: urls, notes: Importer.nonEmpty(notes), tags: tags, customFields: custom, passwordHistory: history,
+                                created: created, modified: modified)
+                for (field, value) in details { item.details[field] = try Secret(value) }
+                item.sshPrivateKey = try sshPrivateKey.map { try Secret($0) }
+                item.passkeys = passkeys
+                return item
             case .note:
                 var custom = custom
                 if let username = Importer.nonEmpty(username) { custom.insert(CustomField(name: "username", value: try Secret(username)), at: 0) }
                 if let password = Importer.nonEmpty(password) { custom.insert(CustomField(name: "password", value: try Secret(password)), at: 0) }
-                return Item(kind: .secureNote, title: title, urls: urls, tags: tags, customFields: custom,
-                            passwordHistory: history, noteValue: try Secret(notes ?? ""), created: created, modified: modified)
+                var item = Item(kind: .secureNote, title: title, urls: urls, tags: tags, customFields: custom,
+                                passwordHistory: history, noteValue: try Secret(notes ?? ""), created: created, modified: modified)
+                item.passkeys = passkeys
+                return item
             }
         }
     }

@@ -70,7 +70,10 @@ enum OnePassword1PIF {
                 continue
             }
             let kind = OnePassword.typeNames[typeName] ?? (typeName.isEmpty ? "item" : OnePassword.label(typeName))
-            var draft = OnePassword.Draft(kind: kind, shape: OnePassword.shape(of: kind))
+            // A credit card is a card, an identity an identity (format 2.0), as in 1PUX (§8.13).
+            let shape: OnePassword.Draft.Shape = typeName == "wallet.financial.CreditCard" ? .card
+                : typeName == "identities.Identity" ? .identity : OnePassword.shape(of: kind)
+            var draft = OnePassword.Draft(kind: kind, shape: shape)
             fill(&draft, from: entry, folders: folders)
             draft.finish(at: .item(position), into: &result, now: now)
         }
@@ -104,9 +107,10 @@ enum OnePassword1PIF {
             let sectionTitle = section["title"] as? String
             for case let field as [String: Any] in (section["fields"] as? [Any]) ?? [] {
                 let id = field["n"] as? String
+                let name = OnePassword.fieldName(section: sectionTitle, title: field["t"] as? String, id: id)
+                if OnePassword.place(&draft, id: id, key: field["k"] as? String ?? "", value: field["v"], name: name) { continue }
                 let value = OnePassword.text(field["v"], kind: field["k"] as? String)
-                draft.addField(OnePassword.fieldName(section: sectionTitle, title: field["t"] as? String, id: id), value,
-                               totp: id?.hasPrefix("TOTP_") == true)
+                draft.addField(name, value, totp: id?.hasPrefix("TOTP_") == true)
             }
         }
         draft.history = OnePassword.history(secure["passwordHistory"])
@@ -118,6 +122,7 @@ enum OnePassword1PIF {
         })
         for key in secure.keys.sorted() where !structural.contains(key) && !carried.contains(key) {
             guard secure[key] is String || secure[key] is NSNumber else { continue }
+            if OnePassword.place(&draft, id: key, key: "", value: secure[key], name: key) { continue }
             draft.addField(key, OnePassword.text(secure[key]))
         }
     }

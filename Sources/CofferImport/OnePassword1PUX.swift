@@ -178,7 +178,7 @@ enum OnePassword1PUX {
     static func draft(_ item: [String: Any], vault: String?, files: [String], referenced: inout Set<String>) -> OnePassword.Draft {
         let category = item["categoryUuid"] as? String ?? ""
         let kind = OnePassword.categories[category] ?? "category \(OnePassword.label(category))"
-        var draft = OnePassword.Draft(kind: kind, shape: OnePassword.shape(of: kind))
+        var draft = OnePassword.Draft(kind: kind, shape: shape(category: category, kind: kind))
         let overview = item["overview"] as? [String: Any] ?? [:]
         let details = item["details"] as? [String: Any] ?? [:]
         draft.readCommon(item, title: overview["title"], tags: overview["tags"],
@@ -207,10 +207,17 @@ enum OnePassword1PUX {
                 }
                 // One key names the value's type ({"concealed": "…"}, {"date": 1700000000}, …).
                 for key in value.keys.sorted() {
-                    draft.addField(name, OnePassword.text(value[key], kind: key), totp: key == "totp")
+                    if key == "passkey" {
+                        passkey(value[key], into: &draft, created: draft.created)
+                    } else if !OnePassword.place(&draft, id: field["id"] as? String, key: key, value: value[key], name: name) {
+                        draft.addField(name, OnePassword.text(value[key], kind: key), totp: key == "totp")
+                    }
                 }
             }
         }
+        if details["passkey"] != nil { passkey(details["passkey"], into: &draft, created: draft.created) }
+        // An SSH-key item whose key Coffer cannot read stays a secure note with the key as a custom field.
+        if draft.shape == .sshKey && draft.sshPrivateKey == nil { draft.shape = .note }
         draft.history = OnePassword.history(details["passwordHistory"])
         return draft
     }

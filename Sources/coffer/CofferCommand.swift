@@ -42,7 +42,7 @@ struct CofferCommand: ParsableCommand {
             RekeyCommand.self, PinCommand.self,
             InfoCommand.self, VerifyCommand.self, CompactCommand.self, ImportCommand.self, ExportCommand.self,
             UnlockCommand.self, LockCommand.self, StatusCommand.self,
-            ClipClearCommand.self, AgentCommand.self, SuffixListCommand.self,
+            ClipClearCommand.self, AgentCommand.self, SuffixListCommand.self, PasskeyCommand.self, SSHKeyCommand.self,
         ])
 
     static func main() {

@@ -69,25 +69,31 @@ struct OnePasswordTests {
         #expect(note.customFields.isEmpty && note.urls.isEmpty && note.username == nil && note.password == nil)
         #expect(note.created == Self.seconds(1_700_100_000))
 
+        // A credit card is a card (format 2.0): its fields by 1Password's ids; the rest custom fields.
         let card = items[2]
-        #expect(card.kind == .secureNote)
+        #expect(card.kind == .card)
         #expect(card.title == "Harbor Visa")
-        #expect(card.noteValue?.reveal() == "")
+        #expect(card.noteValue == nil && card.notes == nil)
+        #expect(card.details.mapValues { $0.reveal() } == [
+            .cardholder: "Nora Quill", .brand: "Visa", .cardNumber: "4000 1234 5678 9010", .securityCode: "719",
+            .expiryMonth: "11", .expiryYear: "2028",
+        ])
         #expect(Self.fields(card) == [
-            "cardholder name=Nora Quill", "type=visa", "number=4000 1234 5678 9010", "verification number=719",
-            "expiry date=2028-11", "valid from=2023-11", "Contact Information: phone (intl)=+44 20 7946 0311",
+            "valid from=2023-11", "Contact Information: phone (intl)=+44 20 7946 0311",
             "Contact Information: website=https://harbor-bank.example",
         ])
         #expect(card.created == Self.seconds(1_700_200_000) && card.modified == Self.seconds(1_700_300_000))
 
+        // An identity is an identity: names and the address in their fields, the body as its notes.
         let identity = items[3]
-        #expect(identity.kind == .secureNote)
+        #expect(identity.kind == .identity)
         #expect(identity.title == "Nora Quill")
-        #expect(identity.noteValue?.reveal() == "Home identity")
-        #expect(Self.fields(identity) == [
-            "Identification: first name=Nora", "Identification: last name=Quill", "Identification: sex=female",
-            "Identification: birth date=1990-05-22", "Address: address=7 Lantern Walk, Port Ellery, Kestershire, PE1 2QX, gb",
+        #expect(identity.notes == "Home identity" && identity.noteValue == nil)
+        #expect(identity.details.mapValues { $0.reveal() } == [
+            .firstName: "Nora", .lastName: "Quill", .addressLine1: "7 Lantern Walk", .city: "Port Ellery",
+            .region: "Kestershire", .postalCode: "PE1 2QX", .country: "gb",
         ])
+        #expect(Self.fields(identity) == ["Identification: sex=female", "Identification: birth date=1990-05-22"])
 
         let password = items[4]
         #expect(password.kind == .login)
@@ -110,18 +116,19 @@ struct OnePasswordTests {
         #expect(archived.tags == ["Personal", "Archive"])
         #expect(archived.created == Self.seconds(1_600_000_000) && archived.modified == Self.seconds(1_650_000_000))
 
+        // Its key is not one (a made-up body): kept as before, and the summary says why.
         let ssh = items[7]
         #expect(ssh.kind == .secureNote)
+        #expect(ssh.sshPrivateKey == nil)
         #expect(ssh.title == "Build server key")
         #expect(ssh.tags == ["Crew"])
         #expect(Self.fields(ssh) == ["private key=-----BEGIN OPENSSH PRIVATE KEY-----\nbWFkZS11cCBrZXk=\n-----END OPENSSH PRIVATE KEY-----\n"])
 
         #expect(result.keptAsFields == [
             "remember": 1, "Security: PIN": 1, "Security: recovery email": 1, "totp": 1,
-            "cardholder name": 1, "type": 1, "number": 1, "verification number": 1, "expiry date": 1, "valid from": 1,
-            "Contact Information: phone (intl)": 1, "Contact Information: website": 1,
-            "Identification: first name": 1, "Identification: last name": 1, "Identification: sex": 1,
-            "Identification: birth date": 1, "Address: address": 1, "private key": 1,
+            "valid from": 1, "Contact Information: phone (intl)": 1, "Contact Information: website": 1,
+            "Identification: sex": 1, "Identification: birth date": 1,
+            "private key (an SSH key Coffer cannot read, ssh.malformed-key)": 1,
         ])
         #expect(result.keptInNotes.isEmpty)
         // Reasons name files and labels, never values.
@@ -161,6 +168,133 @@ struct OnePasswordTests {
         invalid(Self.onePUX("not json"), .onePassword1PUX, "export.data is not valid JSON")
         invalid(Self.onePUX("[1, 2]"), .onePassword1PUX, "'accounts' array")
         invalid(Self.onePUX("{\"accounts\": {}}"), .onePassword1PUX, "'accounts' array")
+    }
+
+    /// spec/ssh.md §8's vector `name`: its input and expected lines.
+    static func sshVector(_ name: String) throws -> [String: Any] {
+        let data = try Data(contentsOf: Repository.url("spec/vectors/ssh/\(name).json"))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    /// A 1PUX archive of `items` in one vault `V`, written as 1Password lays them out.
+    static func onePUX(items: [[String: Any]]) throws -> [UInt8] {
+        let root: [String: Any] = ["accounts": [["attrs": ["name": "A"], "vaults": [["attrs": ["name": "V"], "items": items]]]]]
+        let data = try JSONSerialization.data(withJSONObject: root)
+        return onePUX(String(decoding: data, as: UTF8.self))
+    }
+
+    static func sectionItem(_ category: String, _ title: String, _ fields: [[String: Any]], notes: String? = nil) -> [String: Any] {
+        var details: [String: Any] = ["sections": [["title": "", "fields": fields]]]
+        if let notes { details["notesPlain"] = notes }
+        return ["uuid": title, "categoryUuid": category, "createdAt": 1_700_000_000, "overview": ["title": title], "details": details]
+    }
+
+    static func sshItem(_ title: String, privateKey: String) -> [String: Any] {
+        sectionItem("114", title, [["title": "private key", "id": "private_key", "value": ["sshKey": [
+            "privateKey": privateKey, "metadata": ["publicKey": "ssh-ed25519 AAAA", "fingerprint": "SHA256:x", "keyType": "ed25519"]]]]])
+    }
+
+    /// 1PUX SSH keys (OpenSSH and PKCS#8 bodies) become SSH-key items in OpenSSH's format (an
+    /// ssh-keygen key byte for byte); an encrypted or RSA-1024 key stays a note with the key as a
+    /// custom field, said in the summary. Cards: brand names and expiry split. Passkeys: with a
+    /// private key on the item, without one listed as skipped; no summary line says a card,
+    /// identity or readable SSH key was kept as custom fields.
+    @Test func onePUXKindsSSHKeysAndPasskeys() throws {
+        let pkcs8 = try Self.sshVector("005-ed25519-pkcs8"), openssh = try Self.sshVector("003-rsa-2048-openssh")
+        let encrypted = try Self.sshVector("010-ed25519-encrypted"), small = try Self.sshVector("011-rsa-1024")
+        let made = try Passkey.create(relyingPartyID: "quill.example", userHandle: [1, 2, 3], userName: "nora", userDisplayName: "Nora")
+        let key = made.privateKey.withUnsafeBytes { Base64URL.encode($0) }
+        let passkeyField: [String: Any] = ["title": "passkey", "id": "pk", "value": ["passkey": [
+            "credentialId": Base64URL.encode(made.credentialID), "rpId": "quill.example", "userHandle": "AQID", "userName": "nora",
+            "privateKey": key]]]
+        let keylessPasskey: [String: Any] = ["title": "passkey", "id": "pk2", "value": ["passkey": [
+            "credentialId": "AQIDBA", "rpId": "other.example", "userHandle": "BAUG", "userName": "nora"]]]
+        var login = Self.sectionItem("001", "Quill", [passkeyField, keylessPasskey])
+        login["details"] = (login["details"] as? [String: Any] ?? [:]).merging(["loginFields": [
+            ["designation": "username", "value": "nora"], ["designation": "password", "value": "pw-1"]]]) { $1 }
+        let items: [[String: Any]] = [
+            Self.sshItem("pkcs8 key", privateKey: try #require(pkcs8["input"] as? String)),
+            Self.sshItem("openssh key", privateKey: try #require(openssh["input"] as? String)),
+            Self.sshItem("encrypted key", privateKey: try #require(encrypted["input"] as? String)),
+            Self.sshItem("small key", privateKey: try #require(small["input"] as? String)),
+            Self.sectionItem("002", "Card", [
+                ["title": "type", "id": "type", "value": ["creditCardType": "mc"]],
+                ["title": "expiry date", "id": "expiry", "value": ["monthYear": 203_001]],
+                ["title": "PIN", "id": "pin", "value": ["concealed": "4321"]],
+                ["title": "number", "id": "ccnum", "value": ["creditCardNumber": "5555 4444 3333 1111"]],
+                ["title": "second number", "id": "ccnum", "value": ["creditCardNumber": "4000"]],
+            ], notes: "card note"),
+            Self.sectionItem("002", "Card with a bad expiry", [["title": "expiry date", "id": "expiry", "value": ["monthYear": 203_013]]]),
+            Self.sectionItem("004", "Me", [
+                ["title": "initial", "id": "initial", "value": ["string": "Q"]],
+                ["title": "username", "id": "username", "value": ["string": "nq"]],
+                ["title": "email", "id": "email", "value": ["email": ["email_address": "nora@quill.example"]]],
+                ["title": "default phone", "id": "defphone", "value": ["phone": "+44 1"]],
+                ["title": "business phone", "id": "busphone", "value": ["phone": "+44 2"]],
+            ]),
+            login,
+        ]
+        let result = try Importer.parse(try Self.onePUX(items: items), format: .onePassword1PUX, now: Self.now)
+        #expect(result.items.count == 8, "\(result.skipped)")
+        guard result.items.count == 8 else { return }
+        let all = result.items
+
+        #expect(all[0].kind == .sshKey && all[0].customFields.isEmpty)
+        let fromPKCS8 = try #require(all[0].sshPrivateKey).bytes.withUnsafeBytes { try SSHKey.parse($0) }
+        #expect(fromPKCS8.publicLine == pkcs8["publicLine"] as? String)
+        #expect(all[0].sshPrivateKey?.reveal().hasPrefix("-----BEGIN OPENSSH PRIVATE KEY-----") == true)
+        #expect(all[1].kind == .sshKey && all[1].sshPrivateKey?.reveal() == openssh["openssh"] as? String, "byte for byte")
+        for (index, code) in [(2, "ssh.encrypted-key"), (3, "ssh.unsupported-key")] {
+            #expect(all[index].kind == .secureNote && all[index].sshPrivateKey == nil)
+            #expect(Self.fields(all[index]).first?.hasPrefix("private key=-----BEGIN OPENSSH PRIVATE KEY-----") == true)
+            #expect(result.keptAsFields["private key (an SSH key Coffer cannot read, \(code))"] == 1)
+        }
+
+        let card = all[4]
+        #expect(card.kind == .card && card.notes == "card note")
+        #expect(card.details.mapValues { $0.reveal() } == [.brand: "Mastercard", .expiryMonth: "1", .expiryYear: "2030",
+                                                           .cardPIN: "4321", .cardNumber: "5555 4444 3333 1111"])
+        #expect(Self.fields(card) == ["second number=4000"])
+        #expect(all[5].kind == .card && all[5].details.isEmpty && Self.fields(all[5]) == ["expiry date=203013"])
+
+        let identity = all[6]
+        #expect(identity.kind == .identity && identity.username == "nq")
+        #expect(identity.details.mapValues { $0.reveal() } == [.middleName: "Q", .email: "nora@quill.example", .phone: "+44 1"])
+        #expect(Self.fields(identity) == ["business phone=+44 2"])
+
+        let quill = all[7]
+        #expect(quill.kind == .login && quill.username == "nora" && quill.passkeys.count == 1)
+        #expect(quill.passkeys.first?.relyingPartyID == "quill.example" && quill.passkeys.first?.credentialID == made.credentialID)
+        #expect(quill.passkeys.first?.userHandle == [1, 2, 3] && quill.passkeys.first?.privateKey == made.privateKey)
+        #expect(quill.customFields.isEmpty)
+        #expect(result.skipped == [SkippedEntry(.item(8),
+            "passkey for 'other.example' not imported: the export holds no private key for it (move it with 1Password's passkey export)")])
+        #expect(result.kinds == ["ssh key": 4, "credit card": 2, "identity": 1, "login": 1])
+        #expect(result.keptAsFields.keys.sorted() == [
+            "business phone", "expiry date", "private key (an SSH key Coffer cannot read, ssh.encrypted-key)",
+            "private key (an SSH key Coffer cannot read, ssh.unsupported-key)", "second number",
+        ])
+        for entry in result.skipped { #expect(!entry.reason.contains(key) && !entry.reason.contains("AQIDBA")) }
+    }
+
+    /// Hostile 1PUX kind fields: wrong types, huge and odd values never trap and never lose a value.
+    @Test func onePUXHostileKindFields() throws {
+        let odd: [Any] = [NSNull(), true, 1e300, -1, 0, "", ["x": 1], [1, 2], String(repeating: "A", count: 70_000)]
+        var items: [[String: Any]] = []
+        for (index, value) in odd.enumerated() {
+            items.append(Self.sectionItem("002", "card \(index)", [
+                ["id": "expiry", "value": ["monthYear": value]], ["id": "type", "value": ["creditCardType": value]]]))
+            items.append(Self.sectionItem("004", "identity \(index)", [["id": "address", "value": ["address": value]]]))
+            items.append(Self.sshItem("key \(index)", privateKey: "\(value)"))
+            items.append(Self.sectionItem("001", "login \(index)", [["id": "pk", "value": ["passkey": [
+                "credentialId": value, "rpId": value, "privateKey": value, "userHandle": value]]]]))
+        }
+        items.append(Self.sectionItem("114", "bare", [["id": "private_key", "value": ["sshKey": "not an object"]]]))
+        let result = try Importer.parse(try Self.onePUX(items: items), format: .onePassword1PUX, now: Self.now)
+        #expect(result.items.count == items.count)
+        #expect(!result.items.contains { $0.kind == .sshKey })
+        // A reason may name the site (cut to 80 characters), never a key or a whole value.
+        for entry in result.skipped { #expect(entry.reason.count < 300, "\(entry.reason.prefix(100))") }
     }
 
     @Test func onePUXNonObjectEntriesSkippedWithPosition() throws {
@@ -224,20 +358,22 @@ struct OnePasswordTests {
         #expect(note.noteValue?.reveal() == "Side gate: 4417#\nGarage: 0982")
         #expect(note.tags.isEmpty && note.customFields.isEmpty)
 
+        // Cards and identities as in 1PUX (the same field ids, `n`).
         let card = items[2]
-        #expect(card.kind == .secureNote && card.title == "Harbor Visa")
-        #expect(card.noteValue?.reveal() == "")
-        #expect(Self.fields(card) == [
-            "cardholder name=Nora Quill", "type=visa", "number=4000123456789010", "verification number=719",
-            "expiry date=2028-11", "Contact Information: phone (intl)=+44 20 7946 0311",
+        #expect(card.kind == .card && card.title == "Harbor Visa" && card.noteValue == nil)
+        #expect(card.details.mapValues { $0.reveal() } == [
+            .cardholder: "Nora Quill", .brand: "Visa", .cardNumber: "4000123456789010", .securityCode: "719",
+            .expiryMonth: "11", .expiryYear: "2028",
         ])
+        #expect(Self.fields(card) == ["Contact Information: phone (intl)=+44 20 7946 0311"])
 
         let identity = items[3]
-        #expect(identity.kind == .secureNote && identity.title == "Nora Quill")
-        #expect(Self.fields(identity) == [
-            "Identification: first name=Nora", "Identification: birth date=1990-05-22",
-            "Address: address=7 Lantern Walk, Port Ellery, Kestershire, PE1 2QX, gb",
+        #expect(identity.kind == .identity && identity.title == "Nora Quill")
+        #expect(identity.details.mapValues { $0.reveal() } == [
+            .firstName: "Nora", .addressLine1: "7 Lantern Walk", .city: "Port Ellery", .region: "Kestershire",
+            .postalCode: "PE1 2QX", .country: "gb",
         ])
+        #expect(Self.fields(identity) == ["Identification: birth date=1990-05-22"])
 
         let password = items[4]
         #expect(password.kind == .login && password.title == "Boat shed lock")
@@ -256,9 +392,7 @@ struct OnePasswordTests {
 
         #expect(result.keptAsFields == [
             "pin": 1, "totp": 1, "Security: first pet": 1,
-            "cardholder name": 1, "type": 1, "number": 1, "verification number": 1, "expiry date": 1,
-            "Contact Information: phone (intl)": 1, "Identification: first name": 1, "Identification: birth date": 1,
-            "Address: address": 1, "version": 1, "license key": 1,
+            "Contact Information: phone (intl)": 1, "Identification: birth date": 1, "version": 1, "license key": 1,
         ])
     }
 
@@ -286,8 +420,9 @@ struct OnePasswordTests {
             SkippedEntry(.item(4), "not a JSON object"), SkippedEntry(.item(5), "no title, URL or username"),
         ])
         #expect(result.items.map(\.title) == ["ok", "old card"])
-        // Values only at secureContents' top level (older exports) are kept, named by key.
-        #expect(Self.fields(result.items[1]) == ["ccnum=4000", "expiry_mm=7"])
+        // Values only at secureContents' top level (older exports): a card's in its fields.
+        #expect(result.items[1].kind == .card && result.items[1].customFields.isEmpty)
+        #expect(result.items[1].details.mapValues { $0.reveal() } == [.cardNumber: "4000", .expiryMonth: "7"])
     }
 
     @Test func everyFormatHasADispatch() throws {

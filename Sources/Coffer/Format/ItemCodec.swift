@@ -17,6 +17,15 @@ package enum ItemCodec {
 
     enum Tag: UInt8 {
         case title = 1, username, password, url, notes, tag, customField, history, noteValue
+        // Format 2.0 (spec/format.md §6.3): a card's and an identity's fields, an SSH key.
+        case cardholder = 10, cardNumber, expiryMonth, expiryYear, securityCode, cardPIN, brand
+        case honorific = 20, firstName, middleName, lastName, addressLine1, addressLine2, addressLine3, city, region, postalCode,
+             country, phone, email, company, nationalID, passportNumber, licenseNumber
+        case sshKey = 40
+        case passkey = 50
+
+        /// The card or identity field this tag holds.
+        var detail: DetailField? { DetailField(rawValue: rawValue) }
 
         /// How an error names a secret field (never its value).
         var secretName: String {
@@ -24,7 +33,9 @@ package enum ItemCodec {
             case .customField: return "value of a custom field"
             case .history: return "password of a history entry"
             case .noteValue: return "secure note's value"
-            default: return "\(self)"
+            case .sshKey: return "SSH key"
+            case .passkey: return "passkey"
+            default: return detail.map { "\($0.name) field" } ?? "\(self)"
             }
         }
 
@@ -32,15 +43,15 @@ package enum ItemCodec {
         var isPlainText: Bool {
             switch self {
             case .title, .username, .url, .notes, .tag: return true
-            case .password, .customField, .history, .noteValue: return false
+            default: return false
             }
         }
 
         /// How often the tag may occur in one item.
         var maximumCount: Int {
             switch self {
-            case .title, .username, .password, .notes, .noteValue: return 1
-            case .url, .tag, .customField, .history: return Int.max
+            case .url, .tag, .customField, .history, .passkey: return Int.max
+            default: return 1
             }
         }
     }
@@ -59,6 +70,11 @@ package enum ItemCodec {
         fields += item.customFields.map { (.customField, .custom(name: $0.name, value: $0.value.bytes)) }
         fields += item.passwordHistory.map { (.history, .history(changed: $0.changed, password: $0.password.bytes)) }
         if let value = item.noteValue { fields.append((.noteValue, .secret(value.bytes))) }
+        for (detail, value) in item.details.sorted(by: { $0.key < $1.key }) {
+            fields.append((Tag(rawValue: detail.rawValue)!, .secret(value.bytes)))
+        }
+        if let key = item.sshPrivateKey { fields.append((.sshKey, .secret(key.bytes))) }
+        fields += item.passkeys.map { (.passkey, .passkey($0)) }
         let extensions = item.extensionFields.sorted { $0.tag < $1.tag }  // stable: repeats keep their order
         let rules = item.urlMatches.map { [$0.match.rawValue] + Array($0.url.utf8) }
 
@@ -111,8 +127,18 @@ package enum ItemCodec {
     /// The longest item encoding a record can carry (spec/format.md §5.1, §9).
     package static let maximumEncodedLength = RecordFrame.maximumPlaintext - 5
 
-    /// The format minor version an item needs (spec/format.md §2): 2 when it has URL match
-    /// rules, 1 when a field is longer than 1.0 allows or the item has extension fields, else 0.
+    /// The format version an item needs (spec/format.md §2): 2.0 for a kind or field of §6.3,
+    /// 1.2 when it has URL match rules, 1.1 when a field is longer than 1.0 allows or the item
+    /// has extension fields, else 1.0.
+    package static func minimumVersion(of item: Item) -> FormatVersion {
+        if item.kind.rawValue > ItemKind.secureNote.rawValue || !item.details.isEmpty || item.sshPrivateKey != nil || !item.passkeys.isEmpty {
+            return FormatVersion(2, 0)
+        }
+        return FormatVersion(1, minimumVersionMinor(of: item))
+    }
+
+    /// The 1.x minor version an item needs: 2 when it has URL match rules, 1 when a field is
+    /// longer than 1.0 allows or the item has extension fields, else 0.
     package static func minimumVersionMinor(of item: Item) -> UInt16 {
         if !item.urlMatches.isEmpty { return 2 }
         if !item.extensionFields.isEmpty { return 1 }
@@ -133,9 +159,13 @@ package enum ItemCodec {
         case secret(SecureBytes)
         case custom(name: String, value: SecureBytes)
         case history(changed: Timestamp, password: SecureBytes)
+        case passkey(Passkey)
 
         var count: Int {
             switch self {
+            case .passkey(let p):
+                return 4 * 7 + 1 + 8 + p.relyingPartyID.utf8.count + p.credentialID.count + p.userHandle.count + p.userName.utf8.count
+                    + p.userDisplayName.utf8.count + p.privateKey.count + (p.extensions?.count ?? 0)
             case .text(let s): return s.utf8.count
             case .secret(let b): return b.count
             case .custom(let name, let value): return 2 + name.utf8.count + value.count
@@ -146,7 +176,7 @@ package enum ItemCodec {
         /// Whether the secret bytes of this value are well-formed UTF-8 (text is by construction).
         var secretIsUTF8: Bool {
             switch self {
-            case .text: return true
+            case .text, .passkey: return true  // a passkey's texts are strings; its other fields are bytes
             case .secret(let b), .custom(_, let b), .history(_, let b): return b.withUnsafeBytes(ItemCodec.isValidUTF8)
             }
         }
@@ -162,8 +192,45 @@ package enum ItemCodec {
             case .history(let changed, let password):
                 writer.int64(changed.millisecondsSince1970)
                 password.withUnsafeBytes { writer.append($0) }
+            case .passkey(let p):
+                func bytes(_ value: UnsafeRawBufferPointer) {
+                    writer.uint32(UInt32(value.count))
+                    writer.append(value)
+                }
+                var rp = p.relyingPartyID, name = p.userName, display = p.userDisplayName
+                rp.withUTF8 { bytes(UnsafeRawBufferPointer($0)) }
+                p.credentialID.withUnsafeBytes { bytes($0) }
+                p.userHandle.withUnsafeBytes { bytes($0) }
+                name.withUTF8 { bytes(UnsafeRawBufferPointer($0)) }
+                display.withUTF8 { bytes(UnsafeRawBufferPointer($0)) }
+                writer.uint8(p.algorithm == .es256 ? 1 : 2)
+                writer.int64(p.created.millisecondsSince1970)
+                p.privateKey.withUnsafeBytes { bytes($0) }
+                if let extensions = p.extensions { extensions.withUnsafeBytes { bytes($0) } } else { writer.uint32(0) }
             }
         }
+    }
+
+    /// A tag-50 value (spec/format.md §6.3) read whole, its secrets in guarded memory; malformed
+    /// unless its fields end exactly at its end and each is within its bounds.
+    static func decodePasskey(_ value: UnsafeRawBufferPointer) throws -> Passkey {
+        var reader = ByteReader(value, shortInputCode: .malformedItem, context: "passkey")
+        func field() throws -> UnsafeRawBufferPointer { try reader.slice(Int(try reader.uint32())) }
+        let rpID = try text(try field()), credentialID = Array(try field()), userHandle = Array(try field())
+        let userName = try text(try field()), displayName = try text(try field())
+        let algorithmByte = try reader.uint8()
+        guard algorithmByte == 1 || algorithmByte == 2 else { throw malformed("passkey algorithm \(algorithmByte) is not 1 or 2") }
+        let created = Timestamp(millisecondsSince1970: try reader.int64())
+        let key = try SecureBytes(copying: try field(), protection: .locked)
+        let extensionBytes = try field()
+        guard reader.isAtEnd else { throw malformed("\(reader.remaining) bytes after a passkey's fields") }
+        guard (1...PasskeyLimits.maximumCredentialIDBytes).contains(credentialID.count),
+              userHandle.count <= PasskeyLimits.maximumUserHandleBytes else {
+            throw malformed("a passkey's credential id or user handle is outside its bounds")
+        }
+        return Passkey(unchecked: rpID, credentialID: credentialID, userHandle: userHandle, userName: userName, userDisplayName: displayName,
+                       algorithm: algorithmByte == 1 ? .es256 : .ed25519, privateKey: key, created: created,
+                       extensions: extensionBytes.isEmpty ? nil : try SecureBytes(copying: extensionBytes, protection: .locked))
     }
 
     // MARK: Decoding
@@ -188,6 +255,9 @@ package enum ItemCodec {
                 let (changed, secret) = try splitHistory(value)
                 item!.passwordHistory.append(PasswordHistoryEntry(password: Secret(bytes: try SecureBytes(copying: secret, protection: .locked)), changed: changed))
             case .noteValue: item!.noteValue = Secret(bytes: try SecureBytes(copying: value, protection: .locked))
+            case .sshKey: item!.sshPrivateKey = Secret(bytes: try SecureBytes(copying: value, protection: .locked))
+            case .passkey: item!.passkeys.append(try decodePasskey(value))
+            default: item!.details[tag.detail!] = Secret(bytes: try SecureBytes(copying: value, protection: .locked))
             }
         } extensionField: { tag, value in
             if tag == urlMatchTag {
@@ -220,7 +290,7 @@ package enum ItemCodec {
             case .customField: _ = try splitCustom(value)
             case .history: _ = try splitHistory(value)
             case .notes: guard isValidUTF8(value) else { throw malformed("field \(tag.rawValue) is not valid UTF-8") }
-            case .noteValue: break
+            default: break  // validated by `walk`; never part of a summary
             }
         } extensionField: { _, _ in }
         return summary!
@@ -244,7 +314,7 @@ package enum ItemCodec {
                     text.append(contentsOf: value)
                 case .notes: guard isValidUTF8(value) else { throw malformed("field \(tag.rawValue) is not valid UTF-8") }
                 case .password: hasPassword = true
-                case .customField, .history, .noteValue: break  // validated by `walk`
+                default: break  // validated by `walk`
                 }
             } extensionField: { _, _ in }
         } catch {
@@ -376,6 +446,8 @@ package enum ItemCodec {
         case .history:
             let (_, secret) = try splitHistory(value)
             guard isValidUTF8(secret) else { throw malformed("history entry is not valid UTF-8") }
+        case .passkey:
+            _ = try decodePasskey(value)  // its structure, for every decoder alike
         default:
             guard isValidUTF8(value) else { throw malformed("field \(tag.rawValue) is not valid UTF-8") }
         }

@@ -2,17 +2,18 @@
 /// MAC under the vault key and protected against accidental damage by a keyless checksum.
 package struct VaultHeader: Sendable, Equatable {
     package static let magic: [UInt8] = [0x89, 0x43, 0x4F, 0x46, 0x46, 0x45, 0x52, 0x0A]
-    package static let versionMajor: UInt16 = 1
-    /// The newest minor version this Coffer reads and writes (spec/format.md §2).
-    package static let versionMinor: UInt16 = 2
-    /// The minor version a new vault gets: the lowest one, until an item needs more (§2).
-    package static let initialVersionMinor: UInt16 = 0
+    /// The newest version this Coffer reads and writes (spec/format.md §2): 2.0, and 1.x up to 1.2
+    /// for writing (any 1.x for reading).
+    package static let newest = FormatVersion(2, 0)
+    package static let newestOfMajor1 = FormatVersion(1, 2)
     package static let lengthBounds = 128...65_536
     package static let maximumKeyslots = 4
     static let fixedCount = 57
     static let trailerCount = 64
 
-    package var versionMinor: UInt16 = VaultHeader.initialVersionMinor
+    /// A new vault is 1.0, the lowest version, until an item needs more (§2).
+    package var version = FormatVersion(1, 0)
+    package var versionMinor: UInt16 { version.minor }
     package var vaultID: [UInt8]
     package var logID: [UInt8]
     package var created: Timestamp
@@ -28,8 +29,8 @@ package struct VaultHeader: Sendable, Equatable {
         try validateStructure()
         var w = ByteWriter(capacity: encodedCount)
         w.append(Self.magic)
-        w.uint16(Self.versionMajor)
-        w.uint16(versionMinor)
+        w.uint16(version.major)
+        w.uint16(version.minor)
         w.uint32(UInt32(encodedCount))
         w.append(vaultID)
         w.append(logID)
@@ -59,8 +60,10 @@ package struct VaultHeader: Sendable, Equatable {
         var r = ByteReader(file, offset: 8, shortInputCode: .truncated, context: "header")
         let major = try r.uint16()
         let minor = try r.uint16()
-        guard major == versionMajor else {
-            throw CofferError.unsupportedVersion("vault format version \(major).\(minor) is not supported (this Coffer reads \(versionMajor).x)")
+        let version = FormatVersion(major, minor)
+        guard major == 1 || (major == newest.major && minor <= newest.minor) else {
+            throw CofferError.unsupportedVersion(
+                "vault format version \(version) is not supported: it was written by a newer Coffer (this one reads 1.x and \(newest))")
         }
         let length = Int(try r.uint32())
         guard lengthBounds.contains(length) else {
@@ -88,7 +91,7 @@ package struct VaultHeader: Sendable, Equatable {
         guard body.isAtEnd else {
             throw CofferError.headerCorrupted("header corrupted: \(body.remaining) unexpected bytes after the keyslots")
         }
-        let header = VaultHeader(versionMinor: minor, vaultID: vaultID, logID: logID, created: created, keyslots: slots)
+        let header = VaultHeader(version: version, vaultID: vaultID, logID: logID, created: created, keyslots: slots)
         try header.validateStructure()
         return (header, length)
     }
@@ -104,4 +107,14 @@ package struct VaultHeader: Sendable, Equatable {
             throw CofferError.headerCorrupted("header corrupted: more than one PIN keyslot")
         }
     }
+}
+
+/// A format version (spec/format.md §2): a 1.x reader reads every 1.x file; 2 marks a file with
+/// what 1.x readers cannot read whole, and a 2.y reader refuses 2.z for z > y.
+package struct FormatVersion: Comparable, Hashable, Sendable, CustomStringConvertible {
+    package var major: UInt16
+    package var minor: UInt16
+    package init(_ major: UInt16, _ minor: UInt16) { (self.major, self.minor) = (major, minor) }
+    package static func < (a: Self, b: Self) -> Bool { (a.major, a.minor) < (b.major, b.minor) }
+    package var description: String { "\(major).\(minor)" }
 }

@@ -98,6 +98,18 @@ package enum ItemMerge {
         func note(_ field: String, _ keptIn: String?) {
             conflicts.append(Conflict(item: ours.id, field: field, winner: side, loserKeptIn: keptIn))
         }
+        func keptSecret(_ field: String) -> (Item, Secret?) -> Bool {
+            { copy, value in
+                guard let value, !value.isEmpty else { return false }
+                return copy.customFields.contains { $0.name == field + conflictSuffix && $0.value == value }
+            }
+        }
+        func keepSecret(_ field: String, _ value: Secret??) {
+            guard let value = value ?? nil, !value.isEmpty else { note(field, nil); return }
+            let name = field + conflictSuffix
+            kept.append(CustomField(name: name, value: value))
+            note(field, name)
+        }
         func keepText(_ field: String, _ value: String?) {
             guard let value, !value.isEmpty, let secret = try? Secret(value) else { note(field, nil); return }
             let name = field + conflictSuffix
@@ -151,6 +163,17 @@ package enum ItemMerge {
         }
         result.passwordHistory = history
 
+        // Format 2.0's fields (spec/merge.md §3.8): each card or identity field and the SSH key
+        // picked alone, a losing value kept as a custom field; passkeys a set by credential id.
+        for field in DetailField.allCases {
+            let detail = pick(\.details[field], replaced: keptSecret(field.name))
+            result.details[field] = detail.value
+            if let loser = detail.loser { keepSecret(field.name, loser) }
+        }
+        let sshKey = pick(\.sshPrivateKey, replaced: keptSecret("ssh-key"))
+        result.sshPrivateKey = sshKey.value
+        if let loser = sshKey.loser { keepSecret("ssh-key", loser) }
+        result.passkeys = mergePasskeys(base: twoWay ? nil : base?.passkeys, first.passkeys, second.passkeys)
         result.customFields = mergeFields(base: twoWay ? nil : base?.customFields, first.customFields, second.customFields,
                                           item: ours.id, side: side, conflicts: &conflicts, kept: &kept) + kept
         result.extensionFields = pick(\.extensionFields).value
@@ -160,6 +183,19 @@ package enum ItemMerge {
         result.created = created.loser == nil ? created.value : Swift.min(ours.created, theirs.created)
         result.modified = modified.loser == nil ? modified.value : Swift.max(ours.modified, theirs.modified)
         return (result, conflicts)
+    }
+
+    /// Passkeys as a set by credential id (spec/merge.md §3.8): one on both sides is the winner's;
+    /// one added on either side since the base is kept; one the base had and a side removed is
+    /// removed. The winner's order, then the other side's additions.
+    static func mergePasskeys(base: [Passkey]?, _ first: [Passkey], _ second: [Passkey]) -> [Passkey] {
+        if first == second || (base != nil && second == base!) { return first }
+        if let base, first == base { return second }
+        let a = Set(first.map(\.credentialID)), b = Set(second.map(\.credentialID)), o = Set((base ?? []).map(\.credentialID))
+        let keep: ([UInt8]) -> Bool = { (a.contains($0) && b.contains($0)) || (!o.contains($0) && (a.contains($0) || b.contains($0))) }
+        var seen = Set<[UInt8]>(), out: [Passkey] = []
+        for passkey in first + second where keep(passkey.credentialID) && seen.insert(passkey.credentialID).inserted { out.append(passkey) }
+        return out
     }
 
     /// Elements in the winner's order, then the other side's additions in theirs.

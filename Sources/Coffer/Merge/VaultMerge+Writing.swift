@@ -37,7 +37,7 @@ extension Vault {
             placement = .append
         } else {
             var header = state.header
-            header.versionMinor = Swift.max(header.versionMinor, puts.lazy.map(ItemCodec.minimumVersionMinor).max() ?? 0)
+            header.version = Swift.max(header.version, puts.lazy.map(ItemCodec.minimumVersion).max() ?? header.version)
             if let passwordSlot { header.keyslots = header.keyslots.map { $0.kind == .password ? passwordSlot : $0 } }
             placement = .rewrite(header: header)
         }

@@ -24,8 +24,80 @@ public struct Secret: Sendable, Equatable, CustomStringConvertible {
 public enum ItemKind: UInt8, Sendable, Codable, CaseIterable {
     case login = 1
     case secureNote = 2
+    /// A payment card (format 2.0, spec/format.md §6.3): its fields are `Item.details`.
+    case card = 3
+    /// A person's names, address and documents (format 2.0): `Item.details`.
+    case identity = 4
+    /// An SSH key (format 2.0): `Item.sshPrivateKey`.
+    case sshKey = 5
 
-    package var name: String { self == .login ? "login" : "note" }
+    /// Its name in the CLI and in JSON (`add --kind`, `ls --kind`).
+    package var name: String {
+        switch self {
+        case .login: return "login"
+        case .secureNote: return "note"
+        case .card: return "card"
+        case .identity: return "identity"
+        case .sshKey: return "ssh-key"
+        }
+    }
+}
+
+/// A field of a card or an identity (format 2.0, spec/format.md §6.3), by its tag. Any item may
+/// carry any of them; secret ones are masked when shown, and none is indexed or searched.
+public enum DetailField: UInt8, Sendable, CaseIterable, Comparable {
+    case cardholder = 10, cardNumber, expiryMonth, expiryYear, securityCode, cardPIN, brand
+    case honorific = 20, firstName, middleName, lastName, addressLine1, addressLine2, addressLine3, city, region, postalCode,
+         country, phone, email, company, nationalID, passportNumber, licenseNumber
+
+    public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+
+    /// Masked unless revealed, like a password.
+    public var isSecret: Bool {
+        switch self {
+        case .cardNumber, .securityCode, .cardPIN, .nationalID, .passportNumber, .licenseNumber: return true
+        default: return false
+        }
+    }
+
+    /// The kind it belongs with (how `show` groups them).
+    public var kind: ItemKind { rawValue < 20 ? .card : .identity }
+
+    /// Its name in the CLI and in JSON: `card-number`, `first-name`, …
+    public var name: String {
+        switch self {
+        case .cardholder: return "cardholder"
+        case .cardNumber: return "card-number"
+        case .expiryMonth: return "expiry-month"
+        case .expiryYear: return "expiry-year"
+        case .securityCode: return "security-code"
+        case .cardPIN: return "card-pin"
+        case .brand: return "brand"
+        case .honorific: return "honorific"
+        case .firstName: return "first-name"
+        case .middleName: return "middle-name"
+        case .lastName: return "last-name"
+        case .addressLine1: return "address-1"
+        case .addressLine2: return "address-2"
+        case .addressLine3: return "address-3"
+        case .city: return "city"
+        case .region: return "region"
+        case .postalCode: return "postal-code"
+        case .country: return "country"
+        case .phone: return "phone"
+        case .email: return "email"
+        case .company: return "company"
+        case .nationalID: return "national-id"
+        case .passportNumber: return "passport"
+        case .licenseNumber: return "licence"
+        }
+    }
+
+    /// The field named `name` (`DetailField.name`); nil for none.
+    public init?(name: String) {
+        guard let field = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = field
+    }
 }
 
 /// A named extra field of an item (a PIN, a security answer, …). The value is secret.
@@ -73,6 +145,13 @@ public struct Item: Sendable, Equatable, Identifiable {
     /// How each URL is matched against a page (format 1.2, spec/urls.md §5); a URL without a
     /// rule matches by registrable domain.
     public var urlMatches: [URLMatchRule] = []
+    /// A card's or an identity's fields (format 2.0, spec/format.md §6.3), each held as a
+    /// secret whether or not it is one (`DetailField.isSecret` says which are masked).
+    public var details: [DetailField: Secret] = [:]
+    /// An SSH key item's key, in OpenSSH's own format (format 2.0; spec/ssh.md).
+    public var sshPrivateKey: Secret?
+    /// WebAuthn credentials for the item's site (format 2.0; spec/passkeys.md), beside its password.
+    public var passkeys: [Passkey] = []
     public var created: Timestamp
     public var modified: Timestamp
 

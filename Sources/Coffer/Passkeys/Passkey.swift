@@ -50,6 +50,16 @@ public struct Passkey: Sendable {
         self.extensions = extensions
     }
 
+    /// A passkey as the vault stores it (spec/format.md §6.3), its key not checked: an
+    /// assertion checks it where it is used.
+    package init(unchecked relyingPartyID: String, credentialID: [UInt8], userHandle: [UInt8], userName: String,
+                 userDisplayName: String, algorithm: PasskeyAlgorithm, privateKey: SecureBytes, created: Timestamp,
+                 extensions: SecureBytes?) {
+        (self.relyingPartyID, self.credentialID, self.userHandle, self.userName, self.userDisplayName) =
+            (relyingPartyID, credentialID, userHandle, userName, userDisplayName)
+        (self.algorithm, self.privateKey, self.created, self.extensions) = (algorithm, privateKey, created, extensions)
+    }
+
     /// A passkey imported from a base64url PKCS#8 key, as Bitwarden's export keeps it
     /// (`fido2Credentials[].keyValue`) and the exchange format's `key` member.
     public init(relyingPartyID: String, credentialID: [UInt8], userHandle: [UInt8], userName: String, userDisplayName: String,
@@ -165,4 +175,14 @@ public enum PasskeyLimits {
     public static let maximumListCount = 256
     /// The size of a credential id Coffer makes.
     public static let createdCredentialIDBytes = 16
+}
+
+/// Equal when every field is (extensions absent and empty alike, as the vault stores them).
+extension Passkey: Equatable {
+    public static func == (a: Passkey, b: Passkey) -> Bool {
+        a.relyingPartyID == b.relyingPartyID && a.credentialID == b.credentialID && a.userHandle == b.userHandle
+            && a.userName == b.userName && a.userDisplayName == b.userDisplayName && a.algorithm == b.algorithm
+            && a.privateKey == b.privateKey && a.created == b.created
+            && ((a.extensions?.count ?? 0) == 0 ? (b.extensions?.count ?? 0) == 0 : a.extensions == b.extensions)
+    }
 }

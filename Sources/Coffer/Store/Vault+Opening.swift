@@ -51,9 +51,9 @@ extension Vault {
             let handle = try fileSystem.open(path, writable: mode == .readWrite)
             let fileSize = try handle.size()
             let (header, headerBytes) = try readHeader(handle, fileSize: fileSize)
-            if mode == .readWrite && header.versionMinor > VaultHeader.versionMinor {
+            if mode == .readWrite && header.version.major == 1 && header.version > VaultHeader.newestOfMajor1 {
                 throw CofferError.unsupportedVersion(
-                    "vault format 1.\(header.versionMinor) is newer than this Coffer (1.\(VaultHeader.versionMinor)); it can be read but not changed")
+                    "vault format \(header.version) is newer than this Coffer (\(VaultHeader.newestOfMajor1)); it can be read but not changed")
             }
             let keys = try VaultKeys(vaultKey: try unlock(header))
             let replay = try replayLog(handle, fileSize: fileSize, header: header, headerBytes: headerBytes, keys: keys, resume: resume)

@@ -79,7 +79,7 @@ extension Vault {
 
     public func info() throws -> Info {
         try withOpenState { state in
-            Info(formatVersion: "\(VaultHeader.versionMajor).\(state.header.versionMinor)",
+            Info(formatVersion: "\(state.header.version)",
                  vaultID: state.header.vaultID.lowercaseHex, created: state.header.created,
                  passwordKDF: state.header.passwordSlot!.kdf, pinKDF: state.header.pinSlot?.kdf,
                  itemCount: state.index.count, records: state.records,

@@ -54,9 +54,9 @@ extension Vault {
     /// header says 1.1. The header is rewritten atomically and the frames copied verbatim, so a
     /// crash leaves the file as it was or upgraded, never half of it.
     func upgradeVersion(for items: [Item], state: inout State) throws {
-        let needed = items.lazy.map(ItemCodec.minimumVersionMinor).max() ?? 0
-        guard needed > state.header.versionMinor else { return }
-        try rewriteHeader(state: &state) { $0.versionMinor = needed }
+        let needed = items.lazy.map(ItemCodec.minimumVersion).max() ?? state.header.version
+        guard needed > state.header.version else { return }
+        try rewriteHeader(state: &state) { $0.version = needed }
     }
 
     func replaceKeyslots(_ slots: [Keyslot], state: inout State) throws {

@@ -134,27 +134,42 @@ struct ItemFieldOptions: ParsableArguments {
 struct AddCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "add",
-        abstract: "Add a login; prints its id alone on stdout.",
+        abstract: "Add a login, a card or an identity; prints its id alone on stdout.",
         discussion: """
             The password comes from --secret-file, --generate, --words or a prompt (asked twice); \
-            without a terminal one of those options (or --no-password) is required.
+            without a terminal one of those options (or --no-password) is required. A card or an \
+            identity (--kind) has no password unless one is given; its fields come from --detail \
+            (plain ones), --ask and --detail-file (any, secret ones only so). SSH keys: coffer ssh-key.
             """)
 
-    @Argument(help: "The service (the item's name).")
+    @Argument(help: "The service (the item's name); a card's or identity's title.")
     var service: String
 
+    @Option(help: ArgumentHelp("What the item is: login (the default), card or identity.", valueName: "kind"))
+    var kind: String = "login"
+
+    @OptionGroup var details: DetailOptions
     @OptionGroup var fields: ItemFieldOptions
     @OptionGroup var secret: SecretOptions
     @OptionGroup var vaultOptions: VaultOptions
 
     func validate() throws {
         if service.trimmingCharacters(in: .whitespaces).isEmpty { throw ValidationError("the service name is empty") }
+        guard let itemKind = ItemKind.allCases.first(where: { $0.name == kind }), itemKind != .secureNote else {
+            throw ValidationError("--kind takes login, card or identity (got '\(kind)')")
+        }
+        if itemKind == .sshKey { throw ValidationError("SSH keys are added with `coffer ssh-key import` or `coffer ssh-key generate`") }
     }
+
+    var itemKind: ItemKind { ItemKind.allCases.first { $0.name == kind } ?? .login }
+
+    /// A card or identity asks for no password unless one is given.
+    var asksForPassword: Bool { itemKind == .login && !secret.noPassword }
 
     func run() throws {
         let path = try vaultOptions.path()
         guard VaultLocation.exists(path) else { throw CofferError.vaultMissing(at: path) }
-        if !secret.givesSecret && !secret.noPassword && !SecretInput.hasTerminal {
+        if !secret.givesSecret && asksForPassword && !SecretInput.hasTerminal {
             throw CLIError.usage("no terminal to ask for the item's password on; pass --secret-file, --generate, --words or --no-password")
         }
         if secret.clipGenerated { _ = try ClipboardTool.require(orShow: "--print") }  // before anything is written
@@ -163,10 +178,11 @@ struct AddCommand: ParsableCommand {
         var password: Secret?
         if let new = try secret.newSecret() {
             password = new.secret
-        } else if !secret.noPassword {
+        } else if asksForPassword {
             password = Secret(bytes: try SecretInput.readNew(file: nil, label: "Password for \(service): ", what: "item password",
                                                              option: "--secret-file FILE", live: Checklists.itemPassword) { _ in })
         }
+        let detailValues = try details.resolved()
         let customFields = try fields.newCustomFields()
         let totp = try fields.newTOTP()
         var vault = try VaultAccess(vaultOptions, mode: .readWrite)
@@ -178,6 +194,8 @@ struct AddCommand: ParsableCommand {
         }
         var item = Item.login(service, username: fields.username, password: password,
                               urls: fields.urls.filter { !$0.isEmpty }, notes: try fields.resolvedNotes(), tags: fields.tags)
+        item.kind = itemKind
+        DetailOptions.apply(detailValues, to: &item)
         ItemFieldOptions.apply(customFields, to: &item)
         fields.applyMatch(to: &item)
         if let totp { try item.setTOTP(totp) }

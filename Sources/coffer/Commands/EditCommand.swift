@@ -15,6 +15,7 @@ struct EditCommand: ParsableCommand {
     var service: String?
 
     @OptionGroup var fields: ItemFieldOptions
+    @OptionGroup var details: DetailOptions
     @Flag(name: .customLong("clear-tags"), help: "Remove all tags.")
     var clearTags = false
     @OptionGroup var secret: SecretOptions
@@ -30,6 +31,7 @@ struct EditCommand: ParsableCommand {
         if secret.clipGenerated { _ = try ClipboardTool.require(orShow: "--print") }  // before anything is written
         // What a person types comes before the vault is opened for writing (spec/agent.md §5).
         let newSecret = try secret.newSecret()
+        let detailValues = try details.resolved()
         let customFields = try fields.newCustomFields()
         let newTOTP = try fields.newTOTP()
         var vault = try VaultAccess(vaultOptions, mode: .readWrite)
@@ -50,6 +52,7 @@ struct EditCommand: ParsableCommand {
             }
             if fields.match != nil { fields.applyMatch(to: &found); changed.append("URL match") }
             if !customFields.isEmpty { ItemFieldOptions.apply(customFields, to: &found); changed.append("fields") }
+            if !detailValues.isEmpty { DetailOptions.apply(detailValues, to: &found); changed.append("details") }
             if let notes { found.notes = notes.isEmpty ? nil : notes; changed.append("notes") }
             if !fields.tags.isEmpty { found.tags = fields.tags; changed.append("tags") }
             if clearTags { found.tags = []; changed.append("tags") }

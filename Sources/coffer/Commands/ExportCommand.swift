@@ -17,8 +17,8 @@ struct ExportCommand: ParsableCommand {
             json: every field, id and time (schema in spec/cli.md §6.6); `coffer import --from coffer-json` \
             reads it back to equal items. csv: the generic import format (title, username, password, url, notes, \
             tags, totp, type), for spreadsheets and other managers; it cannot carry extra URLs (only the first), \
-            custom fields other than totp, password history, ids, times or extension fields: use json to keep \
-            everything. The file must not exist; --output - writes to standard output. A warning goes to stderr.
+            custom fields other than totp, password history, ids, times, extension fields, a card's or identity's \
+            fields, SSH keys or passkeys (a warning counts such items): use json to keep everything. The file must not exist; --output - writes to standard output. A warning goes to stderr.
             Cells are written exactly, so the csv imports back to the same values; a cell that begins with =, +, \
             -, @, a tab or a carriage return may run as a formula in a spreadsheet (a warning counts them). \
             --spreadsheet-safe writes a file to open in a spreadsheet instead: such cells get a ' in front and \
@@ -67,6 +67,7 @@ struct ExportCommand: ParsableCommand {
         var text = ""
         var count = 0
         var formulaCells = 0
+        var notInCSV = 0
         switch format {
         case .csv:
             text = CSVReader.encode(["title", "username", "password", "url", "notes", "tags", "totp", "type"], quoteEvery: spreadsheetSafe)
@@ -80,6 +81,7 @@ struct ExportCommand: ParsableCommand {
                 formulaCells += formulas
                 if spreadsheetSafe && formulas > 0 { cells = cells.map(Self.spreadsheetSafe) }
                 text += CSVReader.encode(cells, quoteEvery: spreadsheetSafe)
+                if !item.details.isEmpty || item.sshPrivateKey != nil || !item.passkeys.isEmpty { notInCSV += 1 }
                 count += 1
             }
         case .json:
@@ -89,6 +91,9 @@ struct ExportCommand: ParsableCommand {
                 count += 1
             }
             text = CofferJSON.export(items).render() + "\n"
+        }
+        if notInCSV > 0 {
+            Terminal.warn("\(notInCSV) item(s) have card or identity fields, an SSH key or passkeys, which CSV cannot hold: they are not in this file; use --format json to keep them")
         }
         if formulaCells > 0 && spreadsheetSafe {
             Terminal.warn("\(formulaCells) cell(s) began with =, +, -, @, a tab or a carriage return and now begin with ' (a spreadsheet shows them as text); imported again they keep the ', so a password among them would be wrong: export without --spreadsheet-safe, or --format json, to move to another manager")

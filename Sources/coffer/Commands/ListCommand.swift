@@ -24,6 +24,9 @@ struct ListCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Only items with this tag.", valueName: "tag"))
     var tag: String?
 
+    @Option(help: ArgumentHelp("Only items of this kind: login, note, card, identity or ssh-key.", valueName: "kind"))
+    var kind: String?
+
     @Option(help: ArgumentHelp("Only the logins for this page's URL (same site, or each URL's own rule).", valueName: "url"))
     var url: String?
 
@@ -37,26 +40,30 @@ struct ListCommand: ParsableCommand {
 
     func validate() throws {
         if suffixList != nil && url == nil { throw ValidationError("--suffix-list is for --url") }
+        if let kind, !ItemKind.allCases.contains(where: { $0.name == kind }) {
+            throw ValidationError("--kind takes login, note, card, identity or ssh-key (got '\(kind)')")
+        }
     }
 
     func run() throws {
         let suffixes = try url.map { _ in try SuffixListChoice.load(suffixList) }
         var reader = try VaultAccess(vaultOptions)
         defer { reader.close() }
-        let items: ListedItems
+        var items: ListedItems
         if let url, let suffixes {
             let needle = SearchText.folded(query ?? "")
             items = .summaries(try reader.logins(matching: url, suffixes: suffixes).map(\.summary).filter { $0.matches(folded: needle) && $0.hasTag(tag) })
         } else {
             items = try reader.listing(query ?? "", tag: tag)
         }
+        if let kind { items = .summaries(items.summaries.filter { $0.kind.name == kind }) }
         if json {
             var out = ListingJSON.render(items)
             Terminal.outBytes(&out)
             return
         }
         if items.isEmpty {
-            Terminal.note(query == nil && tag == nil ? "The vault is empty; `coffer add SERVICE` adds a login." : "No item matches.")
+            Terminal.note(query == nil && tag == nil && kind == nil ? "The vault is empty; `coffer add SERVICE` adds a login." : "No item matches.")
             return
         }
         var table = Table(header: ["ID", "SERVICE", "USERNAME", "URL", "TAGS"], rows: items.count)

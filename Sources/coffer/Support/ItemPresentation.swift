@@ -9,7 +9,7 @@ enum ItemPresentation {
 
     /// The standard field names `show --field` and `clip --field` accept; custom field names too.
     static let fieldNames = ["service", "title", "username", "password", "url", "urls", "notes", "tags", "id",
-                             "kind", "value", "created", "modified"]
+                             "kind", "value", "created", "modified", "public-key", "fingerprint"] + DetailField.allCases.map(\.name)
 
     /// The value of field `name`, and whether it is secret. nil when the item has no such field.
     static func field(_ name: String, of item: Item) -> (value: String, secret: Bool)? {
@@ -26,7 +26,12 @@ enum ItemPresentation {
         case "value": return item.noteValue.map { ($0.reveal(), true) } ?? ("", false)
         case "created": return (item.created.description, false)
         case "modified": return (item.modified.description, false)
+        case "public-key": return sshKey(of: item).map { ($0.publicLine, false) }
+        case "fingerprint": return sshKey(of: item).map { ($0.fingerprintLine, false) }
         default:
+            if let detail = DetailField(name: name.lowercased()) {
+                return item.details[detail].map { ($0.reveal(), detail.isSecret) }
+            }
             guard let custom = item.customFields.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
                 return nil
             }
@@ -39,20 +44,44 @@ enum ItemPresentation {
         switch name.lowercased() {
         case "password": return item.password != nil
         case "value": return item.noteValue != nil
-        case "service", "title", "username", "url", "urls", "notes", "tags", "id", "kind", "created", "modified": return false
-        default: return true
+        case "service", "title", "username", "url", "urls", "notes", "tags", "id", "kind", "created", "modified", "public-key",
+             "fingerprint": return false
+        default: return DetailField(name: name.lowercased())?.isSecret ?? true
         }
     }
 
+    /// An SSH key item's key, parsed (its public half and fingerprint are derived, never stored).
+    static func sshKey(of item: Item) -> SSHKey? {
+        guard let text = item.sshPrivateKey else { return nil }
+        return try? text.bytes.withUnsafeBytes { try SSHKey.parse($0) }
+    }
+
     static func text(_ item: Item, reveal: Bool) -> [String] {
-        var lines: [(String, String)] = [("service", item.title)]
-        if item.kind == .secureNote { lines[0].0 = "title" }
+        var lines: [(String, String)] = [(item.kind == .login ? "service" : "title", item.title)]
+        if item.kind != .login { lines.insert(("kind", item.kind.name), at: 1) }
         if let username = item.username { lines.append(("username", username)) }
         if let password = item.password {
             lines.append(("password", reveal ? password.reveal() : mask + "  (--reveal to show)"))
         }
         for url in item.urls { lines.append(("url", url)) }
         if let value = item.noteValue { lines.append(("value", reveal ? value.reveal() : mask + "  (--reveal to show)")) }
+        // Format 2.0's fields (spec/format.md §6.3), in tag order; secret ones masked.
+        for (field, value) in item.details.sorted(by: { $0.key < $1.key }) {
+            lines.append((field.name, field.isSecret && !reveal ? mask : value.reveal()))
+        }
+        if item.sshPrivateKey != nil {
+            if let key = sshKey(of: item) {
+                lines.append(("fingerprint", key.fingerprintLine))
+                lines.append(("public-key", key.publicLine))
+            } else {
+                lines.append(("ssh-key", "not a key Coffer reads (its private key is kept as it is)"))
+            }
+            lines.append(("private-key", mask + "  (coffer ssh-key export)"))
+        }
+        for passkey in item.passkeys {
+            let user = passkey.userName.isEmpty ? "" : " " + passkey.userName
+            lines.append(("passkey", "\(passkey.relyingPartyID)\(user) (\(passkey.algorithm), created \(passkey.created))"))
+        }
         for field in item.customFields { lines.append((field.name, reveal ? field.value.reveal() : mask)) }
         if let notes = item.notes { lines.append(("notes", notes)) }
         if !item.tags.isEmpty { lines.append(("tags", item.tags.joined(separator: ", "))) }

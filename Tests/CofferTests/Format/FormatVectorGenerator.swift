@@ -35,12 +35,13 @@ struct FormatVectorGenerator {
         var live: [[UInt8]: [UInt8]] = [:]
 
         init(seed: String, password: String = FormatVectorGenerator.password, kdf: KDFParameters = Writer.kdf,
-             versionMinor: UInt16 = 0) throws {
-            try self.init(seed: seed, keyslots: [Writer.Keyslot(password: password, kdf: kdf)], versionMinor: versionMinor)
+             versionMajor: UInt16 = 1, versionMinor: UInt16 = 0) throws {
+            try self.init(seed: seed, keyslots: [Writer.Keyslot(password: password, kdf: kdf)], versionMajor: versionMajor,
+                          versionMinor: versionMinor)
         }
 
-        init(seed: String, keyslots: [Writer.Keyslot], versionMinor: UInt16 = 0) throws {
-            writer = try Writer(seed: seed, keyslots: keyslots, versionMinor: versionMinor)
+        init(seed: String, keyslots: [Writer.Keyslot], versionMajor: UInt16 = 1, versionMinor: UInt16 = 0) throws {
+            writer = try Writer(seed: seed, keyslots: keyslots, versionMajor: versionMajor, versionMinor: versionMinor)
         }
 
         /// The scenario's random stream (item ids and passwords come from it too).
@@ -179,9 +180,9 @@ struct FormatVectorGenerator {
         // Not a vault, versions, header damage.
         add("016-not-a-vault", "a text file", expect: "not a vault", bytes: Array("username,password\nme,secret\n".utf8))
         add("017-empty-file", "zero bytes", expect: "not a vault", bytes: [])
-        var major2 = one.file
-        major2[8] = 2
-        add("018-unsupported-major-version", "version 2.0", expect: "unsupported version", bytes: major2)
+        var major3 = one.file
+        major3[8] = 3
+        add("018-unsupported-major-version", "version 3.0 (2.0 is known since format 2.0)", expect: "unsupported version", bytes: major3)
         var flipped = one.file
         flipped[20] ^= 0x01
         add("019-header-corrupted", "one bit of the vault id flipped (checksum no longer matches)", expect: "header corrupted", bytes: flipped)
@@ -351,6 +352,61 @@ struct FormatVectorGenerator {
         emptyRule.put(broken)
         add("053-empty-url-match-rule", "version 1.2: a tag-128 field of 0 bytes (a rule needs its rule byte)", expect: "malformed item",
             bytes: emptyRule.file)
+
+        // Format 2.0 (§2, §6.3): cards, identities, SSH keys and passkeys.
+        func text(_ tag: UInt8, _ value: String) -> (tag: UInt8, value: [UInt8]) { (tag, Array(value.utf8)) }
+        var cards = try Log(seed: "a card", versionMajor: 2)
+        var card = Writer.Item(kind: .card, id: cards.random.bytes(16), title: "Travel card", created: baseTime)
+        card.formatTwoFields = [text(10, "Ada Lovelace"), text(11, "4111 1111 1111 1111"), text(12, "7"), text(13, "2031"),
+                                text(14, "123"), text(15, "4321"), text(16, "Visa")]
+        cards.put(card)
+        add("054-card", "version 2.0: a card with every card field (tags 10-16)", expect: "success", bytes: cards.file, items: cards.items)
+        var people = try Log(seed: "an identity", versionMajor: 2)
+        var person = Writer.Item(kind: .identity, id: people.random.bytes(16), title: "Me", username: "ada", created: baseTime)
+        person.formatTwoFields = [text(20, "Dr"), text(21, "Ada"), text(22, "King"), text(23, "Lovelace"), text(24, "12 St James's Square"),
+                                  text(25, "Flat 2"), text(26, ""), text(27, "London"), text(28, "Greater London"), text(29, "SW1Y 4JH"),
+                                  text(30, "GB"), text(31, "+44 20 7946 0000"), text(32, "ada@example.org"), text(33, "Analytical Engines Ltd"),
+                                  text(34, "QQ 12 34 56 C"), text(35, "123456789"), text(36, "LOVEL815127AA9AB")]
+        people.put(person)
+        add("055-identity", "version 2.0: an identity with every identity field (tags 20-36), an empty one too, and a user name (tag 2)",
+            expect: "success", bytes: people.file, items: people.items)
+        var keys = try Log(seed: "an ssh key", versionMajor: 2)
+        var keyItem = Writer.Item(kind: .sshKey, id: keys.random.bytes(16), title: "laptop key", created: baseTime)
+        keyItem.formatTwoFields = [text(40, "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACBCdJmWyWR+B+J7b5TudxjWZm6SrVzOfOVU24Vhyyrn1QAAAJioGhMAqBoT\nAAAAAAtzc2gtZWQyNTUxOQAAACBCdJmWyWR+B+J7b5TudxjWZm6SrVzOfOVU24Vhyyrn1Q\nAAAEB+Dg5mgJqykIOxOxkp7c44Q/T2IZDc9k2yAb2d3NJPREJ0mZbJZH4H4ntvlO53GNZm\nbpKtXM585VTbhWHLKufVAAAAEWFsaWNlQGV4YW1wbGUuY29tAQIDBA==\n-----END OPENSSH PRIVATE KEY-----\n")]
+        keys.put(keyItem)
+        add("056-ssh-key", "version 2.0: an SSH key item holding an Ed25519 key made by ssh-keygen (spec/vectors/ssh/001), tag 40",
+            expect: "success", bytes: keys.file, items: keys.items)
+        var passkeys = try Log(seed: "passkeys", versionMajor: 2)
+        var site = login(1, random: passkeys.random)
+        let ed25519Prefix: [UInt8] = [0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20]
+        site.formatTwoFields = [
+            (50, Writer.passkeyValue(rpID: "s1.example", credentialID: passkeys.random.bytes(16), userHandle: passkeys.random.bytes(32),
+                                     userName: "user1@example.com", displayName: "User One", algorithm: 2, created: baseTime,
+                                     privateKey: ed25519Prefix + passkeys.random.bytes(32))),
+            (50, Writer.passkeyValue(rpID: "s1.example", credentialID: passkeys.random.bytes(20), userHandle: [],
+                                     userName: "", displayName: "", algorithm: 2, created: baseTime + 1_000,
+                                     privateKey: ed25519Prefix + passkeys.random.bytes(32), extensions: Array("{\"credBlob\":\"AAEC\"}".utf8))),
+        ]
+        passkeys.put(site)
+        add("057-passkeys", "version 2.0: a login with a password and two Ed25519 passkeys (tag 50), one with an empty user handle and names and kept extensions",
+            expect: "success", bytes: passkeys.file, items: passkeys.items)
+        var later = try Log(seed: "version 2.1", versionMajor: 2, versionMinor: 1)
+        later.put(login(1, random: later.random))
+        add("058-version-2.1", "version 2.1: a later 2.x minor, refused for reading too (§2)", expect: "unsupported version", bytes: later.file)
+        var overrun = try Log(seed: "passkey overrun", versionMajor: 2)
+        var bad = login(1, random: overrun.random)
+        var value = Writer.passkeyValue(rpID: "s1.example", credentialID: [1, 2, 3], userHandle: [4], userName: "u", displayName: "U",
+                                        algorithm: 1, created: baseTime, privateKey: [0x30, 0x00])
+        value.removeLast()  // the extensions' length now runs past the value
+        bad.formatTwoFields = [(50, value)]
+        overrun.put(bad)
+        add("059-passkey-overrun", "version 2.0: a passkey whose last length runs past its value", expect: "malformed item", bytes: overrun.file)
+        var unknownKind = try Log(seed: "kind 6", versionMajor: 2)
+        let stranger = Writer.Item(id: unknownKind.random.bytes(16), title: "a kind from later", created: baseTime)
+        var strange = stranger.encoding
+        strange[1] = 6
+        unknownKind.append(Writer.plaintext(type: 1, payload: strange))
+        add("060-unknown-kind", "version 2.0: an item of kind 6, which no 2.0 reader knows", expect: "malformed item", bytes: unknownKind.file)
         return out
     }
 

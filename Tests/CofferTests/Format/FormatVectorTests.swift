@@ -111,6 +111,17 @@ struct FormatVectorTests {
             passwordHistory: item.passwordHistory.map { (changed: $0.changed.millisecondsSince1970, password: $0.password.reveal()) },
             noteValue: item.noteValue?.reveal(), created: item.created.millisecondsSince1970,
             modified: item.modified.millisecondsSince1970)
+        // Format 2.0's fields (spec/format.md §6.3), in tag order.
+        func secret(_ value: Secret) -> [UInt8] { value.bytes.withUnsafeBytes { Array($0) } }
+        converted.formatTwoFields = item.details.sorted { $0.key < $1.key }.map { ($0.key.rawValue, secret($0.value)) }
+        if let key = item.sshPrivateKey { converted.formatTwoFields.append((40, secret(key))) }
+        converted.formatTwoFields += item.passkeys.map { passkey in
+            (50, SpecVaultWriter.passkeyValue(
+                rpID: passkey.relyingPartyID, credentialID: passkey.credentialID, userHandle: passkey.userHandle,
+                userName: passkey.userName, displayName: passkey.userDisplayName, algorithm: passkey.algorithm == .es256 ? 1 : 2,
+                created: passkey.created.millisecondsSince1970, privateKey: passkey.privateKey.withUnsafeBytes { Array($0) },
+                extensions: passkey.extensions?.withUnsafeBytes { Array($0) } ?? []))
+        }
         // Format 1.2's URL rules are field 128 (spec/format.md §6.2): `rule ‖ url`, before later tags.
         converted.extensionFields = item.urlMatches.map { (128, [$0.match.rawValue] + Array($0.url.utf8)) }
             + item.extensionFields.map { field in (field.tag, field.value.withUnsafeBytes { Array($0) }) }

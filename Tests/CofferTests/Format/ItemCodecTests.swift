@@ -96,7 +96,7 @@ struct ItemCodecTests {
         ("no fields", encoding(fields: [])),
         ("two titles", encoding(fields: [title, title])),
         ("out of order", encoding(fields: [title, (5, []), (2, Array("alice".utf8))])),
-        ("unknown tag", encoding(fields: [title, (10, [])])),
+        ("unknown tag", encoding(fields: [title, (17, [])])),
         ("invalid UTF-8 in the title", encoding(fields: [(1, [0x47, 0xC3, 0x28])])),
         ("invalid UTF-8 in a URL", encoding(fields: [title, (4, [0xFF])])),
         ("invalid UTF-8 in the notes", encoding(fields: [title, (5, [0xED, 0xA0, 0x80])])),

@@ -34,6 +34,32 @@ public struct AutoFillPath: Sendable {
         return (logins, first)
     }
 
+    /// In a passkey provider extension (issue 37): the assertion for relying party `rpID` with the
+    /// client data hash the system hands over: the device key opens the vault (no key
+    /// derivation), only the logins of the rp's site are decrypted, the first passkey for it
+    /// signs. Nil when the vault has none.
+    public func assert(rpID: String, clientDataHash: [UInt8]) throws -> (passkey: Passkey, authenticatorData: [UInt8], signature: [UInt8])? {
+        let vault = try device.open(mode: .readOnly)
+        defer { vault.close() }
+        let candidates = try vault.logins(matching: "https://\(rpID)/")
+        guard let passkey = candidates.lazy.flatMap(\.passkeys).first(where: { $0.relyingPartyID == rpID }) else { return nil }
+        let authenticatorData = passkey.assertionAuthenticatorData()
+        return (passkey, authenticatorData, try passkey.sign(authenticatorData: authenticatorData, clientDataHash: clientDataHash))
+    }
+
+    /// In the app: a new passkey for the host of `url` on the login for that page (what a
+    /// registration stores), with the master password.
+    public func addPasskey(masterPassword: String, url: String) throws -> Passkey {
+        let vault = try Vault.open(at: device.vaultPath, password: try SecureBytes(utf8: masterPassword))
+        defer { vault.close() }
+        guard var login = try vault.logins(matching: url).first else { throw CocoaError(.fileNoSuchFile) }
+        let passkey = try Passkey.create(relyingPartyID: Self.host(url), userHandle: Array(login.id.hex.utf8.prefix(16)),
+                                         userName: login.username ?? "", userDisplayName: login.title)
+        login.passkeys.append(passkey)
+        try vault.update(login)
+        return passkey
+    }
+
     /// The host of a URL, lowercased, without a trailing dot (for messages).
     public static func host(_ url: String) -> String {
         var host = URLComponents(string: url)?.host?.lowercased() ?? url.lowercased()
