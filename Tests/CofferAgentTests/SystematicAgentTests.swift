@@ -236,7 +236,7 @@ extension SystematicAgentTests {
         let agent = try startAgent(socketName: "batch.sock")
         defer { _ = Wire.ask(.lock, socketPath: agent.socket) }
         let holder = try Vault.open(at: agent.path, password: Fixtures.password)
-        let operations = AgentVaultOperations(AgentClient(socketPath: agent.socket, vaultID: agent.vaultID))
+        nonisolated(unsafe) let operations = AgentVaultOperations(AgentClient(socketPath: agent.socket, vaultID: agent.vaultID))
         let done = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var failure: (any Error)?
         Thread {
