@@ -206,6 +206,16 @@ extension SystematicAgentTests {
         #expect(agent.waitUntilStopped(seconds: 5), "the agent still runs without its socket")
     }
 
+    /// spec/agent.md §4: someone replacing the socket (another file at its path) ends the agent too.
+    @Test func anAgentWhoseSocketIsReplacedLocks() throws {
+        let agent = try startAgent(idleSeconds: 8, socketName: "replaced.sock")
+        let other = directory.file("other-file")
+        try #require(FileManager.default.createFile(atPath: other, contents: Data("x".utf8)))
+        try #require(rename(other, agent.socket) == 0)
+        #expect(agent.waitUntilStopped(seconds: 5), "the agent still runs with its socket replaced")
+        #expect(FileManager.default.fileExists(atPath: agent.socket), "the agent removed a file that is not its socket")
+    }
+
     /// spec/agent.md §3: a header that is no request frame (of this protocol or the previous
     /// one) is closed without a reply; only the previous protocol's gets its own refusal.
     @Test func aHeaderOfNoProtocolIsClosedWithoutAReply() throws {
@@ -334,8 +344,8 @@ extension SystematicAgentTests {
     @Test func aLargeRequestIsSentWholeAcrossShortSends() throws {
         var pair: [Int32] = [0, 0]
         try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
-        // A send that cannot finish in 0.3 s returns what it sent so far: short sends.
-        var timeout = timeval(tv_sec: 0, tv_usec: 300_000)
+        // A send that makes no progress for 1 s returns what it sent so far: a short send.
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
         setsockopt(pair[0], SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let count = 12 << 20
         var bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
@@ -349,7 +359,9 @@ extension SystematicAgentTests {
                 let n = chunk.withUnsafeMutableBytes { read(reader, $0.baseAddress!, $0.count) }
                 if n <= 0 { break }
                 received += chunk[0..<n]
-                usleep(1_500)  // about 20 MB/s: the 12 MB take longer than one send may wait
+                // One pause of 1.5 s after 1 MiB: the first send returns short after 1 s, and
+                // the next one goes on from there (the reader is back before it gives up).
+                if received.count >= 1 << 20 && received.count - n < 1 << 20 { usleep(1_500_000) }
             }
             done.signal()
         }.start()
@@ -432,5 +444,12 @@ extension SystematicAgentTests {
         #expect(d.groups.map(\.name) == ["entry"])
         #expect(d.groups.first?.fields == "kind (1)")
         #expect(d.text == "entries: count (4) ‖ entry…")
+        // Likewise inside an optional.
+        var o = FrameDescriber()
+        var maybe: UInt8?
+        o.optional(&maybe, blank: 0) { c, item in
+            c.group("extra") { c in c.byte(&item, "flags") }
+        }
+        #expect(o.groups.map(\.name) == ["extra"])
     }
 }
