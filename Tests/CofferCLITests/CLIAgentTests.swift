@@ -24,6 +24,19 @@ struct CLIAgentTests {
         return nil
     }
 
+    /// spec/agent.md §2: when the agent's socket path would not fit a socket address (a long
+    /// `XDG_RUNTIME_DIR`), `unlock` says so and names the fix, rather than starting an agent that
+    /// cannot listen.
+    @Test func aRuntimeDirectoryTooLongForTheSocketIsReported() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let long = ws.file(String(repeating: "r", count: 100))
+        try FileManager.default.createDirectory(atPath: long, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let unlock = try ws.run(["unlock", "--timeout", "10m"] + ws.unlock, environment: ["XDG_RUNTIME_DIR": long])
+        #expect(unlock.status != 0, "\(unlock)")
+        #expect(unlock.stderr.contains("longer than a socket path may be"), "\(unlock)")
+    }
+
     @Test func unlockOnceThenNoPasswordUntilLock() throws {
         let ws = try CLIWorkspace()
         let env = try ws.makeRuntimeDirectory()
