@@ -131,9 +131,15 @@ enum KeePassXML {
                     throw CofferError.invalidImport(
                         "the file has a processing instruction (<?…?>); KeePass exports have none but the XML declaration, and it is refused")
                 }
-                guard let end = skip(to: "?>", from: i + 2) else { return }
-                try checkDeclaration(b[i..<end])
-                i = end
+                // The declaration ends at its first `>`, which must close `?>`: a `<` or `>` inside
+                // it would hide what follows from this scan while libxml2 reads it as markup
+                // (Fuzz/FailCases/FuzzImportKeePassXML/xml-declaration-not-closed-ae062fcf, a SEGV).
+                guard let close = b[(i + 2)...].firstIndex(of: UInt8(ascii: ">")) else { return }
+                guard b[close - 1] == UInt8(ascii: "?"), !b[(i + 2)..<close].contains(UInt8(ascii: "<")) else {
+                    throw CofferError.invalidImport("the XML declaration (<?xml … ?>) is not closed by ?>; the file is refused")
+                }
+                try checkDeclaration(b[i...close])
+                i = close + 1
             } else {
                 i += 1
             }

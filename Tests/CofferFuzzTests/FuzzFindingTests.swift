@@ -162,4 +162,24 @@ struct FuzzFindingTests {
         let declared = Array("\u{FEFF}<?xml version=\"1.0\" encoding=\"utf-8\"?><KeePassFile><Root/></KeePassFile>".utf8)
         #expect(try Importer.parse(declared, format: .keepassXML).items.isEmpty)
     }
+
+    /// FuzzImportKeePassXML in CI (SEGV), Fuzz/FailCases/FuzzImportKeePassXML/xml-declaration-not-closed-ae062fcf:
+    /// `<?xml version="1.0" encod…>` never closed by `?>`, so the scan took everything up to a
+    /// later `?>` for the declaration and never saw the `<?<?UTF-16?>` inside, which libxml2 then
+    /// parsed as a processing instruction without data. The declaration now ends at its first
+    /// `>`, which must close `?>`, and holds no `<`.
+    @Test func keepassXMLDeclarationNotClosed() throws {
+        let crash = [UInt8](try Data(contentsOf: Repository.url("Fuzz/FailCases/FuzzImportKeePassXML/xml-declaration-not-closed-ae062fcf")))
+        for bytes in [crash, Array("<?xml version=\"1.0\"><?x?><KeePassFile/>".utf8),
+                      Array("<?xml version=\"1.0\" <KeePassFile/>?>".utf8)] {
+            do {
+                _ = try Importer.parse(bytes, format: .keepassXML)
+                Issue.record("accepted an XML declaration not closed by ?>")
+            } catch let error as CofferError {
+                #expect(error.code == .invalidImport)
+            }
+        }
+        let declared = Array("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<KeePassFile><Root/></KeePassFile>".utf8)
+        #expect(try Importer.parse(declared, format: .keepassXML).items.isEmpty)
+    }
 }
