@@ -175,7 +175,13 @@ package enum CofferJSON {
                 return object
             }
         }
-        guard let title = try string(.service) else { throw CSVImport.RowError(reason: "no \"service\"") }
+        guard let service = try string(.service) else { throw CSVImport.RowError(reason: "no \"service\"") }
+        // As every importer names an item (Importer.title): a blank service takes the URL, else
+        // the username; an entry with none of them is skipped (FuzzImportBitwardenJSON in CI:
+        // a repeated "service" key, the last one empty).
+        guard let title = Importer.title(service, url: try strings(.urls).first, username: try string(.username)) else {
+            throw CSVImport.RowError(reason: "no service, URL or username")
+        }
         guard let kind = kind(named: try string(.kind)) else {
             throw CSVImport.RowError(reason: "\"kind\" is not login, note, card, identity or ssh-key")
         }

@@ -182,4 +182,16 @@ struct FuzzFindingTests {
         let declared = Array("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<KeePassFile><Root/></KeePassFile>".utf8)
         #expect(try Importer.parse(declared, format: .keepassXML).items.isEmpty)
     }
+
+    /// FuzzImportBitwardenJSON in CI, Fuzz/FailCases/FuzzImportBitwardenJSON/coffer-json-blank-service-1ad7b92d:
+    /// a coffer-json entry whose "service" key repeats, the last one empty, was imported with an
+    /// empty title. Now named as every importer names an item: the URL, else the username; else skipped.
+    @Test func cofferJSONBlankServiceIsNamedOrSkipped() throws {
+        let crash = [UInt8](try Data(contentsOf: Repository.url("Fuzz/FailCases/FuzzImportBitwardenJSON/coffer-json-blank-service-1ad7b92d")))
+        let result = try Importer.parse(crash, format: .cofferJSON)
+        #expect(result.items.allSatisfy { !$0.title.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty })
+        #expect(result.skipped.contains { "\($0)".contains("no service, URL or username") })
+        let named = Array(#"{"format":"coffer-export","version":1,"items":[{"kind":"login","service":" ","urls":["https://a.example"],"created":"2024-01-01T00:00:00.000Z","modified":"2024-01-01T00:00:00.000Z"}]}"#.utf8)
+        #expect(try Importer.parse(named, format: .cofferJSON).items.map(\.title) == ["https://a.example"])
+    }
 }
