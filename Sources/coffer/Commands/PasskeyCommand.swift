@@ -241,24 +241,10 @@ enum PasskeyPicker {
         for (n, candidate) in shown.enumerated() { text += "  \(n + 1)) \(Terminal.safe(describe(candidate)))\n" }
         for _ in 0..<3 {
             Descriptor.writeAll(fd, Array((text + "Which one? [1-\(shown.count), Enter to cancel] ").utf8))
-            guard let line = readLine(fd), !line.isEmpty, line != "q" else { break }
+            guard let line = ItemPicker.readLine(fd), !line.isEmpty, line != "q" else { break }
             if let n = Int(line), (1...shown.count).contains(n) { return shown[n - 1] }
             text = "'\(Terminal.safe(line))' is not a number from 1 to \(shown.count).\n"
         }
         throw CofferError.ambiguousItem("no passkey chosen; nothing was signed")
-    }
-
-    /// One line (up to 256 bytes) from the terminal, trimmed; nil at end of input.
-    private static func readLine(_ fd: Int32) -> String? {
-        var bytes: [UInt8] = []
-        var byte: UInt8 = 0
-        while bytes.count < 256 {
-            let n = read(fd, &byte, 1)
-            if n < 0 && errno == EINTR { continue }
-            guard n == 1 else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
-            if byte == 10 || byte == 13 { break }
-            bytes.append(byte)
-        }
-        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespaces)
     }
 }

@@ -64,7 +64,7 @@ enum ItemPicker {
     private static func write(_ fd: Int32, _ text: String) { Descriptor.writeAll(fd, Array(text.utf8)) }
 
     /// One line (up to 256 bytes) from the terminal, trimmed; nil at end of input.
-    private static func readLine(_ fd: Int32) -> String? {
+    static func readLine(_ fd: Int32) -> String? {
         var bytes: [UInt8] = []
         var byte: UInt8 = 0
         while bytes.count < 256 {
