@@ -63,7 +63,7 @@ let package = Package(
         // The agent (spec/agent.md): its wire protocol, the server the CLI runs as `coffer agent`,
         // and the client side of the socket. Only the CLI uses it.
         // The agent never touches device secrets or PIN state: it can make no new way in (spec/agent.md §5).
-        .target(name: "CofferAgent", dependencies: ["Coffer", "CofferOperations", "CofferSystem", "CProcess"]),
+        .target(name: "CofferAgent", dependencies: ["Coffer", "CofferOperations", "CofferSystem", "CProcess", "CofferProcess"]),
         // What can be done to an open vault, with its one in-process meaning (spec/agent.md §3):
         // commands call it, the agent serves it; neither asks which side answers.
         .target(name: "CofferOperations", dependencies: ["Coffer"]),

@@ -20,12 +20,22 @@ package struct AgentServer {
     let idleSeconds: Int
     let view: AgentVaultView
 
-    package init(socketPath: String, vaultPath: String, vaultID: [UInt8], key: SecureBytes, idleSeconds: Int) {
+    /// The SSH agent's socket beside Coffer's (spec/agent.md §7).
+    let ssh: SSHAgentService
+
+    /// `environment`: where the SSH side finds `HOME` (its known-hosts files) and `SSH_ASKPASS`;
+    /// `log`: where it says why a key was not used (the terminal that started the agent).
+    package init(socketPath: String, vaultPath: String, vaultID: [UInt8], key: SecureBytes, idleSeconds: Int,
+                 environment: [String: String] = ProcessInfo.processInfo.environment,
+                 log: @escaping (String) -> Void = { _ in }) {
         self.socketPath = socketPath
         self.vaultID = vaultID
         self.key = key
         self.idleSeconds = idleSeconds
         view = AgentVaultView(path: vaultPath, key: key)
+        ssh = SSHAgentService(socketPath: AgentSocket.sshPath(forAgentSocket: socketPath), view: view,
+                              knownHostsPaths: KnownHosts.defaultPaths(home: environment["HOME"]),
+                              askpass: SSHAgentService.askpass(in: environment), log: log)
     }
 
     /// At most this many connections are served at once; more wait in the listen backlog until
@@ -93,6 +103,9 @@ package struct AgentServer {
         let listener = try listen()
         defer { close(listener) }
         defer { view.close() }
+        // Without its SSH socket the agent still serves Coffer's (the reason is said once).
+        do { try ssh.listen() } catch { ssh.log("no SSH agent socket at \(ssh.socketPath): \(error)") }
+        defer { ssh.shutDown() }
         var identity = stat()
         guard lstat(socketPath, &identity) == 0 else { throw StartFailure.cannotListen("the socket vanished") }
         defer {
@@ -142,7 +155,14 @@ package struct AgentServer {
                 pollers.append(pollfd(fd: connection.fd, events: Int16(connection.reply == nil ? POLLIN : POLLOUT), revents: 0))
                 wait = min(wait, connection.deadline - now)
             }
+            let sshStart = pollers.count
+            ssh.pollDescriptors(into: &pollers)
+            wait = min(wait, ssh.wait(now: now))
             let ready = poll(&pollers, nfds_t(pollers.count), Int32(max(1, wait * 1_000)))
+            // The SSH side also has confirmations and deadlines to look at when nothing is ready.
+            let sshOutcome = ssh.serve(pollers[sshStart...], now: monotonicNow())
+            if sshOutcome.used { idleDeadline = monotonicNow() + Double(idleSeconds) }
+            if sshOutcome.lock { return }
             guard ready > 0 else { continue }
             var lock = false
             var kept = 0

@@ -17,6 +17,11 @@ package enum AgentSocket {
         return path
     }
 
+    /// The SSH agent's socket beside an agent's socket (spec/agent.md §7): `agent-….ssh`.
+    package static func sshPath(forAgentSocket socketPath: String) -> String {
+        (socketPath.hasSuffix(".sock") ? String(socketPath.dropLast(5)) : socketPath) + ".ssh"
+    }
+
     /// The path with symbolic links and `.`/`..` resolved (`realpath`); as given if that fails.
     package static func canonicalPath(_ path: String) -> String {
         realpath(path, nil).map { pointer -> String in

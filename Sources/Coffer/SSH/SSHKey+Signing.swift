@@ -30,8 +30,19 @@ extension SSHKey {
         guard signatureAlgorithms.contains(algorithm) else {
             throw CofferError.invalidArgument("a \(kind.rawValue) key does not sign with \(algorithm.rawValue)")
         }
+        return try sign(data, algorithm: algorithm, legacySHA1: false)
+    }
+
+    /// An `ssh-rsa` signature blob: RSA PKCS#1 v1.5 over SHA-1 (RFC 4253 §6.6). Only the agent
+    /// makes one, and only for a key whose settings allow it (ssh.md §9.3); `sign` never does.
+    package func legacySHA1Signature(_ data: [UInt8]) throws -> [UInt8] {
+        guard kind == .rsa else { throw CofferError.invalidArgument("a \(kind.rawValue) key does not sign with ssh-rsa") }
+        return try sign(data, algorithm: .rsaSHA256, legacySHA1: true)
+    }
+
+    private func sign(_ data: [UInt8], algorithm: SSHSignatureAlgorithm, legacySHA1: Bool) throws -> [UInt8] {
         var blob = SSHWriter()
-        blob.string(algorithm.rawValue)
+        blob.string(legacySHA1 ? Kind.rsa.rawValue : algorithm.rawValue)
         try privateFields.withUnsafeBytes { fields in
             var reader = SSHReader(fields, context: "private key")
             switch kind {
@@ -67,7 +78,8 @@ extension SSHKey {
                 let signature: _RSA.Signing.RSASignature
                 do {
                     let key = try _RSA.Signing.PrivateKey(n: n, e: e, d: d, p: p, q: q)
-                    signature = algorithm == .rsaSHA256
+                    signature = legacySHA1 ? try key.signature(for: Insecure.SHA1.hash(data: data), padding: .insecurePKCS1v1_5)
+                        : algorithm == .rsaSHA256
                         ? try key.signature(for: SHA256.hash(data: data), padding: .insecurePKCS1v1_5)
                         : try key.signature(for: SHA512.hash(data: data), padding: .insecurePKCS1v1_5)
                 } catch {

@@ -68,21 +68,14 @@ package struct SSHKey: Sendable {
 
     /// The line of a `.pub` file, without its line feed: `ssh-ed25519 AAAA… comment` (no space and
     /// comment when the comment is empty, as `ssh-keygen -y` prints it).
-    package var publicLine: String {
-        let base = kind.rawValue + " " + SSHWire.base64(publicKeyBlob)
-        return comment.isEmpty ? base : base + " " + comment
-    }
+    package var publicLine: String { publicKey.publicLine }
 
     /// `SHA256:` and the unpadded base64 of the blob's SHA-256, as OpenSSH shows fingerprints.
-    package var fingerprint: String {
-        "SHA256:" + SSHWire.base64(Array(SHA256.hash(data: publicKeyBlob)), padded: false)
-    }
+    package var fingerprint: String { publicKey.fingerprint }
 
     /// The line `ssh-keygen -l -f` prints: `256 SHA256:… comment (ED25519)`, `no comment` when
     /// the comment is empty.
-    package var fingerprintLine: String {
-        "\(bits) \(fingerprint) \(comment.isEmpty ? "no comment" : comment) (\(kind.fingerprintLabel))"
-    }
+    package var fingerprintLine: String { publicKey.fingerprintLine }
 
     static func checkComment(_ bytes: some Collection<UInt8>) throws {
         guard bytes.count <= maximumCommentLength else {

@@ -1,19 +1,19 @@
 /// The SSH wire encoding (RFC 4251 §5) over untrusted bytes, for spec/ssh.md: big-endian
 /// `uint32`, length-prefixed `string` and `mpint`. Every read is bounds-checked before anything
 /// is allocated or copied and throws `ssh.malformed-key` instead of trapping.
-struct SSHReader {
+package struct SSHReader {
     private let bytes: UnsafeRawBufferPointer
     private(set) var offset = 0
     /// What is being read, for the error's reason ("private key section", "public key").
     let context: String
 
-    init(_ bytes: UnsafeRawBufferPointer, context: String) {
+    package init(_ bytes: UnsafeRawBufferPointer, context: String) {
         self.bytes = bytes
         self.context = context
     }
 
-    var remaining: Int { bytes.count - offset }
-    var isAtEnd: Bool { offset == bytes.count }
+    package var remaining: Int { bytes.count - offset }
+    package var isAtEnd: Bool { offset == bytes.count }
 
     private mutating func take(_ count: Int) throws -> UnsafeRawBufferPointer {
         guard count >= 0, count <= remaining else {
@@ -24,15 +24,15 @@ struct SSHReader {
                           : UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
     }
 
-    mutating func uint32() throws -> UInt32 {
+    package mutating func uint32() throws -> UInt32 {
         let four = try take(4)
         return four.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
     }
 
-    mutating func uint8() throws -> UInt8 { try take(1)[0] }
+    package mutating func uint8() throws -> UInt8 { try take(1)[0] }
 
     /// A `string`: a `uint32` length, then that many bytes (a view into the input).
-    mutating func string(maximum: Int = SSHKey.maximumFieldLength) throws -> UnsafeRawBufferPointer {
+    package mutating func string(maximum: Int = SSHKey.maximumFieldLength) throws -> UnsafeRawBufferPointer {
         let length = Int(try uint32())
         guard length <= maximum else {
             throw CofferError.sshMalformedKey("\(context): a field of \(length) bytes at offset \(offset - 4) is over the bound of \(maximum)")
@@ -57,27 +57,27 @@ struct SSHReader {
     }
 
     /// The rest of the input (for a section that is read in several passes).
-    mutating func rest() throws -> UnsafeRawBufferPointer { try take(remaining) }
+    package mutating func rest() throws -> UnsafeRawBufferPointer { try take(remaining) }
 }
 
 /// Writes the SSH wire encoding.
-struct SSHWriter {
-    var bytes: [UInt8] = []
+package struct SSHWriter {
+    package var bytes: [UInt8] = []
 
     /// Reserving room up front keeps a writer of private fields from growing, which would leave
     /// copies of them in freed memory; the caller wipes `bytes` when done.
-    init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+    package init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
 
-    mutating func uint32(_ value: UInt32) {
+    package mutating func uint32(_ value: UInt32) {
         bytes += [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
     }
 
-    mutating func string(_ value: some Collection<UInt8>) {
+    package mutating func string(_ value: some Collection<UInt8>) {
         uint32(UInt32(value.count))
         bytes.append(contentsOf: value)
     }
 
-    mutating func string(_ text: String) { string(Array(text.utf8)) }
+    package mutating func string(_ text: String) { string(Array(text.utf8)) }
 
     /// A positive `mpint` from a big-endian magnitude (leading zeros dropped, a zero byte added
     /// when the top bit is set).
@@ -92,10 +92,10 @@ struct SSHWriter {
         bytes.append(contentsOf: trimmed)
     }
 
-    mutating func raw(_ value: some Collection<UInt8>) { bytes.append(contentsOf: value) }
+    package mutating func raw(_ value: some Collection<UInt8>) { bytes.append(contentsOf: value) }
 }
 
-enum SSHWire {
+package enum SSHWire {
     /// An `mpint` (or DER INTEGER: the same two's-complement form) that is positive and minimal.
     static func checkCanonicalPositive(_ value: UnsafeRawBufferPointer, context: String) throws {
         guard let first = value.first else { throw CofferError.sshMalformedKey("\(context) is zero") }
@@ -122,7 +122,7 @@ enum SSHWire {
         return table
     }()
 
-    static func base64(_ bytes: some Collection<UInt8>, padded: Bool = true) -> String {
+    package static func base64(_ bytes: some Collection<UInt8>, padded: Bool = true) -> String {
         var output: [UInt8] = []
         output.reserveCapacity((bytes.count + 2) / 3 * 4)
         var iterator = bytes.makeIterator()
@@ -140,7 +140,7 @@ enum SSHWire {
     /// Decodes base64 text whose line breaks and spaces were already removed: a multiple of four
     /// characters, `=` only at the end, no leftover bits. `nil` when it is not that.
     /// The result may hold a private key: the caller wipes it.
-    static func decodeBase64(_ text: [UInt8]) -> [UInt8]? {
+    package static func decodeBase64(_ text: [UInt8]) -> [UInt8]? {
         guard text.count % 4 == 0 else { return nil }
         var output: [UInt8] = []
         output.reserveCapacity(text.count / 4 * 3)

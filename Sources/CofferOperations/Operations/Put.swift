@@ -44,6 +44,8 @@ package struct Put: VaultOperation {
         // The twin is looked for in the vault as read, before the writers' lock is taken.
         let twin = expecting == .absent ? try vault.twin(of: item) : nil
         try vault.write(changing: item.id) { writable in
+            // An item read through the agent comes back with its SSH key withheld (spec/agent.md §7.5).
+            let item = try WithheldSSHKey.restoring(item, from: writable)
             switch expecting {
             case .absent: try writable.add(item)
             case .modified(let time):

@@ -38,6 +38,9 @@ package struct PutAll: VaultOperation {
 
     /// How many items were written.
     package func run(on vault: LocalVaultOperations) throws -> Int {
+        if let withheld = items.first(where: { $0.sshPrivateKey.map(WithheldSSHKey.isWithheld) ?? false }) {
+            throw CofferError.invalidArgument("\(withheld.title) carries an SSH key the agent withheld, not the key; nothing was written")
+        }
         try vault.write(changing: nil) { try $0.addAll(items, progress: progress) }
         return items.count
     }

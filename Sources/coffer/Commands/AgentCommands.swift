@@ -39,11 +39,15 @@ struct UnlockCommand: ParsableCommand {
                                   "--idle-seconds", String(seconds)])
         child.program = try SelfExecutable.spawnPath()
         child.newSession = true
+        // On a terminal, the agent keeps it for the lines that say why an SSH key was not used
+        // (spec/agent.md §7.4); otherwise nothing of it holds this command's output open.
+        if isatty(STDERR_FILENO) == 1 { child.stderr = .inherit }
         let running = try child.start(input: secret)
         // Ready once it answers; if it exits first, it could not listen.
         for _ in 0..<300 {
             if case .status? = AgentSocket.ask(.status, socketPath: socketPath) {
                 Terminal.note("Unlocked; locks after \(Self.describe(seconds)) without use (coffer lock ends it now)")
+                Terminal.note("SSH agent for the vault's keys: SSH_AUTH_SOCK=\(AgentSocket.sshPath(forAgentSocket: socketPath))")
                 return
             }
             if let status = running.exitStatusIfDone() {
@@ -158,6 +162,6 @@ struct AgentCommand: ParsableCommand {
         }
         let key = try input.withUnsafeBytes { try SecureBytes(copying: UnsafeRawBufferPointer(rebasing: $0[16..<48]), protection: .locked) }
         try AgentServer(socketPath: socket, vaultPath: vault, vaultID: Array(input[0..<16]), key: key,
-                        idleSeconds: max(1, idleSeconds)).run()
+                        idleSeconds: max(1, idleSeconds), log: { Terminal.note("coffer agent: " + $0) }).run()
     }
 }

@@ -1,3 +1,4 @@
+import CofferAgent
 import ArgumentParser
 import CofferOperations
 import CofferSystem
@@ -12,16 +13,33 @@ struct SSHKeyCommand: ParsableCommand {
         abstract: "Import, generate, show and export SSH keys kept in the vault.",
         discussion: """
             Keys: Ed25519, ECDSA P-256, RSA of 2048 bits or more. The private key never goes to standard \
-            output: `export --to FILE` writes it to a new 0600 file, after the master password.
+            output: `export --to FILE` writes it to a new 0600 file, after the master password. While the \
+            vault is unlocked (`coffer unlock`), the agent is also an SSH agent for these keys: point \
+            SSH_AUTH_SOCK or IdentityAgent at the path `coffer ssh-key socket` prints.
             """,
-        subcommands: [Import.self, Generate.self, Public.self, Fingerprint.self, Export.self])
+        subcommands: [Import.self, Generate.self, Public.self, Fingerprint.self, Export.self, Use.self, Socket.self])
 
     /// The key of an SSH-key item, parsed (and so checked) from its stored text.
     static func key(of item: Item) throws -> SSHKey {
+        let text = try keyText(of: item)
+        if WithheldSSHKey.isWithheld(text) {
+            throw CLIError(Exit.failed, "the agent does not give out \(item.title)'s private key; lock the vault and try again")
+        }
+        return try text.bytes.withUnsafeBytes { try SSHKey.parse($0) }
+    }
+
+    /// The public half of an SSH-key item: from the key, or from what the agent sent in its place.
+    static func publicKey(of item: Item) throws -> SSHPublicKey {
+        let text = try keyText(of: item)
+        if let withheld = WithheldSSHKey.publicKey(in: text) { return withheld }
+        return try key(of: item).publicKey
+    }
+
+    private static func keyText(of item: Item) throws -> Secret {
         guard item.kind == .sshKey, let text = item.sshPrivateKey else {
             throw CLIError(Exit.failed, "\(item.title) is not an SSH key (it is a \(item.kind.name)); `coffer ls` lists the items")
         }
-        return try text.bytes.withUnsafeBytes { try SSHKey.parse($0) }
+        return text
     }
 
     /// The item a person means, which must be an SSH key (through the agent when one is unlocked).
@@ -32,10 +50,11 @@ struct SSHKeyCommand: ParsableCommand {
     }
 
     /// A new item of kind `ssh-key` holding `key`, added durably; prints its id.
-    static func store(_ key: SSHKey, title: String, tags: [String], options: VaultOptions) throws {
+    static func store(_ key: SSHKey, title: String, tags: [String], use: SSHKeyUse, options: VaultOptions) throws {
         guard !title.isEmpty else { throw CLIError.usage("--title must not be empty") }
         var item = Item(kind: .sshKey, title: title, tags: tags)
         item.sshPrivateKey = try Secret(key.openSSHPrivateKey())
+        try item.setSSHKeyUse(use)
         var vault = try VaultAccess(options, mode: .readWrite)
         defer { vault.close() }
         _ = try vault.add(item)
@@ -117,6 +136,8 @@ extension SSHKeyCommand {
         @Option(help: ArgumentHelp("A tag (repeat for several).", valueName: "tag"))
         var tag: [String] = []
 
+        @OptionGroup var useOptions: UseOptions
+
         @OptionGroup var vaultOptions: VaultOptions
 
         func run() throws {
@@ -126,7 +147,8 @@ extension SSHKeyCommand {
             var key = try SSHKey.parse(bytes)
             if let comment { key = try key.withComment(comment) }
             let name = file == "-" ? "SSH key" : (file as NSString).lastPathComponent
-            try SSHKeyCommand.store(key, title: title ?? (key.comment.isEmpty ? name : key.comment), tags: tag, options: vaultOptions)
+            try SSHKeyCommand.store(key, title: title ?? (key.comment.isEmpty ? name : key.comment), tags: tag,
+                                    use: try useOptions.applied(to: SSHKeyUse()), options: vaultOptions)
         }
     }
 
@@ -163,6 +185,8 @@ extension SSHKeyCommand {
         @Option(help: ArgumentHelp("A tag (repeat for several).", valueName: "tag"))
         var tag: [String] = []
 
+        @OptionGroup var useOptions: UseOptions
+
         @OptionGroup var vaultOptions: VaultOptions
 
         func validate() throws {
@@ -171,7 +195,7 @@ extension SSHKeyCommand {
 
         func run() throws {
             let key = try SSHKey.generate(type.kind, comment: comment, rsaBits: bits ?? SSHKey.defaultRSABits)
-            try SSHKeyCommand.store(key, title: title, tags: tag, options: vaultOptions)
+            try SSHKeyCommand.store(key, title: title, tags: tag, use: try useOptions.applied(to: SSHKeyUse()), options: vaultOptions)
         }
     }
 
@@ -182,7 +206,7 @@ extension SSHKeyCommand {
 
         @OptionGroup var vaultOptions: VaultOptions
 
-        func key() throws -> SSHKey { try SSHKeyCommand.key(of: SSHKeyCommand.item(item, vaultOptions)) }
+        func key() throws -> SSHPublicKey { try SSHKeyCommand.publicKey(of: SSHKeyCommand.item(item, vaultOptions)) }
     }
 
     /// `coffer ssh-key public ITEM`.
@@ -235,10 +259,158 @@ extension SSHKeyCommand {
             defer { vault.close() }
             let found = try vault.get(ItemPicker.pick(item, in: vault).id)
             let key = try SSHKeyCommand.key(of: found)
+            if (try? found.sshKeyUse())?.signOnly ?? true {
+                throw CLIError(Exit.noPermission, "\(found.title) is sign-only: its private key is never exported (coffer ssh-key use --exportable lifts this, with the master password)")
+            }
             var bytes = Array(key.openSSHPrivateKey().utf8)
             defer { secureZero(&bytes) }
             try Files.createExclusively(to, bytes: bytes)
             Terminal.note("wrote the private key of \(found.title) (\(key.fingerprintLine)) to \(to), unencrypted; delete it securely once you are done")
+        }
+    }
+}
+
+extension SSHKeyCommand {
+    /// How the agent may use a key (spec/ssh.md §9), as `import`, `generate` and `use` set it.
+    struct UseOptions: ParsableArguments {
+        @Option(name: .customLong("host"), help: ArgumentHelp(
+            "Offer the key only to this host (repeat for several): a name or address as known_hosts has it, *.example.org, [host]:port.",
+            valueName: "pattern"))
+        var hosts: [String] = []
+
+        @Flag(help: "Ask for confirmation (through SSH_ASKPASS) before each signature.")
+        var confirm = false
+
+        @Flag(name: .customLong("sign-only"), help: "Never export or show the private key, even with the master password.")
+        var signOnly = false
+
+        @Flag(name: .customLong("allow-sha1"), help: "RSA: also sign with ssh-rsa (SHA-1) for servers that ask for nothing newer.")
+        var allowSHA1 = false
+
+        /// `use` with these options applied (patterns lower-cased and checked).
+        func applied(to use: SSHKeyUse) throws -> SSHKeyUse {
+            var use = use
+            if !hosts.isEmpty {
+                use.hosts = []
+                for host in hosts.map({ $0.lowercased() }) where !use.hosts.contains(host) {
+                    do { try SSHKeyUse.checkPattern(host) } catch { throw CLIError.usage("--host: \((error as? CofferError)?.reason ?? "\(error)")") }
+                    use.hosts.append(host)
+                }
+                if use.hosts.count > SSHKeyUse.maximumHosts { throw CLIError.usage("at most \(SSHKeyUse.maximumHosts) --host patterns") }
+            }
+            if confirm { use.confirm = true }
+            if signOnly { use.signOnly = true }
+            if allowSHA1 { use.allowSHA1 = true }
+            return use
+        }
+    }
+
+    /// `coffer ssh-key use ITEM`: change how the agent may use a key.
+    struct Use: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "use",
+            abstract: "Change which hosts a key is offered to, whether each use is confirmed, and whether it may be exported.",
+            discussion: """
+                Without options, prints the key's settings. --host replaces the list of hosts; --any-host empties \
+                it (the key is offered everywhere). Lifting --sign-only (--exportable) asks for the master password \
+                even while the vault is unlocked.
+                """)
+
+        @Argument(help: "The SSH-key item: an id, an id prefix or a name.")
+        var item: String
+
+        @OptionGroup var useOptions: UseOptions
+
+        @Flag(name: .customLong("any-host"), help: "Offer the key to every host.")
+        var anyHost = false
+
+        @Flag(name: .customLong("no-confirm"), help: "Sign without asking.")
+        var noConfirm = false
+
+        @Flag(help: "Allow `ssh-key export` again (undoes --sign-only).")
+        var exportable = false
+
+        @Flag(name: .customLong("no-sha1"), help: "Never sign with ssh-rsa (SHA-1).")
+        var noSHA1 = false
+
+        @OptionGroup var vaultOptions: VaultOptions
+
+        func validate() throws {
+            if anyHost && !useOptions.hosts.isEmpty { throw ValidationError("--any-host and --host exclude each other") }
+            if noConfirm && useOptions.confirm { throw ValidationError("--confirm and --no-confirm exclude each other") }
+            if exportable && useOptions.signOnly { throw ValidationError("--sign-only and --exportable exclude each other") }
+            if noSHA1 && useOptions.allowSHA1 { throw ValidationError("--allow-sha1 and --no-sha1 exclude each other") }
+        }
+
+        func run() throws {
+            let changes = anyHost || noConfirm || exportable || noSHA1 || !useOptions.hosts.isEmpty || useOptions.confirm
+                || useOptions.signOnly || useOptions.allowSHA1
+            // Lifting sign-only is what the master password guards: the file is opened with it, never through the agent.
+            if exportable {
+                let vault = try vaultOptions.open(mode: .readWrite, allowPIN: false)
+                defer { vault.close() }
+                var found = try vault.get(ItemPicker.pick(item, in: vault).id)
+                _ = try SSHKeyCommand.publicKey(of: found)
+                try found.setSSHKeyUse(try settings(of: found))
+                found.modified = .now()
+                try vault.update(found)
+                Terminal.note(Self.describe(try found.sshKeyUse()))
+                return
+            }
+            var vault = try VaultAccess(vaultOptions, mode: changes ? .readWrite : .readOnly)
+            defer { vault.close() }
+            let id = try vault.pick(item).id
+            guard changes else {
+                let found = try vault.get(id)
+                _ = try SSHKeyCommand.publicKey(of: found)
+                Terminal.out(Self.describe(try found.sshKeyUse()))
+                return
+            }
+            let updated = try vault.update(id) { found in
+                _ = try SSHKeyCommand.publicKey(of: found)
+                try found.setSSHKeyUse(try settings(of: found))
+                found.modified = .now()
+            }
+            Terminal.note(Self.describe(try updated.sshKeyUse()))
+        }
+
+        /// The item's settings with these options applied.
+        private func settings(of found: Item) throws -> SSHKeyUse {
+            var use: SSHKeyUse
+            do { use = try found.sshKeyUse() } catch { use = SSHKeyUse() }  // a damaged field is replaced
+            use = try useOptions.applied(to: use)
+            if anyHost { use.hosts = [] }
+            if noConfirm { use.confirm = false }
+            if exportable { use.signOnly = false }
+            if noSHA1 { use.allowSHA1 = false }
+            return use
+        }
+
+        static func describe(_ use: SSHKeyUse) -> String {
+            [
+                "hosts: " + (use.hosts.isEmpty ? "any" : use.hosts.joined(separator: " ")),
+                "confirm each use: " + (use.confirm ? "yes" : "no"),
+                "sign only: " + (use.signOnly ? "yes" : "no"),
+                "ssh-rsa (SHA-1): " + (use.allowSHA1 ? "allowed" : "never"),
+            ].joined(separator: "\n")
+        }
+    }
+
+    /// `coffer ssh-key socket`: where the agent serves SSH.
+    struct Socket: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "socket",
+            abstract: "Print the SSH agent socket's path (for SSH_AUTH_SOCK or IdentityAgent).",
+            discussion: """
+                The socket exists while the vault is unlocked (`coffer unlock`); the path stays the same for the \
+                same vault and runtime directory. In ~/.ssh/config: `IdentityAgent PATH`; in a shell: \
+                `export SSH_AUTH_SOCK=$(coffer ssh-key socket)`.
+                """)
+
+        @OptionGroup var vaultOptions: VaultPathOptions
+
+        func run() throws {
+            Terminal.out(AgentSocket.sshPath(forAgentSocket: try AgentSocket.path(forVault: try vaultOptions.path())))
         }
     }
 }

@@ -1,3 +1,4 @@
+import CofferOperations
 import CofferImport
 import Foundation
 @_spi(CofferInternals) import Coffer
@@ -51,9 +52,11 @@ enum ItemPresentation {
     }
 
     /// An SSH key item's key, parsed (its public half and fingerprint are derived, never stored).
-    static func sshKey(of item: Item) -> SSHKey? {
+    static func sshKey(of item: Item) -> SSHPublicKey? {
         guard let text = item.sshPrivateKey else { return nil }
-        return try? text.bytes.withUnsafeBytes { try SSHKey.parse($0) }
+        // Through the agent the key is withheld (spec/agent.md §7.5): its public half stands in for it.
+        if let withheld = WithheldSSHKey.publicKey(in: text) { return withheld }
+        return try? text.bytes.withUnsafeBytes { try SSHKey.parse($0) }.publicKey
     }
 
     static func text(_ item: Item, reveal: Bool) -> [String] {
@@ -76,7 +79,13 @@ enum ItemPresentation {
             } else {
                 lines.append(("ssh-key", "not a key Coffer reads (its private key is kept as it is)"))
             }
-            lines.append(("private-key", mask + "  (coffer ssh-key export)"))
+            let use = try? item.sshKeyUse()
+            lines.append(("private-key", mask + (use?.signOnly ?? true ? "  (sign-only: never exported)" : "  (coffer ssh-key export)")))
+            if let use, !use.isDefault {
+                lines.append(("ssh-hosts", use.hosts.isEmpty ? "any" : use.hosts.joined(separator: " ")))
+                if use.confirm { lines.append(("ssh-confirm", "each use")) }
+                if use.allowSHA1 { lines.append(("ssh-rsa-sha1", "allowed")) }
+            }
         }
         for passkey in item.passkeys {
             let user = passkey.userName.isEmpty ? "" : " " + passkey.userName
