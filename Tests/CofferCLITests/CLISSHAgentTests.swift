@@ -40,15 +40,15 @@ struct CLISSHAgentTests {
     /// `ssh-add -L` lists exactly the vault's SSH keys (as `coffer ssh-key public` prints them),
     /// each type, imported or generated, sign-only or not, and nothing else; `ssh-add -T` signs
     /// with each and checks the signature. A sign-only key is never exported.
-    @Test(.enabled(if: haveClient, "needs OpenSSH's ssh-keygen, ssh-add and ssh-agent"), arguments: AgentKind.allCases)
-    func sshAddListsExactlyTheVaultsKeys(_ kind: AgentKind) throws {
+    @Test(.enabled(if: haveClient, "needs OpenSSH's ssh-keygen, ssh-add and ssh-agent"), arguments: SSHAgentKind.allCases)
+    func sshAddListsExactlyTheVaultsKeys(_ kind: SSHAgentKind) throws {
         let ws = try CLIWorkspace()
-        let agent = try TestAgent(kind, ws)
+        let agent = try TestSSHAgent(kind, ws)
         defer { agent.stop() }
         if kind == .coffer { try ws.add("GitHub", secret: "not an ssh key") }  // another kind of item: never listed
         try agent.start()
         var expected: [String] = []  // public lines
-        for type in KeyType.allCases {
+        for type in SSHTestKeyType.allCases {
             let key = try SSHKeyFile.make(in: ws, name: "id_\(type)", type: type)
             try agent.add(key)
             expected.append(key.publicLine)
@@ -107,10 +107,10 @@ struct CLISSHAgentTests {
     /// `ssh-keygen -Y verify` accepts the signature (and refuses it for other data); with no agent
     /// the same command cannot sign, so the signature came from the agent.
     @Test(.enabled(if: haveClient, "needs OpenSSH's ssh-keygen, ssh-add and ssh-agent"),
-          arguments: AgentKind.allCases, KeyType.allCases)
-    func sshKeygenSignsWithOnlyThePublicKeyFile(_ kind: AgentKind, _ type: KeyType) throws {
+          arguments: SSHAgentKind.allCases, SSHTestKeyType.allCases)
+    func sshKeygenSignsWithOnlyThePublicKeyFile(_ kind: SSHAgentKind, _ type: SSHTestKeyType) throws {
         let ws = try CLIWorkspace()
-        let agent = try TestAgent(kind, ws)
+        let agent = try TestSSHAgent(kind, ws)
         defer { agent.stop() }
         try agent.start()
         let key = try SSHKeyFile.make(in: ws, name: "id_\(type)", type: type)
@@ -132,8 +132,8 @@ struct CLISSHAgentTests {
                       "-n", "file", "-s", ws.file("data.sig")]
         let verified = try agent.tool(verify, stdin: "signed through the agent\n")
         #expect(verified.status == 0, "\(verified)")
-        #expect((verified.stdout + verified.stderr).contains("Good \"file\" signature for tester@example.org with \(type.label) key \(key.fingerprint)"),
-                "\(verified)")
+        let good = "Good \"file\" signature for tester@example.org with \(type.label) key \(key.fingerprint)"
+        #expect((verified.stdout + verified.stderr).contains(good), "\(verified)")
         let tampered = try agent.tool(verify, stdin: "signed through the agent!\n")
         #expect(tampered.status != 0, "\(tampered)")
 
@@ -147,10 +147,10 @@ struct CLISSHAgentTests {
     /// `git commit -S` with `gpg.format ssh` signs through the agent, the signing key named by its
     /// public key file or as a `key::` literal; `git verify-commit` accepts each commit. Without
     /// the agent, git cannot sign.
-    @Test(.enabled(if: haveGit, "needs git and OpenSSH's ssh-keygen, ssh-add and ssh-agent"), arguments: AgentKind.allCases)
-    func gitCommitIsSignedThroughTheAgent(_ kind: AgentKind) throws {
+    @Test(.enabled(if: haveGit, "needs git and OpenSSH's ssh-keygen, ssh-add and ssh-agent"), arguments: SSHAgentKind.allCases)
+    func gitCommitIsSignedThroughTheAgent(_ kind: SSHAgentKind) throws {
         let ws = try CLIWorkspace()
-        let agent = try TestAgent(kind, ws)
+        let agent = try TestSSHAgent(kind, ws)
         defer { agent.stop() }
         try agent.start()
         let repository = ws.file("repo")
@@ -167,7 +167,7 @@ struct CLISSHAgentTests {
             #expect(try git(["config"] + setting).status == 0)
         }
         var allowed = ""
-        for (index, type) in KeyType.allCases.enumerated() {
+        for (index, type) in SSHTestKeyType.allCases.enumerated() {
             let key = try SSHKeyFile.make(in: ws, name: "id_\(type)", type: type)
             try agent.add(key)
             allowed += "tester@example.org namespaces=\"git\" \(key.publicLine)\n"
@@ -180,8 +180,8 @@ struct CLISSHAgentTests {
             #expect(commit.status == 0, "\(type): \(commit)")
             let verified = try git("verify-commit", "HEAD")
             #expect(verified.status == 0, "\(type): \(verified)")
-            #expect((verified.stdout + verified.stderr).contains("Good \"git\" signature for tester@example.org with \(type.label) key \(key.fingerprint)"),
-                    "\(type): \(verified)")
+            let good = "Good \"git\" signature for tester@example.org with \(type.label) key \(key.fingerprint)"
+            #expect((verified.stdout + verified.stderr).contains(good), "\(type): \(verified)")
             #expect(try git("log", "-1", "--format=%G?").stdout == "G\n")
         }
         try ws.write("repo/unsigned", "x\n")
@@ -192,21 +192,21 @@ struct CLISSHAgentTests {
 
     /// `ssh` to a local `sshd` logs in with each key type, the key held by the agent alone.
     @Test(.enabled(if: haveServer, "needs ssh, sshd (openssh-server), ssh-keygen, ssh-add and ssh-agent"),
-          arguments: AgentKind.allCases)
-    func sshLogsInWithEachKeyType(_ kind: AgentKind) throws {
+          arguments: SSHAgentKind.allCases)
+    func sshLogsInWithEachKeyType(_ kind: SSHAgentKind) throws {
         let ws = try CLIWorkspace()
         let server = try TestSSHD(in: ws)
         defer { server.stop() }
         try server.trustHostKey(in: ws)
-        let agent = try TestAgent(kind, ws)
+        let agent = try TestSSHAgent(kind, ws)
         defer { agent.stop() }
         try agent.start()
-        var keys: [KeyType: SSHKeyFile] = [:]
-        for type in KeyType.allCases {
+        var keys: [SSHTestKeyType: SSHKeyFile] = [:]
+        for type in SSHTestKeyType.allCases {
             keys[type] = try SSHKeyFile.make(in: ws, name: "id_\(type)", type: type)
             try agent.add(keys[type]!)
         }
-        for type in KeyType.allCases {
+        for type in SSHTestKeyType.allCases {
             let key = keys[type]!
             try server.authorize([key])
             let login = try server.login(through: agent)
@@ -222,14 +222,14 @@ struct CLISSHAgentTests {
     /// and the login succeeds, whether the hosts were set by `coffer ssh-key use` (`[127.0.0.1]:PORT`)
     /// or at import (`--host 127.0.0.1`); a key with no host is still offered everywhere.
     @Test(.enabled(if: haveServer, "needs ssh, sshd (openssh-server), ssh-keygen, ssh-add and ssh-agent"),
-          arguments: AgentKind.allCases)
-    func hostBoundKeysAvoidTooManyAuthenticationFailures(_ kind: AgentKind) throws {
+          arguments: SSHAgentKind.allCases)
+    func hostBoundKeysAvoidTooManyAuthenticationFailures(_ kind: SSHAgentKind) throws {
         let ws = try CLIWorkspace()
         let server = try TestSSHD(in: ws, maxAuthTries: 3)
         defer { server.stop() }
         try server.trustHostKey(in: ws)
         let host = "[127.0.0.1]:\(server.port)", other = "other.example"
-        let agent = try TestAgent(kind, ws)
+        let agent = try TestSSHAgent(kind, ws)
         defer { agent.stop() }
         try agent.start()
         var keys: [SSHKeyFile] = []
@@ -271,7 +271,7 @@ struct CLISSHAgentTests {
         // to 127.0.0.1 without a port (which matches the known_hosts name on any port, ssh.md §9.2).
         let second = try CLIWorkspace()
         try server.trustHostKey(in: second)
-        let agent2 = try TestAgent(.coffer, second)
+        let agent2 = try TestSSHAgent(.coffer, second)
         defer { agent2.stop() }
         try agent2.start()
         var authorized2: SSHKeyFile?
@@ -289,10 +289,10 @@ struct CLISSHAgentTests {
 
     /// After `coffer lock` (for OpenSSH's agent: after it ends), `ssh-add -L` fails at once and
     /// `ssh-keygen -Y sign` makes no signature; unlocked again, the key signs again.
-    @Test(.enabled(if: haveClient, "needs OpenSSH's ssh-keygen, ssh-add and ssh-agent"), arguments: AgentKind.allCases)
-    func lockedMeansAFastFailureAndNoSignature(_ kind: AgentKind) throws {
+    @Test(.enabled(if: haveClient, "needs OpenSSH's ssh-keygen, ssh-add and ssh-agent"), arguments: SSHAgentKind.allCases)
+    func lockedMeansAFastFailureAndNoSignature(_ kind: SSHAgentKind) throws {
         let ws = try CLIWorkspace()
-        let agent = try TestAgent(kind, ws)
+        let agent = try TestSSHAgent(kind, ws)
         defer { agent.stop() }
         try agent.start()
         let key = try SSHKeyFile.make(in: ws, name: "id_ed25519", type: .ed25519)
@@ -322,10 +322,10 @@ struct CLISSHAgentTests {
 
     /// `ssh-add -x` (the protocol's LOCK): Coffer's vault locks as on `coffer lock` (the agent
     /// ends, both sockets go); OpenSSH's agent locks itself. Either way nothing is listed or signed.
-    @Test(.enabled(if: haveClient, "needs OpenSSH's ssh-keygen, ssh-add and ssh-agent"), arguments: AgentKind.allCases)
-    func sshAddLockLocks(_ kind: AgentKind) throws {
+    @Test(.enabled(if: haveClient, "needs OpenSSH's ssh-keygen, ssh-add and ssh-agent"), arguments: SSHAgentKind.allCases)
+    func sshAddLockLocks(_ kind: SSHAgentKind) throws {
         let ws = try CLIWorkspace()
-        let agent = try TestAgent(kind, ws)
+        let agent = try TestSSHAgent(kind, ws)
         defer { agent.stop() }
         try agent.start()
         let key = try SSHKeyFile.make(in: ws, name: "id_ed25519", type: .ed25519)
@@ -358,8 +358,8 @@ struct CLISSHAgentTests {
     /// A key with `--confirm` (`ssh-add -c`): each signature asks through `$SSH_ASKPASS` (set in
     /// the agent's environment, with SSH_ASKPASS_PROMPT=confirm); exit 0 allows it, exit 1 refuses
     /// it, and with no SSH_ASKPASS the key does not sign. A key without it signs without asking.
-    @Test(.enabled(if: haveClient, "needs OpenSSH's ssh-keygen, ssh-add and ssh-agent"), arguments: AgentKind.allCases)
-    func confirmationAsksThroughSSHAskpass(_ kind: AgentKind) throws {
+    @Test(.enabled(if: haveClient, "needs OpenSSH's ssh-keygen, ssh-add and ssh-agent"), arguments: SSHAgentKind.allCases)
+    func confirmationAsksThroughSSHAskpass(_ kind: SSHAgentKind) throws {
         let ws = try CLIWorkspace()
         let log = ws.file("askpass.log"), answer = ws.file("askpass-answer")
         try ws.write("askpass", """
@@ -374,7 +374,7 @@ struct CLISSHAgentTests {
             ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         }
         // Both agents ask SSH_ASKPASS only with a display, or when SSH_ASKPASS_REQUIRE says to.
-        let agent = try TestAgent(kind, ws, agentEnvironment: ["SSH_ASKPASS": ws.file("askpass"), "SSH_ASKPASS_REQUIRE": "force"])
+        let agent = try TestSSHAgent(kind, ws, agentEnvironment: ["SSH_ASKPASS": ws.file("askpass"), "SSH_ASKPASS_REQUIRE": "force"])
         defer { agent.stop() }
         try agent.start()
         let confirmed = try SSHKeyFile.make(in: ws, name: "id_confirmed", type: .ed25519, keepPrivate: kind == .openSSH)
@@ -428,7 +428,7 @@ struct CLISSHAgentTests {
 // MARK: - Harness
 
 /// Which agent a test talks to.
-enum AgentKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+enum SSHAgentKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// `coffer unlock`'s agent, on the socket `coffer ssh-key socket` names.
     case coffer
     /// OpenSSH's own `ssh-agent`, the reference that proves the harness.
@@ -436,7 +436,7 @@ enum AgentKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { self == .coffer ? "Coffer's agent" : "OpenSSH's ssh-agent (reference)" }
 }
 
-enum KeyType: String, CaseIterable, Sendable, CustomTestStringConvertible {
+enum SSHTestKeyType: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case ed25519, ecdsa, rsa
     var keygenArguments: [String] {
         switch self {
@@ -467,7 +467,7 @@ struct SSHKeyFile {
         line.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").prefix(2).joined(separator: " ")
     }
 
-    static func make(in ws: CLIWorkspace, name: String, type: KeyType, keepPrivate: Bool = false) throws -> SSHKeyFile {
+    static func make(in ws: CLIWorkspace, name: String, type: SSHTestKeyType, keepPrivate: Bool = false) throws -> SSHKeyFile {
         try FileManager.default.createDirectory(atPath: ws.file("keys"), withIntermediateDirectories: true)
         let path = ws.file("keys/" + name)
         let made = try ws.run([CLISSHAgentTests.sshKeygen, "-q"] + type.keygenArguments + ["-N", "", "-C", "test \(name)", "-f", path],
@@ -487,8 +487,8 @@ struct SSHKeyFile {
 }
 
 /// The agent under test, started and stopped by the test (`stop` in a `defer`).
-final class TestAgent {
-    let kind: AgentKind
+final class TestSSHAgent {
+    let kind: SSHAgentKind
     let ws: CLIWorkspace
     /// Added to the agent's environment when it starts (`SSH_ASKPASS`).
     var agentEnvironment: [String: String]
@@ -499,7 +499,7 @@ final class TestAgent {
     /// The Coffer item of each key file added, by key name.
     private var items: [String: String] = [:]
 
-    init(_ kind: AgentKind, _ ws: CLIWorkspace, agentEnvironment: [String: String] = [:]) throws {
+    init(_ kind: SSHAgentKind, _ ws: CLIWorkspace, agentEnvironment: [String: String] = [:]) throws {
         self.kind = kind
         self.ws = ws
         self.agentEnvironment = agentEnvironment
@@ -755,7 +755,7 @@ final class TestSSHD {
 
     /// `ssh … USER@127.0.0.1 true` with no configuration, no key file, the agent by IdentityAgent,
     /// the workspace's known_hosts and strict host key checking.
-    func login(through agent: TestAgent) throws -> Login {
+    func login(through agent: TestSSHAgent) throws -> Login {
         let result = try agent.tool([CLISSHAgentTests.ssh, "-v", "-F", "/dev/null", "-o", "IdentityFile=none",
                                      "-o", "IdentityAgent=\(agent.socket)", "-o", "IdentitiesOnly=no",
                                      "-o", "UserKnownHostsFile=\(agent.ws.file("home/.ssh/known_hosts"))",
