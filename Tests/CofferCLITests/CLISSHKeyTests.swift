@@ -188,4 +188,26 @@ struct CLISSHKeyTests {
         let login = try ws.coffer("ssh-key", "public", "GitHub")
         #expect(login.status == 1 && login.stderr.contains("not an SSH key") && !login.stderr.contains("gh-secret"), "\(login)")
     }
+
+    /// spec/ssh.md §9: a sign-only key's private half leaves the vault by no command, not even with
+    /// the master password: `ssh-key export` is 77 and `export --format json` leaves it out (and
+    /// says so); `ssh-key use --exportable`, with the master password, lifts it.
+    @Test func aSignOnlyKeyIsNeverExported() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        #expect(try ws.run(["ssh-key", "generate", "--title", "deploy", "--sign-only"] + ws.unlock).status == 0)
+        #expect(try ws.run(["ssh-key", "generate", "--title", "other"] + ws.unlock).status == 0)
+        let json = try ws.coffer("export", "--format", "json", "--output", ws.file("out.json"))
+        #expect(json.status == 0 && json.stderr.contains("1 sign-only SSH key(s) are in this file without their private key"), "\(json)")
+        let text = try String(contentsOfFile: ws.file("out.json"), encoding: .utf8)
+        #expect(text.components(separatedBy: "-----BEGIN OPENSSH PRIVATE KEY-----").count == 2, "only the other key's")
+        let refused = try ws.coffer("ssh-key", "export", "deploy", "--to", ws.file("deploy.key"))
+        #expect(refused.status == 77 && refused.stderr.contains("sign-only"), "\(refused)")
+        #expect(!FileManager.default.fileExists(atPath: ws.file("deploy.key")))
+        let settings = try ws.coffer("ssh-key", "use", "deploy")
+        #expect(settings.stdout.contains("sign only: yes"), "\(settings)")
+        #expect(try ws.coffer("ssh-key", "use", "deploy", "--exportable").status == 0)
+        let exported = try ws.coffer("ssh-key", "export", "deploy", "--to", ws.file("deploy.key"))
+        #expect(exported.status == 0, "\(exported)")
+    }
 }

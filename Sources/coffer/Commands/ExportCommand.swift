@@ -68,6 +68,7 @@ struct ExportCommand: ParsableCommand {
         var count = 0
         var formulaCells = 0
         var notInCSV = 0
+        var signOnlyKeys = 0
         switch format {
         case .csv:
             text = CSVReader.encode(["title", "username", "password", "url", "notes", "tags", "totp", "type"], quoteEvery: spreadsheetSafe)
@@ -87,6 +88,12 @@ struct ExportCommand: ParsableCommand {
         case .json:
             var items: [JSON] = []
             try vault.forEachItem { item in
+                var item = item
+                // A sign-only SSH key (spec/ssh.md §9) never leaves the vault, not even here.
+                if item.sshPrivateKey != nil, (try? item.sshKeyUse())?.signOnly ?? true {
+                    item.sshPrivateKey = nil
+                    signOnlyKeys += 1
+                }
                 items.append(CofferJSON.object(item, .export))
                 count += 1
             }
@@ -94,6 +101,9 @@ struct ExportCommand: ParsableCommand {
         }
         if notInCSV > 0 {
             Terminal.warn("\(notInCSV) item(s) have card or identity fields, an SSH key or passkeys, which CSV cannot hold: they are not in this file; use --format json to keep them")
+        }
+        if signOnlyKeys > 0 {
+            Terminal.warn("\(signOnlyKeys) sign-only SSH key(s) are in this file without their private key (sign-only keys are never exported; coffer ssh-key use --exportable lifts it)")
         }
         if formulaCells > 0 && spreadsheetSafe {
             Terminal.warn("\(formulaCells) cell(s) began with =, +, -, @, a tab or a carriage return and now begin with ' (a spreadsheet shows them as text); imported again they keep the ', so a password among them would be wrong: export without --spreadsheet-safe, or --format json, to move to another manager")
