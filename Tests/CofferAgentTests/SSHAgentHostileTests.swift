@@ -436,6 +436,62 @@ struct SSHAgentHostileTests {
         #expect(Wire.ask(.status, socketPath: agent.socket) == nil)
     }
 
+    // MARK: OpenSSH's own clients
+
+    /// Runs a program with `environment`; its exit status and standard output.
+    static func run(_ arguments: [String], environment: [String: String], input: String? = nil) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    static var haveOpenSSH: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/ssh-add") && FileManager.default.isExecutableFile(atPath: "/usr/bin/ssh-keygen")
+    }
+
+    /// OpenSSH's ssh-add lists the vault's keys and cannot add or remove any; ssh-keygen -Y
+    /// signs through the agent (RSA with SHA-512, as it asks) and its signatures check.
+    @Test(.enabled(if: haveOpenSSH, "needs OpenSSH's ssh-add and ssh-keygen"))
+    func openSSHClientsListAndSignThroughTheAgent() throws {
+        let agent = try startAgent()
+        defer { agent.stop() }
+        let environment = ["SSH_AUTH_SOCK": agent.sshSocket, "PATH": "/usr/bin:/bin", "HOME": directory.path]
+        let listed = try Self.run(["/usr/bin/ssh-add", "-L"], environment: environment)
+        #expect(listed.status == 0)
+        #expect(Set(listed.output.split(separator: "\n").map(String.init)) == [Self.ed25519.publicLine, Self.rsa.publicLine])
+        let fingerprints = try Self.run(["/usr/bin/ssh-add", "-l"], environment: environment)
+        #expect(Set(fingerprints.output.split(separator: "\n").map(String.init)) == [Self.ed25519.fingerprintLine, Self.rsa.fingerprintLine])
+        // Removing every key, or adding one: refused (ssh-add exits non-zero), the list unchanged.
+        #expect(try Self.run(["/usr/bin/ssh-add", "-D"], environment: environment).status != 0)
+        let strangerFile = directory.file("stranger")
+        try Self.stranger.openSSHPrivateKey().write(toFile: strangerFile, atomically: false, encoding: .utf8)
+        chmod(strangerFile, 0o600)
+        #expect(try Self.run(["/usr/bin/ssh-add", strangerFile], environment: environment).status != 0)
+        #expect(try Self.run(["/usr/bin/ssh-add", "-L"], environment: environment).output == listed.output)
+        // ssh-keygen -Y sign with only the public key: the agent signs.
+        let message = directory.file("message")
+        try "a message signed through Coffer's agent\n".write(toFile: message, atomically: false, encoding: .utf8)
+        for (name, key) in [("ed", Self.ed25519), ("rsa", Self.rsa)] {
+            let publicFile = directory.file("\(name).pub")
+            try (key.publicLine + "\n").write(toFile: publicFile, atomically: false, encoding: .utf8)
+            try? FileManager.default.removeItem(atPath: message + ".sig")
+            let signed = try Self.run(["/usr/bin/ssh-keygen", "-Y", "sign", "-f", publicFile, "-n", "coffer-test", message], environment: environment)
+            #expect(signed.status == 0, "\(name): ssh-keygen -Y sign through the agent failed")
+            let checked = try Self.run(["/bin/sh", "-c", "/usr/bin/ssh-keygen -Y check-novalidate -n coffer-test -f '\(publicFile)' -s '\(message).sig' < '\(message)'"],
+                                       environment: environment)
+            #expect(checked.status == 0, "\(name): \(checked.output)")
+        }
+    }
+
     // MARK: Session binding (PROTOCOL.agent §1) and host patterns
 
     /// A host key and a session identifier signed by it, as sshd signs the exchange hash.
