@@ -135,6 +135,7 @@ let package = Package(
         .executableTarget(name: "FuzzSiteURL", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzSiteURL"),
         .executableTarget(name: "FuzzPasskeyOptions", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzPasskeyOptions"),
         .executableTarget(name: "FuzzSSHKey", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzSSHKey"),
+        .executableTarget(name: "FuzzSSHAgentMessage", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzSSHAgentMessage"),
     ]
 )
 

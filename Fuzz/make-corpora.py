@@ -431,5 +431,45 @@ for name in sorted(os.listdir(ssh_dir)):
         write("FuzzSSHKey", "body-" + stem, bytes([SSH_MODES[label]]) + body)
         write("FuzzSSHKey", "half-" + stem, bytes([SSH_MODES[label]]) + body[:len(body) // 2])
 
+# --- the SSH agent's requests (draft-miller-ssh-agent, PROTOCOL.agent): one frame's body each
+# (the bytes after its length), with fixed bytes for keys and signatures (the reader does not
+# check them) ---------------------------------------------------------------------------------
+def sstr(b):
+    return struct.pack(">I", len(b)) + b
+
+
+ED_BLOB = sstr(b"ssh-ed25519") + sstr(bytes(range(32)))
+RSA_BLOB = sstr(b"ssh-rsa") + sstr(b"\x01\x00\x01") + sstr(b"\x00" + bytes([0xC5]) * 256)
+ED_SIG = sstr(b"ssh-ed25519") + sstr(bytes(range(64)))
+SIGN = bytes([13]) + sstr(ED_BLOB) + sstr(bytes(range(100, 164))) + struct.pack(">I", 0)
+BIND = bytes([27]) + sstr(b"session-bind@openssh.com") + sstr(ED_BLOB) + sstr(bytes(range(32))) + sstr(ED_SIG)
+SSH_AGENT_SEEDS = {
+    "list": bytes([11]),
+    "list-trailing-byte": bytes([11, 0]),
+    "sign-ed25519": SIGN,
+    "sign-rsa-sha512": bytes([13]) + sstr(RSA_BLOB) + sstr(b"data") + struct.pack(">I", 4),
+    "sign-rsa-sha256": bytes([13]) + sstr(RSA_BLOB) + sstr(b"") + struct.pack(">I", 2),
+    "sign-truncated": SIGN[:len(SIGN) // 2],
+    "sign-no-flags": SIGN[:-4],
+    "sign-trailing-byte": SIGN + b"\x00",
+    "sign-key-length-overruns": bytes([13]) + struct.pack(">I", 0xFFFFFFFF) + ED_BLOB,
+    "lock": bytes([22]) + sstr(b"passphrase"),
+    "lock-empty": bytes([22]),
+    "unlock": bytes([23]) + sstr(b""),
+    "add-identity": bytes([17]) + sstr(b"ssh-ed25519") + sstr(bytes(32)) + sstr(bytes(64)) + sstr(b"comment"),
+    "remove-identity": bytes([18]) + sstr(ED_BLOB),
+    "remove-all": bytes([19]),
+    "session-bind": BIND + b"\x00",
+    "session-bind-forwarding": BIND + b"\x01",
+    "session-bind-flag-2": BIND + b"\x02",
+    "session-bind-no-flag": BIND,
+    "extension-query": bytes([27]) + sstr(b"query"),
+    "extension-no-name": bytes([27]),
+    "unknown-99": bytes([99]),
+    "empty": b"",
+}
+for name, data in SSH_AGENT_SEEDS.items():
+    write("FuzzSSHAgentMessage", name, data)
+
 for target in sorted(os.listdir(CORPUS)):
     print("%-22s %d files" % (target, len(os.listdir(os.path.join(CORPUS, target)))))

@@ -39,6 +39,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case siteURL = "FuzzSiteURL"
     case passkeyOptions = "FuzzPasskeyOptions"
     case sshKey = "FuzzSSHKey"
+    case sshAgentMessage = "FuzzSSHAgentMessage"
 
     /// Runs one input through the harness. Throws `InvariantViolation` when an invariant breaks.
     package func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
@@ -59,6 +60,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .siteURL: return try SiteURLHarness.run(data)
         case .passkeyOptions: return try PasskeyOptionsHarness.run(data)
         case .sshKey: return try SSHKeyHarness.run(data)
+        case .sshAgentMessage: return try SSHAgentMessageHarness.run(data)
         }
     }
 

@@ -43,7 +43,9 @@ package struct KnownHosts: Sendable {
             guard line.count >= at + 3, let blob = SSHWire.decodeBase64(Array(line[at + 2])) else { continue }
             let field = String(decoding: line[at], as: UTF8.self)
             let names: Names
-            if field.hasPrefix("|1|") {
+            if field.hasPrefix("|") {
+                // Only `|1|` is a hashed name; any other `|…` is no name (OpenSSH skips the line).
+                guard field.hasPrefix("|1|") else { continue }
                 let parts = field.split(separator: "|", omittingEmptySubsequences: false)
                 guard parts.count == 4, let salt = SSHWire.decodeBase64(Array(parts[2].utf8)),
                       let hash = SSHWire.decodeBase64(Array(parts[3].utf8)), hash.count == 20 else { continue }
@@ -96,9 +98,12 @@ package struct KnownHosts: Sendable {
                 }
                 return matched
             case .hashed(let salt, let hash):
-                // Only a literal name can be hashed and compared.
+                // Only a literal name can be hashed and compared. ssh hashes a host on port 22 as
+                // the bare host, so the pattern `[host]:22` is compared as `host`.
                 guard !pattern.contains(where: { "*?".contains($0) }) else { return false }
-                let mac = HMAC<Insecure.SHA1>.authenticationCode(for: Array(pattern.utf8), using: SymmetricKey(data: salt))
+                let (host, port) = Self.split(pattern)
+                let name = port == "22" ? host : pattern
+                let mac = HMAC<Insecure.SHA1>.authenticationCode(for: Array(name.utf8), using: SymmetricKey(data: salt))
                 return Array(mac) == hash
             }
         }

@@ -47,7 +47,10 @@ package struct SSHKeyUse: Sendable, Equatable {
                 throw CofferError.sshMalformedKey("the key's use settings are malformed")
             }
             let pattern = String(decoding: bytes[at + 1 ..< at + 1 + Int(bytes[at])], as: UTF8.self)
-            try Self.checkPattern(pattern)
+            // A stored pattern that is not one is malformed settings, like any other bad byte.
+            guard (try? Self.checkPattern(pattern)) != nil else {
+                throw CofferError.sshMalformedKey("the key's use settings are malformed")
+            }
             hosts.append(pattern)
             at += 1 + Int(bytes[at])
         }
@@ -77,15 +80,14 @@ extension Item {
         return try field.value.withUnsafeBytes { try SSHKeyUse(decoding: $0) }
     }
 
-    /// Stores `use` (removes the field for the defaults).
+    /// Stores `use` (removes the field for the defaults). Settings it refuses leave the item as it was.
     package mutating func setSSHKeyUse(_ use: SSHKeyUse) throws {
-        extensionFields.removeAll { $0.tag == SSHKeyUse.tag }
-        guard !use.isDefault else { return }
         for host in use.hosts { try SSHKeyUse.checkPattern(host) }
         guard use.hosts.count <= SSHKeyUse.maximumHosts else {
             throw CofferError.invalidArgument("a key names at most \(SSHKeyUse.maximumHosts) host patterns")
         }
-        let value = use.encoded()
-        extensionFields.append(ExtensionField(tag: SSHKeyUse.tag, value: try value.withUnsafeBytes { try SecureBytes(copying: $0, protection: .locked) }))
+        let value = use.isDefault ? nil : try use.encoded().withUnsafeBytes { try SecureBytes(copying: $0, protection: .locked) }
+        extensionFields.removeAll { $0.tag == SSHKeyUse.tag }
+        if let value { extensionFields.append(ExtensionField(tag: SSHKeyUse.tag, value: value)) }
     }
 }

@@ -193,7 +193,15 @@ final class SSHAgentService {
                 open = false
             }
             let index = revents.startIndex + 1 + offset
-            if open, index < revents.endIndex, revents[index].revents != 0 || answered {
+            let events = index < revents.endIndex ? revents[index].revents : 0
+            if open, let confirmation = connection.confirmation, events & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 {
+                // The client hung up while the person is asked: the question is withdrawn (finish()
+                // ends the askpass) rather than left on the screen for nobody, and the hang-up, which
+                // poll reports whatever the events asked, does not wake the loop again and again.
+                log("withdrew the confirmation for \(confirmation.key.comment): the client hung up")
+                open = false
+            }
+            if open, index < revents.endIndex, events != 0 || answered {
                 let step = advance(connection, now: now)
                 open = step.open
                 used = used || step.used
