@@ -595,6 +595,31 @@ struct SSHAgentHostileTests {
         #expect(SSHWireFrames.signature(reply) != nil)
     }
 
+    /// spec/agent.md §7.3: a bind for authentication is final (a hop at the end of a forward
+    /// cannot bind the connection again to a host whose keys it wants), and a forwarded
+    /// connection is offered only the keys naming no host, whatever it binds to after.
+    @Test func aBindIsFinalAndAForwardedConnectionGetsNoHostBoundKey() throws {
+        let agent = try startBindingAgent(knownHosts: Self.knownHosts)
+        defer { agent.stop() }
+        let bound = try agent.connect()
+        #expect(bound.ask(try HostBinding(Self.corp, sessionID: sessionID(1)).frame) == SSHWireFrames.success)
+        #expect(bound.ask(try HostBinding(Self.github, sessionID: sessionID(2)).frame) == SSHWireFrames.failure,
+                "a second bind after one for authentication was taken")
+        #expect(Set(try Self.listed(bound)) == [Self.rsa.publicKeyBlob, Self.anyHost.publicKeyBlob], "still bound to the first host")
+        #expect(bound.ask(SSHWireFrames.sign(Self.ed25519.publicKeyBlob, Self.data, flags: 0)) == SSHWireFrames.failure)
+
+        let forwarded = try agent.connect()
+        let hop = try HostBinding(Self.corp, sessionID: sessionID(3))
+        #expect(forwarded.ask(SSHWireFrames.sessionBind(hostKey: hop.key.publicKeyBlob, sessionID: hop.sessionID,
+                                                        signature: hop.signature, forwarding: 1)) == SSHWireFrames.success)
+        #expect(try Self.listed(forwarded) == [Self.anyHost.publicKeyBlob])
+        // The far end binds to github.com for authentication: still only the key naming no host.
+        #expect(forwarded.ask(try HostBinding(Self.github, sessionID: sessionID(4)).frame) == SSHWireFrames.success)
+        #expect(try Self.listed(forwarded) == [Self.anyHost.publicKeyBlob])
+        #expect(forwarded.ask(SSHWireFrames.sign(Self.ed25519.publicKeyBlob, Self.data, flags: 0)) == SSHWireFrames.failure,
+                "a host-bound key signed through a forward")
+    }
+
     @Test func aRevokedHostKeyIsOfferedOnlyTheKeysNamingNoHost() throws {
         let agent = try startBindingAgent(knownHosts: Self.knownHosts + "@revoked * \(Self.github.publicLine)\n")
         defer { agent.stop() }

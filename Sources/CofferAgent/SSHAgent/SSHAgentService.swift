@@ -74,6 +74,11 @@ final class SSHAgentService {
         var locksAfterReply = false
         /// The host key of the last `session-bind@openssh.com` whose signature checked.
         var boundHostKey: [UInt8]?
+        /// A bind said the connection is forwarded (`ssh -A`): keys that name hosts are not
+        /// offered on it at all, since the hops before the last cannot be checked (§7.3).
+        var forwarded = false
+        /// A bind for authentication (not forwarding) was taken: no later bind is.
+        var boundForAuthentication = false
         var confirmation: Confirmation?
 
         struct Confirmation {
@@ -320,12 +325,15 @@ final class SSHAgentService {
                 return .confirming
             }
             return .reply(sign(key, data, flags: flags), used: true)
-        case .sessionBind(let hostKey, let sessionID, let signature, _):
-            // Only a binding the host key signed counts (PROTOCOL.agent: the session id is signed by the host).
-            guard SSHKey.verify(signature: signature, of: sessionID, publicKeyBlob: hostKey) else {
+        case .sessionBind(let hostKey, let sessionID, let signature, let forwarding):
+            // Only a binding the host key signed counts (PROTOCOL.agent: the session id is signed
+            // by the host), and none after one for authentication, as OpenSSH's agent rules.
+            guard !connection.boundForAuthentication,
+                  SSHKey.verify(signature: signature, of: sessionID, publicKeyBlob: hostKey) else {
                 return .reply(SSHAgentMessage.failure, used: false)
             }
             connection.boundHostKey = hostKey
+            if forwarding { connection.forwarded = true } else { connection.boundForAuthentication = true }
             return .reply(SSHAgentMessage.success, used: false)
         case .lock:
             log("locked by an SSH client (ssh-add -x)")
@@ -368,9 +376,11 @@ final class SSHAgentService {
     // MARK: Keys
 
     /// The keys offered on `connection`: all of them until its session is bound to a host; then
-    /// those naming no host and those naming one the bound host key is known under (ssh.md §9.2).
+    /// those naming no host and those naming one the bound host key is known under (ssh.md §9.2);
+    /// on a forwarded connection only those naming no host.
     private func offered(to connection: Connection) -> [VaultKey] {
         let keys = vaultKeys()
+        if connection.forwarded { return keys.filter { $0.use.hosts.isEmpty } }
         guard let hostKey = connection.boundHostKey, keys.contains(where: { !$0.use.hosts.isEmpty }) else { return keys }
         let known = KnownHosts.load(paths: knownHostsPaths)
         return keys.filter { key in key.use.hosts.isEmpty || key.use.hosts.contains { known.pattern($0, names: hostKey) } }

@@ -1,3 +1,4 @@
+@testable import CofferTestHelpers
 @testable @_spi(CofferInternals) import Coffer
 import Foundation
 import Testing
@@ -13,7 +14,8 @@ struct SSHAgentVectorTests {
     }
 
     static func json(_ path: String) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: Repository.url("spec/vectors/ssh-agent/\(path)"))) as? [String: Any])
+        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: Repository.url("spec/vectors/ssh-agent/\(path)")))
+        return try #require(object as? [String: Any])
     }
 
     @Test func vectorsAreThere() {
@@ -24,7 +26,8 @@ struct SSHAgentVectorTests {
     @Test(arguments: names("use"))
     func use(_ name: String) throws {
         let vector = try Self.json("use/\(name)")
-        let value = try #require([UInt8](hexDigits: try #require(vector["value"] as? String)))
+        let hex = try #require(vector["value"] as? String)
+        let value = try #require([UInt8](hexDigits: hex))
         if vector["expect"] as? String == "ok" {
             let use = try SSHKeyUse(decoding: value)
             #expect(use.hosts == vector["hosts"] as? [String])
@@ -48,8 +51,10 @@ struct SSHAgentVectorTests {
     @Test(arguments: names("known-hosts"))
     func knownHosts(_ name: String) throws {
         let vector = try Self.json("known-hosts/\(name)")
-        let known = KnownHosts(text: Array(try #require(vector["knownHosts"] as? String).utf8))
-        let hostKey = try #require(Data(base64Encoded: try #require(vector["hostKey"] as? String)))
+        let text = try #require(vector["knownHosts"] as? String)
+        let known = KnownHosts(text: Array(text.utf8))
+        let encodedKey = try #require(vector["hostKey"] as? String)
+        let hostKey = try #require(Data(base64Encoded: encodedKey))
         for case let scenario as [String: Any] in try #require(vector["cases"] as? [Any]) {
             let pattern = try #require(scenario["pattern"] as? String)
             #expect(known.pattern(pattern, names: Array(hostKey)) == scenario["match"] as? Bool, "\(name): \(pattern)")
