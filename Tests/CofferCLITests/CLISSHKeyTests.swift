@@ -210,4 +210,29 @@ struct CLISSHKeyTests {
         let exported = try ws.coffer("ssh-key", "export", "deploy", "--to", ws.file("deploy.key"))
         #expect(exported.status == 0, "\(exported)")
     }
+
+    /// spec/agent.md §7.3: locked, a person gets a one-line hint from ssh itself when
+    /// ~/.ssh/config guards the agent with `Match exec "coffer ssh-key socket --if-unlocked"`;
+    /// unlocked, the block applies and names the socket. (`ssh -G` evaluates the config as a
+    /// connection would, without connecting.)
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/ssh"), "needs ssh"))
+    func sshsMatchExecGetsAOneLineHintWhileLocked() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let printed = try ws.run(["ssh-key", "socket", "--vault", ws.vault])
+        let socket = printed.stdout.trimmingCharacters(in: .newlines)
+        try #require(printed.status == 0 && socket.hasSuffix(".ssh"), "\(printed)")
+        try ws.write("ssh_config", "Match exec \"coffer ssh-key socket --if-unlocked --vault '\(ws.vault)'\"\n    IdentityAgent \(socket)\n")
+        let ssh = ["/usr/bin/ssh", "-F", ws.file("ssh_config"), "-G", "example.org"]
+        let locked = try ws.run(ssh, viaPath: true)
+        #expect(locked.status == 0, "\(locked)")
+        #expect(locked.stderr.contains("the vault is locked: its SSH keys are not offered (coffer unlock)"), "\(locked)")
+        #expect(!locked.stdout.contains("identityagent \(socket)"))
+        let unlock = try ws.run(["unlock"] + ws.unlock)
+        #expect(unlock.status == 0 && unlock.stderr.contains("SSH_AUTH_SOCK=\(socket)"), "\(unlock)")
+        defer { _ = try? ws.run(["lock", "--vault", ws.vault]) }
+        let unlocked = try ws.run(ssh, viaPath: true)
+        #expect(unlocked.status == 0 && !unlocked.stderr.contains("locked"), "\(unlocked)")
+        #expect(unlocked.stdout.contains("identityagent \(socket)"), "\(unlocked)")
+    }
 }

@@ -404,13 +404,21 @@ extension SSHKeyCommand {
             discussion: """
                 The socket exists while the vault is unlocked (`coffer unlock`); the path stays the same for the \
                 same vault and runtime directory. In ~/.ssh/config: `IdentityAgent PATH`; in a shell: \
-                `export SSH_AUTH_SOCK=$(coffer ssh-key socket)`.
+                `export SSH_AUTH_SOCK=$(coffer ssh-key socket)`. With --if-unlocked it exits 1 with a one-line \
+                hint on stderr while the vault is locked, for ssh's `Match exec` (spec/agent.md §7).
                 """)
+
+        @Flag(name: .customLong("if-unlocked"), help: "Exit 1 with a hint on stderr unless the vault is unlocked.")
+        var ifUnlocked = false
 
         @OptionGroup var vaultOptions: VaultPathOptions
 
         func run() throws {
-            Terminal.out(AgentSocket.sshPath(forAgentSocket: try AgentSocket.path(forVault: try vaultOptions.path())))
+            let socketPath = try AgentSocket.path(forVault: try vaultOptions.path())
+            if ifUnlocked, AgentSocket.ask(.status, socketPath: socketPath).map({ if case .status = $0 { true } else { false } }) != true {
+                throw CLIError(Exit.failed, "the vault is locked: its SSH keys are not offered (coffer unlock)")
+            }
+            Terminal.out(AgentSocket.sshPath(forAgentSocket: socketPath))
         }
     }
 }
