@@ -235,4 +235,41 @@ struct CLISSHKeyTests {
         #expect(unlocked.status == 0 && !unlocked.stderr.contains("locked"), "\(unlocked)")
         #expect(unlocked.stdout.contains("identityagent \(socket)"), "\(unlocked)")
     }
+
+    /// spec/agent.md §7.4: an agent started from a terminal says there why a key was not used —
+    /// here a key that asks for confirmation with no `SSH_ASKPASS` to ask through. `unlock` runs
+    /// in a shell on a pseudo-terminal, as a person runs it (the shell, not `unlock`, leads the
+    /// terminal's session, so the terminal outlives `unlock`).
+    @Test(.enabled(if: haveSSHKeygen, "needs ssh-keygen"))
+    func theAgentSaysOnItsTerminalWhyAKeyWasNotUsed() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        #expect(try ws.run(["ssh-key", "generate", "--title", "guarded", "--confirm"] + ws.unlock).status == 0)
+        try ws.write("guarded.pub", try ws.coffer("ssh-key", "public", "guarded").stdout)
+        try ws.write("data", "to sign\n")
+        let tty = try PseudoTerminal()
+        let binary = try #require(CLI.binary)
+        var shell = ChildProcess(["/bin/sh", "-c", "\"$0\" unlock --vault \"$1\"; exec sleep 120", binary, ws.vault])
+        shell.environment = CLI.environment(in: ws, adding: ["TERM": "dumb"])
+        shell.directory = ws.path
+        shell.stdin = .terminal(tty.slavePath)
+        shell.stdout = .terminal(tty.slavePath)
+        shell.stderr = .terminal(tty.slavePath)
+        shell.newSession = true
+        let running = try shell.start()
+        defer {
+            _ = try? ws.run(["lock", "--vault", ws.vault])
+            kill(running.pid, SIGKILL)
+            _ = try? running.wait()
+        }
+        try tty.expect("Master password for")
+        tty.typeLine(CLIWorkspace.password)
+        try tty.expect("SSH_AUTH_SOCK=")
+        let socket = try ws.run(["ssh-key", "socket", "--vault", ws.vault]).stdout.trimmingCharacters(in: .newlines)
+        let signed = try ws.run([Self.sshKeygen, "-Y", "sign", "-f", ws.file("guarded.pub"), "-n", "file", ws.file("data")],
+                                environment: ["SSH_AUTH_SOCK": socket], viaPath: true)
+        #expect(signed.status != 0 && !FileManager.default.fileExists(atPath: ws.file("data.sig")), "\(signed)")
+        let said = try tty.expect("asks for confirmation, but the agent has no way to ask")
+        #expect(said.contains("coffer agent: guarded"), "\(said)")
+    }
 }
