@@ -36,17 +36,19 @@ package enum WithheldSSHKey {
     /// stand-in's. Throws `crypto.invalid-argument` when there is none: nothing is written.
     package static func restoring(_ item: Item, from vault: Vault) throws -> Item {
         guard let key = item.sshPrivateKey, isWithheld(key) else { return item }
-        var candidates: [Secret] = []
-        if let current = try? vault.get(item.id), let stored = current.sshPrivateKey { candidates.append(stored) }
-        candidates += ((try? vault.lastChanges()) ?? []).filter { $0.item.id == item.id }.compactMap(\.item.sshPrivateKey)
-        for candidate in candidates where !isWithheld(candidate) {
+        func restored(from candidate: Secret?) -> Item? {
+            guard let candidate, !isWithheld(candidate) else { return nil }
             var probe = Item(title: "")
             probe.sshPrivateKey = candidate
-            if withholding(probe).sshPrivateKey == key {
-                var restored = item
-                restored.sshPrivateKey = candidate
-                return restored
-            }
+            guard withholding(probe).sshPrivateKey == key else { return nil }
+            var restored = item
+            restored.sshPrivateKey = candidate
+            return restored
+        }
+        // The item as it is now, usually; only then the earlier versions, whose search reads the whole log.
+        if let found = restored(from: (try? vault.get(item.id))?.sshPrivateKey) { return found }
+        for version in (try? vault.lastChanges()) ?? [] where version.item.id == item.id {
+            if let found = restored(from: version.item.sshPrivateKey) { return found }
         }
         throw CofferError.invalidArgument(
             "the SSH key of \(item.title) was withheld by the agent and the vault no longer holds it; nothing was written (lock, then try again with the master password)")

@@ -119,14 +119,8 @@ final class SSHAgentConnection: @unchecked Sendable {
 
     @discardableResult
     func send(_ bytes: [UInt8]) -> Bool {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes.withUnsafeBytes { SystemCall.sendWithoutSignal(fd, $0.baseAddress! + sent, $0.count - sent) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
-            sent += n
-        }
-        return true
+        var bytes = bytes
+        return AgentSocket.writeFully(fd, &bytes)
     }
 
     func read(_ count: Int) -> [UInt8]? {
