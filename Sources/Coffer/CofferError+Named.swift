@@ -105,6 +105,11 @@ extension CofferError {
         CofferError(.itemNotFound, reason, file: file, line: line)
     }
 
+    /// `store.file-not-found`.
+    package static func fileNotFound(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
+        CofferError(.fileNotFound, reason, file: file, line: line)
+    }
+
     /// `store.ambiguous-item`.
     package static func ambiguousItem(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
         CofferError(.ambiguousItem, reason, file: file, line: line)

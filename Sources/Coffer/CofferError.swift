@@ -58,6 +58,9 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let io = Code(rawValue: "store.io")
         /// No live item has that id or name (cli.md §4).
         public static let itemNotFound = Code(rawValue: "store.item-not-found")
+        /// No file of that id on the item, or a put naming file content the vault does not
+        /// hold (spec/files.md §6.5, §12).
+        public static let fileNotFound = Code(rawValue: "store.file-not-found")
         /// A name matches more than one item (cli.md §4).
         public static let ambiguousItem = Code(rawValue: "store.ambiguous-item")
         /// The vault was closed (locked): its keys are wiped (unlock.md §1).
@@ -163,7 +166,7 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
             .cryptoUnavailable, .invalidArgument, .kdfParametersRefused, .kdfFailed, .kdfOverMemoryBudget, .authenticationFailed,
             .wrongPassword, .notAVault, .headerCorrupted, .tampered, .recordCorrupted, .truncated, .unsupportedVersion,
             .limitExceeded, .malformedItem,
-            .vaultMissing, .vaultExists, .vaultBusy, .io, .itemNotFound, .ambiguousItem, .locked, .readOnly, .duplicateItem,
+            .vaultMissing, .vaultExists, .vaultBusy, .io, .itemNotFound, .fileNotFound, .ambiguousItem, .locked, .readOnly, .duplicateItem,
             .unsupportedFile, .noPrivateDirectory,
             .wrongPIN, .throttled, .pinDisabled, .pinUnavailable, .deviceKeyUnavailable, .throttleStateTampered, .cancelled,
             .masterPasswordNeeded,

@@ -23,6 +23,8 @@ package enum ItemCodec {
              country, phone, email, company, nationalID, passportNumber, licenseNumber
         case sshKey = 40
         case passkey = 50
+        // Format 2.1 (spec/files.md §2): a file's description.
+        case file = 60
 
         /// The card or identity field this tag holds.
         var detail: DetailField? { DetailField(rawValue: rawValue) }
@@ -35,6 +37,7 @@ package enum ItemCodec {
             case .noteValue: return "secure note's value"
             case .sshKey: return "SSH key"
             case .passkey: return "passkey"
+            case .file: return "file"
             default: return detail.map { "\($0.name) field" } ?? "\(self)"
             }
         }
@@ -51,6 +54,7 @@ package enum ItemCodec {
         var maximumCount: Int {
             switch self {
             case .url, .tag, .customField, .history, .passkey: return Int.max
+            case .file: return AttachedFile.maximumPerItem
             default: return 1
             }
         }
@@ -75,12 +79,23 @@ package enum ItemCodec {
         }
         if let key = item.sshPrivateKey { fields.append((.sshKey, .secret(key.bytes))) }
         fields += item.passkeys.map { (.passkey, .passkey($0)) }
+        fields += item.files.map { (.file, .file($0)) }
         let extensions = item.extensionFields.sorted { $0.tag < $1.tag }  // stable: repeats keep their order
         let rules = item.urlMatches.map { [$0.match.rawValue] + Array($0.url.utf8) }
 
         let fieldCount = fields.count + rules.count + extensions.count
         guard fieldCount <= maximumFields else {
             throw CofferError.limitExceeded("an item may have at most \(maximumFields) fields, this one has \(fieldCount)")
+        }
+        guard item.files.count <= AttachedFile.maximumPerItem else {
+            throw CofferError.limitExceeded("an item may have at most \(AttachedFile.maximumPerItem) files, this one has \(item.files.count)")
+        }
+        guard Set(item.files.lazy.map(\.id)).count == item.files.count else {
+            throw CofferError.invalidArgument("two files of one item have the same id; nothing was written")
+        }
+        for file in item.files where !AttachedFile.isValidName(file.name.utf8) || !AttachedFile.isValidMediaType(file.mediaType.utf8)
+            || file.size > AttachedFile.maximumSize || file.sha256.count != 32 {
+            throw CofferError.invalidArgument("file \(file.id) breaks spec/files.md §2.1 (its name, media type, size or SHA-256); nothing was written")
         }
         for field in extensions where !extensionTags.contains(field.tag) || field.tag == urlMatchTag {
             throw CofferError.invalidArgument("field tag \(field.tag) is not an unknown extension tag (129...255); nothing was written")
@@ -127,10 +142,11 @@ package enum ItemCodec {
     /// The longest item encoding a record can carry (spec/format.md §5.1, §9).
     package static let maximumEncodedLength = RecordFrame.maximumPlaintext - 5
 
-    /// The format version an item needs (spec/format.md §2): 2.0 for a kind or field of §6.3,
-    /// 1.2 when it has URL match rules, 1.1 when a field is longer than 1.0 allows or the item
+    /// The format version an item needs (spec/format.md §2): 2.1 when it has files
+    /// (spec/files.md §4.7), 2.0 for a kind or field of §6.3, 1.2 when it has URL match rules, 1.1 when a field is longer than 1.0 allows or the item
     /// has extension fields, else 1.0.
     package static func minimumVersion(of item: Item) -> FormatVersion {
+        if !item.files.isEmpty { return FormatVersion(2, 1) }
         if item.kind.rawValue > ItemKind.secureNote.rawValue || !item.details.isEmpty || item.sshPrivateKey != nil || !item.passkeys.isEmpty {
             return FormatVersion(2, 0)
         }
@@ -160,9 +176,11 @@ package enum ItemCodec {
         case custom(name: String, value: SecureBytes)
         case history(changed: Timestamp, password: SecureBytes)
         case passkey(Passkey)
+        case file(AttachedFile)
 
         var count: Int {
             switch self {
+            case .file(let f): return AttachedFile.encodedFixedCount + f.name.utf8.count + f.mediaType.utf8.count
             case .passkey(let p):
                 return 4 * 7 + 1 + 8 + p.relyingPartyID.utf8.count + p.credentialID.count + p.userHandle.count + p.userName.utf8.count
                     + p.userDisplayName.utf8.count + p.privateKey.count + (p.extensions?.count ?? 0)
@@ -176,7 +194,7 @@ package enum ItemCodec {
         /// Whether the secret bytes of this value are well-formed UTF-8 (text is by construction).
         var secretIsUTF8: Bool {
             switch self {
-            case .text, .passkey: return true  // a passkey's texts are strings; its other fields are bytes
+            case .text, .passkey, .file: return true  // a passkey's and a file's texts are strings; the rest are bytes
             case .secret(let b), .custom(_, let b), .history(_, let b): return b.withUnsafeBytes(ItemCodec.isValidUTF8)
             }
         }
@@ -207,6 +225,15 @@ package enum ItemCodec {
                 writer.int64(p.created.millisecondsSince1970)
                 p.privateKey.withUnsafeBytes { bytes($0) }
                 if let extensions = p.extensions { extensions.withUnsafeBytes { bytes($0) } } else { writer.uint32(0) }
+            case .file(let f):
+                writer.bytes.append(contentsOf: f.id.bytes)
+                writer.bytes.append(contentsOf: f.sha256)
+                writer.uint64(f.size)
+                writer.int64(f.created.millisecondsSince1970)
+                writer.uint32(UInt32(f.name.utf8.count))
+                writer.bytes.append(contentsOf: f.name.utf8)
+                writer.uint32(UInt32(f.mediaType.utf8.count))
+                writer.bytes.append(contentsOf: f.mediaType.utf8)
             }
         }
     }
@@ -233,6 +260,24 @@ package enum ItemCodec {
                        extensions: extensionBytes.isEmpty ? nil : try SecureBytes(copying: extensionBytes, protection: .locked))
     }
 
+    /// A tag-60 value (spec/files.md §2.1) read whole; malformed unless its fields end exactly
+    /// at its end and each keeps §2.1's rules. Checked by every decoder alike.
+    static func decodeFile(_ value: UnsafeRawBufferPointer) throws -> AttachedFile {
+        var reader = ByteReader(value, shortInputCode: .malformedItem, context: "file")
+        let id = FileID(bytes: try reader.slice(16))!
+        let sha256 = Array(try reader.slice(32))
+        let size = try reader.uint64()
+        let created = Timestamp(millisecondsSince1970: try reader.int64())
+        let name = try reader.slice(Int(try reader.uint32()))
+        let mediaType = try reader.slice(Int(try reader.uint32()))
+        guard reader.isAtEnd else { throw malformed("\(reader.remaining) bytes after a file's fields") }
+        guard size <= AttachedFile.maximumSize else { throw malformed("a file of \(size) bytes is over 4 GiB") }
+        guard AttachedFile.isValidName(name) else { throw malformed("a file name breaks spec/files.md §2.1") }
+        guard AttachedFile.isValidMediaType(mediaType) else { throw malformed("a file's media type breaks spec/files.md §2.1") }
+        return AttachedFile(unchecked: id, name: String(decoding: name, as: UTF8.self), mediaType: String(decoding: mediaType, as: UTF8.self),
+                            size: size, sha256: sha256, created: created)
+    }
+
     // MARK: Decoding
 
     /// Decodes a whole item, secrets included (each secret in its own guarded buffer).
@@ -257,6 +302,7 @@ package enum ItemCodec {
             case .noteValue: item!.noteValue = Secret(bytes: try SecureBytes(copying: value, protection: .locked))
             case .sshKey: item!.sshPrivateKey = Secret(bytes: try SecureBytes(copying: value, protection: .locked))
             case .passkey: item!.passkeys.append(try decodePasskey(value))
+            case .file: item!.files.append(try decodeFile(value))
             default: item!.details[tag.detail!] = Secret(bytes: try SecureBytes(copying: value, protection: .locked))
             }
         } extensionField: { tag, value in
@@ -409,6 +455,7 @@ package enum ItemCodec {
         guard count <= maximumFields else { throw malformed("\(count) fields exceed the limit of \(maximumFields)") }
         var previous: UInt8 = 0
         var repeats = 0
+        var fileIDs: Set<[UInt8]> = []
         for _ in 0..<count {
             let rawTag = try reader.uint8()
             let tag = Tag(rawValue: rawTag)
@@ -430,6 +477,9 @@ package enum ItemCodec {
             }
             // Plain text fields are validated where they become strings (`text`), once.
             if !tag.isPlainText { try validateUTF8(tag, value) }
+            if tag == .file, !fileIDs.insert(Array(value.prefix(16))).inserted {
+                throw malformed("two files of one item have the same id")
+            }
             try field(tag, value)
         }
         guard reader.isAtEnd else { throw malformed("\(reader.remaining) trailing bytes after the last field") }
@@ -448,6 +498,8 @@ package enum ItemCodec {
             guard isValidUTF8(secret) else { throw malformed("history entry is not valid UTF-8") }
         case .passkey:
             _ = try decodePasskey(value)  // its structure, for every decoder alike
+        case .file:
+            _ = try decodeFile(value)
         default:
             guard isValidUTF8(value) else { throw malformed("field \(tag.rawValue) is not valid UTF-8") }
         }

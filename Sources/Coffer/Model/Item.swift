@@ -152,6 +152,9 @@ public struct Item: Sendable, Equatable, Identifiable {
     public var sshPrivateKey: Secret?
     /// WebAuthn credentials for the item's site (format 2.0; spec/passkeys.md), beside its password.
     public var passkeys: [Passkey] = []
+    /// Files on the item (format 2.1; spec/files.md §2): their descriptions, in the order they
+    /// were attached. The content is stored apart; a put may only name content the vault holds.
+    public var files: [AttachedFile] = []
     public var created: Timestamp
     public var modified: Timestamp
 

@@ -46,6 +46,7 @@ extension Vault {
         try asWriter {
             var staged: State = try guarded.withLock { state in
                 try checkWritable(state)
+                try requireHeldContent(of: items)
                 var seen = Set<ItemID>()
                 for item in items {
                     guard !state.index.contains(item.id), seen.insert(item.id).inserted else {
@@ -108,6 +109,7 @@ extension Vault {
     func put(_ item: Item, state: inout State) throws {
         var encoded = try ItemCodec.encode(item)
         defer { secureZero(&encoded) }
+        try requireHeldContent(of: [item])
         try upgradeVersion(for: [item], state: &state)
         try encoded.withUnsafeBytes { payload in
             try append(.put, payload: payload, state: &state) { state, location in

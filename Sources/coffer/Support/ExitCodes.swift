@@ -32,7 +32,7 @@ enum Exit {
     /// The exit code for a core error code (spec/cli.md §5 lists this table).
     static func code(for code: CofferError.Code) -> Int32 {
         switch code {
-        case .itemNotFound, .ambiguousItem, .policyViolation, .passkeyCredentialNotAllowed:
+        case .itemNotFound, .fileNotFound, .ambiguousItem, .policyViolation, .passkeyCredentialNotAllowed:
             return failed
         case .invalidRules, .unsatisfiablePolicy, .invalidOption, .invalidArgument, .differentVault:
             return usage
