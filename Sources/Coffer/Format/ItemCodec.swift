@@ -344,7 +344,7 @@ package enum ItemCodec {
 
     /// Validates the whole item exactly as `decodeSummary` does, without building any string,
     /// and appends its title, username, URL and tag fields, in their encoded form
-    /// (`tag ‖ length ‖ UTF-8`), to `text`: the store's index of an open vault keeps those bytes
+    /// (`tag ‖ length ‖ UTF-8`), then each file's `60 ‖ 40 ‖ sha256 ‖ size` (`indexedFiles`), to `text`: the store's index of an open vault keeps those bytes
     /// instead of per-item strings.
     static func decodeForIndex(_ bytes: UnsafeRawBufferPointer, appendingTextTo text: inout [UInt8]) throws -> (header: Header, hasPassword: Bool) {
         var header: Header?
@@ -360,6 +360,11 @@ package enum ItemCodec {
                     text.append(contentsOf: value)
                 case .notes: guard isValidUTF8(value) else { throw malformed("field \(tag.rawValue) is not valid UTF-8") }
                 case .password: hasPassword = true
+                case .file:
+                    // The content a file names (spec/files.md §5.1): what tells live blobs from dead.
+                    text.append(tag.rawValue)
+                    withUnsafeBytes(of: UInt32(indexedFileCount).littleEndian) { text.append(contentsOf: $0) }
+                    text.append(contentsOf: value[16..<(16 + indexedFileCount)])
                 default: break  // validated by `walk`
                 }
             } extensionField: { _, _ in }
@@ -407,11 +412,28 @@ package enum ItemCodec {
         for tag in item.tags { body(.tag, tag) }
     }
 
+    /// What the index keeps of a file (after the text fields): its content's SHA-256 and size.
+    static let indexedFileCount = 32 + 8
+
+    /// The SHA-256 and size of each file whose index text `decodeForIndex` kept, in order.
+    static func indexedFiles(_ text: UnsafeRawBufferPointer) -> [(sha256: [UInt8], size: UInt64)] {
+        var files: [(sha256: [UInt8], size: UInt64)] = []
+        var offset = 0
+        while offset + 5 <= text.count {
+            let length = Int(text.loadUnaligned(fromByteOffset: offset + 1, as: UInt32.self).littleEndian)
+            if text[offset] == Tag.file.rawValue {
+                files.append((Array(text[(offset + 5)..<(offset + 37)]), text.loadUnaligned(fromByteOffset: offset + 37, as: UInt64.self).littleEndian))
+            }
+            offset += 5 + length
+        }
+        return files
+    }
+
     /// The size of `item`'s index text.
     static func indexTextCount(of item: Item) -> Int {
         var count = 0
         forEachIndexField(of: item) { _, value in count += 5 + value.utf8.count }
-        return count
+        return count + item.files.count * (5 + indexedFileCount)
     }
 
     /// Writes the text bytes `decodeForIndex` would keep for `item` into `out`, which holds
@@ -423,6 +445,14 @@ package enum ItemCodec {
             out.storeBytes(of: UInt32(value.utf8.count).littleEndian, toByteOffset: at + 1, as: UInt32.self)
             at += 5
             for byte in value.utf8 { out[at] = byte; at += 1 }
+        }
+        for file in item.files {
+            out[at] = Tag.file.rawValue
+            out.storeBytes(of: UInt32(indexedFileCount).littleEndian, toByteOffset: at + 1, as: UInt32.self)
+            at += 5
+            for byte in file.sha256 { out[at] = byte; at += 1 }
+            out.storeBytes(of: file.size.littleEndian, toByteOffset: at, as: UInt64.self)
+            at += 8
         }
         assert(at == out.count)
     }

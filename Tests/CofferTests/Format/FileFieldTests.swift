@@ -47,6 +47,26 @@ struct FileFieldTests {
         #expect(try encoded.withUnsafeBytes { try ItemCodec.decodeSummary($0) } == item.summary)
     }
 
+    @Test("The index keeps each file's SHA-256 and size, never its name; a write indexes exactly what a replay does")
+    func theIndexKeepsOnlyTheHashes() throws {
+        var item = Item(title: "Passport", username: "ada", urls: ["https://example.com"], tags: ["id"])
+        item.files = [Self.file(1), Self.file(2, name: "second.png", size: 1 << 32), Self.file(3, size: 0)]
+        let encoded = try ItemCodec.encode(item)
+        var replayed: [UInt8] = []
+        _ = try encoded.withUnsafeBytes { try ItemCodec.decodeForIndex($0, appendingTextTo: &replayed) }
+        var written = [UInt8](repeating: 0, count: ItemCodec.indexTextCount(of: item))
+        written.withUnsafeMutableBytes { ItemCodec.writeIndexText(of: item, into: $0) }
+        #expect(written == replayed)
+        let files = replayed.withUnsafeBytes(ItemCodec.indexedFiles)
+        #expect(files.map(\.sha256) == item.files.map(\.sha256))
+        #expect(files.map(\.size) == item.files.map(\.size))
+        for name in ["scan.pdf", "second.png"] { #expect(replayed.firstRange(of: Array(name.utf8)) == nil) }
+        // The summary built from the index text is the item's summary: files add nothing to it.
+        #expect(replayed.withUnsafeBytes { ItemCodec.summary(header: ItemCodec.Header(id: item.id, kind: item.kind, created: item.created, modified: item.modified), hasPassword: false, text: $0) } == item.summary)
+        #expect(Item(title: "none").files.isEmpty)
+        #expect(ItemCodec.indexTextCount(of: Item(title: "none")) == 5 + 4)
+    }
+
     @Test("Malformed tag-60 values: overrun, short, trailing bytes, size 2³² + 1, each name rule, media type bytes, a repeated id, 129 files — the three decoders agree")
     func malformedFileFields() {
         let bad: [(String, [[UInt8]])] = [
