@@ -5,7 +5,8 @@ import Foundation
 /// which syncs happen and in what order (spec/format.md §8, spec/unlock.md §5.1) instead of
 /// hoping a random kill lands between two of them. It can also fail one chosen call.
 ///
-/// Reads are not recorded: the rules under test are about what is made durable, and when.
+/// Reads are not events: the rules under test are about what is made durable, and when. Only
+/// their sizes are kept, for the rule that a rewrite reads the log in windows (spec/files.md §8.4).
 final class RecordingFileSystem: ForwardingFileSystem, @unchecked Sendable {
     /// One mutating call, with the path it acted on (a handle's path is the one it was opened or
     /// created as; after a rename it keeps that name, as a descriptor does).
@@ -34,6 +35,7 @@ final class RecordingFileSystem: ForwardingFileSystem, @unchecked Sendable {
     let base: any VaultFileSystem
     private let lock = NSLock()
     private var recorded: [Event] = []
+    private var readSizes: [Int] = []
     /// Called after each recorded call has succeeded (a test may look at the files then).
     var observer: ((Event) -> Void)?
     /// When it returns true for a call about to be made, that call throws `store.io` instead.
@@ -44,7 +46,12 @@ final class RecordingFileSystem: ForwardingFileSystem, @unchecked Sendable {
     /// Every call recorded so far.
     var events: [Event] { lock.withLock { recorded } }
 
-    func clear() { lock.withLock { recorded.removeAll() } }
+    /// The byte count of every read through a writable handle so far, in order.
+    var reads: [Int] { lock.withLock { readSizes } }
+
+    func clear() { lock.withLock { recorded.removeAll(); readSizes.removeAll() } }
+
+    fileprivate func noteRead(_ count: Int) { lock.withLock { readSizes.append(count) } }
 
     /// Runs `call` as the recorded `event` (unless `failing` picks it), then tells the observer.
     fileprivate func perform<R>(_ event: Event, _ call: () throws -> R) throws -> R {
@@ -76,7 +83,7 @@ final class RecordingFileSystem: ForwardingFileSystem, @unchecked Sendable {
         try perform(.syncDirectory(path)) { try base.syncDirectory(containing: path) }
     }
 
-    /// A writable file's handle that records writes, truncations and syncs.
+    /// A writable file's handle that records writes, truncations and syncs, and notes read sizes.
     final class Handle: VaultFileHandle {
         let inner: any VaultFileHandle
         let path: String
@@ -89,7 +96,10 @@ final class RecordingFileSystem: ForwardingFileSystem, @unchecked Sendable {
         }
 
         func size() throws -> Int { try inner.size() }
-        func read(at offset: Int, count: Int) throws -> [UInt8] { try inner.read(at: offset, count: count) }
+        func read(at offset: Int, count: Int) throws -> [UInt8] {
+            recorder.noteRead(count)
+            return try inner.read(at: offset, count: count)
+        }
         func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws {
             try recorder.perform(.write(path, offset: offset, count: bytes.count)) { try inner.write(bytes, at: offset) }
         }

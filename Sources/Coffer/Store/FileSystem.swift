@@ -65,6 +65,9 @@ extension ForwardingFileSystem {
 package protocol VaultFileHandle: AnyObject {
     func size() throws -> Int
     func read(at offset: Int, count: Int) throws -> [UInt8]
+    /// Fills all of `buffer` from `offset`: a copy that walks a large file (a rewrite keeping its
+    /// frames, spec/files.md §8.4) reuses one buffer instead of allocating one per read.
+    func read(at offset: Int, into buffer: UnsafeMutableRawBufferPointer) throws
     /// Writes all of `bytes` at `offset` (short writes are retried; an error may leave a prefix written).
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws
     func truncate(to size: Int) throws
@@ -80,6 +83,13 @@ package protocol VaultFileHandle: AnyObject {
 }
 
 extension VaultFileHandle {
+    /// Handles with no read of their own into a buffer (in-memory ones) copy a read's result.
+    package func read(at offset: Int, into buffer: UnsafeMutableRawBufferPointer) throws {
+        let bytes = try read(at: offset, count: buffer.count)
+        guard bytes.count == buffer.count else { throw CofferError.truncated("the file ended early while reading") }
+        buffer.copyBytes(from: bytes)
+    }
+
     /// Without hole information every byte may be data.
     package func nextDataOffset(from offset: Int) -> Int? { offset }
     package var descriptor: Int32? { nil }
@@ -257,17 +267,21 @@ final class POSIXFileHandle: VaultFileHandle {
     func read(at offset: Int, count: Int) throws -> [UInt8] {
         // Uninitialised, then filled by pread: unlock reads the whole log through here.
         try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            var done = 0
-            while done < count {
-                let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(offset + done))
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else {
-                    if n == 0 { throw CofferError.truncated("\(path) ended early while reading") }
-                    throw POSIXFileSystem.error("cannot read \(path)")
-                }
-                done += n
-            }
+            try read(at: offset, into: UnsafeMutableRawBufferPointer(buffer))
             initialized = count
+        }
+    }
+
+    func read(at offset: Int, into buffer: UnsafeMutableRawBufferPointer) throws {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                if n == 0 { throw CofferError.truncated("\(path) ended early while reading") }
+                throw POSIXFileSystem.error("cannot read \(path)")
+            }
+            done += n
         }
     }
 

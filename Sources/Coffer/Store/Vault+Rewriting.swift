@@ -78,10 +78,10 @@ extension Vault {
                               commit: (inout State) -> Void) throws {
         guard let handle = state.handle, let keys = state.keys else { throw closedError }
         let headerBytes = try header.encode(keys: keys)
-        let frames = try handle.read(at: state.headerLength, count: state.end - state.headerLength)
+        let frames = state.headerLength..<state.end
         try rewrite(state: &state) { write in
             try write(headerBytes)
-            try write(frames)
+            try Self.copy(frames, of: handle, to: write)
             if !newFrames.isEmpty { try write(newFrames) }
         } commit: { state in
             commit(&state)
@@ -90,6 +90,25 @@ extension Vault {
             state.header = header
             state.end += shift
             state.headerLength = headerBytes.count
+        }
+    }
+
+    /// The most of the log a copy holds at once (spec/files.md §8.4): with file content a log is
+    /// gigabytes long, and a rewrite's memory must not grow with it.
+    static let copyWindow = 1 << 20
+
+    /// Passes the bytes of `range` in `handle` to `write`, in order, through one reused buffer of
+    /// at most `copyWindow` bytes: what `write` receives is byte for byte what one read of the
+    /// whole range would have given.
+    static func copy(_ range: Range<Int>, of handle: any VaultFileHandle, to write: ([UInt8]) throws -> Void) throws {
+        var window = [UInt8](repeating: 0, count: Swift.min(copyWindow, range.count))
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            let count = Swift.min(window.count, range.upperBound - offset)
+            if count < window.count { window.removeLast(window.count - count) }  // the last window only
+            try window.withUnsafeMutableBytes { try handle.read(at: offset, into: $0) }
+            try write(window)
+            offset += count
         }
     }
 

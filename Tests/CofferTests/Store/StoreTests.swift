@@ -119,6 +119,37 @@ struct StoreTests {
         #expect(try reopened.list().count == 11)
     }
 
+    /// spec/files.md §8.4: a rewrite that keeps the frames copies them through a window of 1 MiB,
+    /// so its memory does not grow with the vault (which file content makes gigabytes long).
+    @Test("A header rewrite reads the frames in windows of 1 MiB and copies them byte for byte")
+    func aHeaderRewriteHoldsOneWindow() throws {
+        let path = directory.file("v.coffer")
+        let recorder = RecordingFileSystem()
+        let vault = try Fixtures.createVault(in: directory, fileSystem: recorder)
+        defer { vault.close() }
+        // 120 notes of about 50 KB (under 64 KiB, so no version upgrade): about 6 MiB of frames.
+        let items = (0..<120).map { Item(title: "note \($0)", notes: String(repeating: "note \($0) ", count: 7_000)) }
+        try vault.addAll(items)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let oldHeaderLength = try before.withUnsafeBytes { try VaultHeader.parse($0).length }
+        #expect(before.count - oldHeaderLength > 4 << 20, "several windows of frames")
+
+        recorder.clear()
+        try vault.changePassword(to: Fixtures.otherPassword)
+        let reads = recorder.reads
+        #expect(reads.reduce(0, +) >= before.count - oldHeaderLength, "the frames were read through the recorder")
+        #expect(reads.allSatisfy { $0 <= (1 << 20) + 4096 }, "largest read: \(reads.max() ?? 0) bytes")
+
+        let after = try Data(contentsOf: URL(fileURLWithPath: path))
+        let newHeaderLength = try after.withUnsafeBytes { try VaultHeader.parse($0).length }
+        #expect(before.dropFirst(oldHeaderLength) == after.dropFirst(newHeaderLength))
+        let reopened = try Vault.open(at: path, password: Fixtures.otherPassword, mode: .readOnly)
+        defer { reopened.close() }
+        let contents = try Fixtures.contents(of: reopened)
+        #expect(contents.count == items.count)
+        for item in items { #expect(contents[item.id] == item) }
+    }
+
     @Test("Compaction drops dead records and keeps every live item; rekey changes the key")
     func compactionAndRekey() throws {
         let path = directory.file("v.coffer")
