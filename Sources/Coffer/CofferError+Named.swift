@@ -80,6 +80,11 @@ extension CofferError {
         CofferError(.malformedItem, reason, file: file, line: line)
     }
 
+    /// `vault.file-damaged`, with what is wrong and where.
+    package static func fileDamaged(_ damage: FileDamage, chunk: Int?, _ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
+        CofferError(.fileDamaged, reason, detail: .fileDamage(damage, chunk: chunk), file: file, line: line)
+    }
+
     /// `store.vault-missing`.
     package static func vaultMissing(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
         CofferError(.vaultMissing, reason, file: file, line: line)

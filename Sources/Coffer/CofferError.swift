@@ -46,6 +46,9 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let limitExceeded = Code(rawValue: "vault.limit-exceeded")
         /// A record or item that authenticates but breaks format.md §5.1 or §6.
         public static let malformedItem = Code(rawValue: "vault.malformed-item")
+        /// A chunk of a file's content fails a check: at open (a chunk missing, repeated, cut
+        /// short) or when the file is read; `detail` is `.fileDamage` (spec/files.md §5.2, §12).
+        public static let fileDamaged = Code(rawValue: "vault.file-damaged")
 
         // Store (spec/format.md §8 writing, §10 concurrency)
         /// No vault at the path (format.md §10).
@@ -165,7 +168,7 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let all: [Code] = [
             .cryptoUnavailable, .invalidArgument, .kdfParametersRefused, .kdfFailed, .kdfOverMemoryBudget, .authenticationFailed,
             .wrongPassword, .notAVault, .headerCorrupted, .tampered, .recordCorrupted, .truncated, .unsupportedVersion,
-            .limitExceeded, .malformedItem,
+            .limitExceeded, .malformedItem, .fileDamaged,
             .vaultMissing, .vaultExists, .vaultBusy, .io, .itemNotFound, .fileNotFound, .ambiguousItem, .locked, .readOnly, .duplicateItem,
             .unsupportedFile, .noPrivateDirectory,
             .wrongPIN, .throttled, .pinDisabled, .pinUnavailable, .deviceKeyUnavailable, .throttleStateTampered, .cancelled,
@@ -191,7 +194,11 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         /// `crypto.kdf-over-memory-budget`: the memory the key derivation needs and the memory
         /// allowed, in KiB, so an app can say "this vault needs 256 MiB".
         case memory(neededKiB: UInt32, allowedKiB: UInt32)
+        /// `vault.file-damaged`: what is wrong with the file's content, and at which chunk
+        /// (counted from 0; nil for `contentMismatch`) (spec/files.md §12).
+        case fileDamage(FileDamage, chunk: Int?)
     }
+
 
     public let code: Code
     /// What went wrong and, where there is one, the way out. Never contains secret material.
@@ -220,4 +227,26 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(reason) [\(code)]" }
+}
+
+/// How a file's stored content is damaged (spec/files.md §5.2).
+public enum FileDamage: String, Hashable, Sendable {
+    /// A chunk was dropped: a later chunk, or the frame after the content, stands in its place.
+    case missing
+    /// A chunk of the same content appears again in its place.
+    case repeated
+    /// A frame sealed elsewhere in the log (another file's chunk, a record) stands in its place.
+    case foreign
+    /// A chunk cut short or lengthened; bytes inserted or removed.
+    case framing
+    /// A chunk's checksum fails: accidental damage.
+    case corrupted
+    /// A chunk fails authentication: altered or forged.
+    case tampered
+    /// The vault shrank under a reader that opened it before.
+    case truncated
+    /// Padding after the content that is not zero.
+    case padding
+    /// Chunks that authenticate but whose content does not hash to the recorded SHA-256.
+    case contentMismatch = "content-mismatch"
 }

@@ -347,8 +347,16 @@ package enum ItemCodec {
     /// (`tag ‖ length ‖ UTF-8`), then each file's `60 ‖ 40 ‖ sha256 ‖ size` (`indexedFiles`), to `text`: the store's index of an open vault keeps those bytes
     /// instead of per-item strings.
     static func decodeForIndex(_ bytes: UnsafeRawBufferPointer, appendingTextTo text: inout [UInt8]) throws -> (header: Header, hasPassword: Bool) {
+        let (header, hasPassword, _) = try decodeForIndexCountingFiles(bytes, appendingTextTo: &text)
+        return (header, hasPassword)
+    }
+
+    /// `decodeForIndex`, also counting the item's files (the replay checks their content).
+    static func decodeForIndexCountingFiles(_ bytes: UnsafeRawBufferPointer, appendingTextTo text: inout [UInt8]) throws
+        -> (header: Header, hasPassword: Bool, fileCount: Int) {
         var header: Header?
         var hasPassword = false
+        var fileCount = 0
         let mark = text.count
         do {
             try walk(bytes) { header = $0 } field: { tag, value in
@@ -362,6 +370,7 @@ package enum ItemCodec {
                 case .password: hasPassword = true
                 case .file:
                     // The content a file names (spec/files.md §5.1): what tells live blobs from dead.
+                    fileCount += 1
                     text.append(tag.rawValue)
                     withUnsafeBytes(of: UInt32(indexedFileCount).littleEndian) { text.append(contentsOf: $0) }
                     text.append(contentsOf: value[16..<(16 + indexedFileCount)])
@@ -372,7 +381,7 @@ package enum ItemCodec {
             text.removeSubrange(mark...)
             throw error
         }
-        return (header!, hasPassword)
+        return (header!, hasPassword, fileCount)
     }
 
     /// The summary an open vault's index yields for an item record: `decodeForIndex`, then

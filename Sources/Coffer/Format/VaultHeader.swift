@@ -2,9 +2,10 @@
 /// MAC under the vault key and protected against accidental damage by a keyless checksum.
 package struct VaultHeader: Sendable, Equatable {
     package static let magic: [UInt8] = [0x89, 0x43, 0x4F, 0x46, 0x46, 0x45, 0x52, 0x0A]
-    /// The newest version this Coffer reads and writes (spec/format.md §2): 2.0, and 1.x up to 1.2
+    /// The newest version this Coffer reads and writes (spec/format.md §2): 2.1 (files,
+    /// spec/files.md §4.7), and 1.x up to 1.2
     /// for writing (any 1.x for reading).
-    package static let newest = FormatVersion(2, 0)
+    package static let newest = FormatVersion(2, 1)
     package static let newestOfMajor1 = FormatVersion(1, 2)
     package static let lengthBounds = 128...65_536
     package static let maximumKeyslots = 4

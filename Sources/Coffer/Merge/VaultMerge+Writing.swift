@@ -9,7 +9,7 @@ extension Vault {
     func applyMerge(puts: [Item], deletes: [ItemID], passwordSlot: Keyslot?, state: inout State) throws {
         let kind = Self.writeKind(puts: puts.count, deletes: deletes.count, headerChanges: passwordSlot != nil)
         guard kind != .none else { return }
-        try requireHeldContent(of: puts)
+        try requireHeldContent(of: puts, state: state)
         // An append needs the header upgraded first (its own atomic rewrite, format.md §2); a
         // rewrite writes the upgraded header with everything else.
         if kind == .append { try upgradeVersion(for: puts, state: &state) }

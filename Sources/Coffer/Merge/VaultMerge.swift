@@ -104,11 +104,12 @@ extension Vault {
                 let snapshot = try baseSnapshot(asOfFileOffset: common.oursEnd)
                 defer { snapshot.close() }
                 var resume = try snapshot.withOpenState { state in
-                    LogReplay.Outcome(index: state.index, chain: state.chain, records: state.records, end: state.end)
+                    LogReplay.Outcome(index: state.index, blobs: state.blobs, chain: state.chain, records: state.records, end: state.end)
                 }
                 let oursSharedEnd = resume.end
                 let shift = theirsHeaderLength - oursHeaderLength
                 resume.index.shiftOffsets(by: shift)
+                resume.blobs.shiftOffsets(by: shift)
                 resume.end += shift
                 (other, otherKeyDiffers) = try openCopy(otherPath, password: otherPassword, resume: resume)
                 // Only items a side wrote or deleted after the shared frames can differ from the

@@ -13,6 +13,11 @@ struct LogReplay {
     /// What replaying found.
     struct Outcome {
         var index = ItemIndex()
+        /// The file content the log holds (spec/files.md §5.1).
+        var blobs = BlobIndex()
+        /// Puts that named files: when there are any, the replay checks at its end that every
+        /// live item's content is held (spec/files.md §4.6).
+        var putsNamingFiles = 0
         var chain: RecordChain
         var records = 0
         /// Where the acknowledged log ends: the start of a torn tail, else the file size.
@@ -30,6 +35,9 @@ struct LogReplay {
     var workers = LogReplay.onlineProcessors
     /// Below this many frames a window is opened on the calling thread alone.
     var parallelThreshold = 64
+    /// Whether the replay ends by checking that every live item's file content is held
+    /// (spec/files.md §4.6): not for a replay that starts mid-log without the blobs before it.
+    var checksLiveContent = true
     /// Told, in file order, of every put and delete with the entry it supersedes (nil when the
     /// id was not live): how `Vault.lastChanges()` finds versions still in the log.
     var observer: ((_ change: Vault.Change, _ id: ItemID, _ seq: UInt64, _ superseded: ItemIndex.Entry?) -> Void)?
@@ -55,20 +63,44 @@ struct LogReplay {
     /// The replay itself, in place (a copy of the caller's state here would copy the index).
     private func replay(into state: inout Outcome) throws {
         let start = state.end
-        var batch: OpenBatch?
+        var pending = OpenContent()
         let openers = try (0..<Swift.max(1, workers)).map { _ in try FrameOpener() }
         var cursor = start
         var windowCount = windowSize
+        /// Where the window's first frame starts in it: 24 after a region, whose last tag the
+        /// window begins with (spec/files.md §5.1).
+        var skip = 0
+        /// The run whose region ends where this window's first frame starts: if that frame
+        /// fails, the region walk speaks first.
+        var regionBefore: (run: RunRecord, chunksAt: Int, runSeq: UInt64)?
         while true {
-            let window = try handle.read(at: cursor, count: Swift.min(windowCount, fileSize - cursor))
+            let window = try handle.read(at: cursor - skip, count: Swift.min(windowCount, fileSize - cursor + skip))
             let stop = try window.withUnsafeBytes { bytes -> Stop in
-                let (frames, stop) = try locate(in: bytes, at: cursor, firstIndex: state.records)
+                if skip > 0 { state.chain.lastTag = Array(bytes[0..<XChaCha20Poly1305.tagCount]) }
+                let (frames, stop) = try locate(in: bytes, skipping: skip, at: cursor - skip, firstIndex: state.records)
                 let results = open(frames, chain: state.chain, firstIndex: state.records, openers: openers)
+                if let region = regionBefore {
+                    // Known once the frame after the region is located (or found torn or damaged).
+                    var decided = true, firstFails = true
+                    if let first = results.first {
+                        if case .failure = first {} else { firstFails = false }
+                    } else if case .refill = stop {
+                        decided = false  // that frame is longer than this window: judged in the next
+                    }
+                    if decided { regionBefore = nil }
+                    if decided, firstFails, let verdict = try walk(region) {
+                        if let error = verdict.error(contentAt: pending.blob?.blob.start ?? region.chunksAt) { throw error }
+                        return .end(offset: region.chunksAt)  // torn: the open blob and its batch are discarded
+                    }
+                }
                 for k in frames.indices {
                     if case .batch = results[k], k > 0 {
                         state.chain.lastTag = Array(frames[k - 1].tag)  // the batch remembers the chain it starts from
                     }
-                    try apply(results[k], frame: frames[k], index: state.records, openers: openers, state: &state, batch: &batch)
+                    if case .run = results[k], k > 0, pending.blob == nil {
+                        state.chain.lastTag = Array(frames[k - 1].tag)  // so does a blob standing alone
+                    }
+                    try apply(results[k], frame: frames[k], index: state.records, openers: openers, state: &state, pending: &pending)
                     state.chain.nextSeq += 1
                     state.records += 1
                 }
@@ -76,19 +108,58 @@ struct LogReplay {
                 if let last = frames.last { state.chain.lastTag = Array(last.tag) }
                 return stop
             }
+            skip = 0
             switch stop {
             case .refill(let offset, let needed):
                 cursor = offset
-                windowCount = Swift.max(windowSize, needed)
+                windowCount = Swift.max(Swift.min(windowCount * 2, windowSize), needed)
+            case .region(let chunksAt, let extent):
+                // Nothing of the region is read: the frame after it is chained to its last tag.
+                let regionEnd = chunksAt + Int(extent)
+                let run = pending.lastRun!
+                if regionEnd >= fileSize {
+                    if regionEnd > fileSize, let verdict = try walk((run.record, chunksAt, run.seq)),
+                       let error = verdict.error(contentAt: pending.blob?.blob.start ?? chunksAt) {
+                        throw error
+                    }
+                    try finish(at: chunksAt, state: &state, pending: pending)  // the log ends with the blob open: a torn tail
+                    return
+                }
+                cursor = regionEnd
+                skip = RecordFrame.bodyCheckCount + XChaCha20Poly1305.tagCount
+                windowCount = Swift.min(Self.windowAfterRegion, windowSize)
+                regionBefore = (run.record, chunksAt, run.seq)
             case .end(let offset):
-                state.end = offset
-                if let batch { state.rollBack(to: batch) }
-                state.index.compactTextIfWasteful()
+                try finish(at: offset, state: &state, pending: pending)
                 return
             case .failure(let error):
                 throw error
             }
         }
+    }
+
+    /// The first window after a region: the frames after a blob are few (its end record, a
+    /// put, perhaps the next blob's run frame), and reading further would read chunks.
+    static let windowAfterRegion = 4096
+
+    /// Ends the replay at `offset`: an incomplete batch or blob is discarded (a torn tail,
+    /// spec/format.md §5.1, spec/files.md §4.6), then every live item's content must be held.
+    private func finish(at offset: Int, state: inout Outcome, pending: OpenContent) throws {
+        state.end = offset
+        if let batch = pending.batch {
+            state.rollBack(to: batch)
+        } else if let blob = pending.blob {
+            state.chain = blob.chain
+            state.records = blob.records
+            state.end = blob.blob.start
+        }
+        if checksLiveContent && state.putsNamingFiles > 0 { try state.requireLiveContentHeld() }
+        state.index.compactTextIfWasteful()
+    }
+
+    private func walk(_ region: (run: RunRecord, chunksAt: Int, runSeq: UInt64)) throws -> RegionWalk.Verdict? {
+        try RegionWalk(handle: handle, fileSize: fileSize, restIsZero: restOfFileIsZero)
+            .walk(region.run, chunksAt: region.chunksAt, runSeq: region.runSeq)
     }
 
     // MARK: Locating frames (sequential, keyless)
@@ -100,15 +171,19 @@ struct LogReplay {
         case end(offset: Int)
         /// A frame's framing is damaged; reported once the frames before it are applied.
         case failure(CofferError)
+        /// The window's last frame is a run frame: `extent` bytes of chunk frames follow it from
+        /// `chunksAt`, passed over unread (spec/files.md §5.1 step 13).
+        case region(chunksAt: Int, extent: UInt64)
     }
 
     /// Locates the complete frames in `window` (file bytes from `windowOffset`) and says why it
     /// stopped.
-    private func locate(in window: UnsafeRawBufferPointer, at windowOffset: Int, firstIndex: Int) throws -> ([RecordFrame.Located], Stop) {
+    private func locate(in window: UnsafeRawBufferPointer, skipping skip: Int, at windowOffset: Int,
+                        firstIndex: Int) throws -> ([RecordFrame.Located], Stop) {
         var frames: [RecordFrame.Located] = []
         frames.reserveCapacity(window.count / RecordFrame.minimumFrameCount + 1)
         var cache = LengthCheckCache()
-        var position = 0
+        var position = skip
         while true {
             let fileOffset = windowOffset + position
             let fileRemaining = fileSize - fileOffset
@@ -122,19 +197,26 @@ struct LogReplay {
             if available < RecordFrame.frameHeaderCount {
                 return (frames, .refill(offset: fileOffset, needed: RecordFrame.frameHeaderCount))
             }
-            let total: Int
+            // A run frame's header is 16 bytes (spec/files.md §5.1 steps 2–4).
+            let headerCount = RecordFrame.headerCount(firstWord: window.loadUnaligned(fromByteOffset: position, as: UInt32.self).littleEndian)
+            if fileRemaining < headerCount { return (frames, .end(offset: fileOffset)) }
+            if available < headerCount { return (frames, .refill(offset: fileOffset, needed: headerCount)) }
+            let declared: RecordFrame.Header
             do {
-                let header = UnsafeRawBufferPointer(rebasing: window[position..<(position + RecordFrame.frameHeaderCount)])
-                total = try RecordFrame.frameCount(header: header, index: firstIndex + frames.count, fileOffset: fileOffset,
-                                                   lengthCheck: { cache.value(for: $0) })
+                let header = UnsafeRawBufferPointer(rebasing: window[position..<(position + headerCount)])
+                declared = try RecordFrame.header(header, index: firstIndex + frames.count, fileOffset: fileOffset,
+                                                  lengthCheck: { cache.value(for: $0) })
             } catch let error as CofferError {
                 return (frames, .failure(error))
             }
+            let total = declared.totalCount
             if total > fileRemaining { return (frames, .end(offset: fileOffset)) }
             if total > available { return (frames, .refill(offset: fileOffset, needed: total)) }
             frames.append(RecordFrame.Located(offset: fileOffset, totalCount: total,
-                                              bytes: UnsafeRawBufferPointer(rebasing: window[position..<(position + total)])))
+                                              bytes: UnsafeRawBufferPointer(rebasing: window[position..<(position + total)]),
+                                              headerCount: headerCount))
             position += total
+            if case .run(_, let extent) = declared { return (frames, .region(chunksAt: fileOffset + total, extent: extent)) }
         }
     }
 
@@ -171,9 +253,13 @@ struct LogReplay {
 
     /// What one frame held, or why it is rejected.
     enum FrameResult {
-        case put(ItemIndex.Entry, opener: Int, textStart: Int, textCount: Int)
+        case put(ItemIndex.Entry, opener: Int, textStart: Int, textCount: Int, namesFiles: Bool)
         case delete(ItemID)
         case batch(count: Int)
+        /// A run record (spec/files.md §4.3), its extent checked against its frame's.
+        case run(RunRecord)
+        /// An end record (spec/files.md §4.5).
+        case end(EndRecord)
         case failure(CofferError)
     }
 
@@ -219,8 +305,20 @@ struct LogReplay {
     private func openFrame(_ frame: RecordFrame.Located, index: Int, seq: UInt64, previousTag: UnsafeRawBufferPointer,
                            chain: RecordChain, opener: FrameOpener, worker: Int) -> FrameResult {
         do {
-            return try RecordFrame.open(frame, index: index, seq: seq, previousTag: previousTag, chain: chain,
-                                        scratch: opener.scratch) { type, payload -> FrameResult in
+            if frame.headerCount == RecordFrame.runFrameHeaderCount {
+                let extent = frame.bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian
+                return .run(try RecordFrame.openRun(frame, extent: extent, index: index, seq: seq, previousTag: previousTag,
+                                                    chain: chain, scratch: opener.scratch))
+            }
+            return try RecordFrame.openRecord(frame, index: index, seq: seq, previousTag: previousTag, chain: chain,
+                                              scratch: opener.scratch) { rawType, payload -> FrameResult in
+                if rawType == EndRecord.type { return .end(try EndRecord.decode(payload, index: index)) }
+                if rawType == RunRecord.type {
+                    throw CofferError.malformedItem("record \(index): a run record travels only in a run frame")
+                }
+                guard let type = RecordType(rawValue: rawType) else {
+                    throw CofferError.malformedItem("record \(index): unknown record type \(rawType)")
+                }
                 switch type {
                 case .batch:
                     return .batch(count: try RecordFrame.batchCount(payload, index: index))
@@ -231,12 +329,12 @@ struct LogReplay {
                     return .delete(id)
                 case .put:
                     let textStart = opener.text.count
-                    let (header, hasPassword) = try ItemCodec.decodeForIndex(payload, appendingTextTo: &opener.text)
+                    let (header, hasPassword, fileCount) = try ItemCodec.decodeForIndexCountingFiles(payload, appendingTextTo: &opener.text)
                     if fullDecode { _ = try ItemCodec.decode(payload) }
                     let entry = ItemIndex.Entry(id: header.id, offset: frame.offset, seq: seq, frameCount: frame.totalCount,
                                                 kind: header.kind, hasPassword: hasPassword,
                                                 created: header.created, modified: header.modified)
-                    return .put(entry, opener: worker, textStart: textStart, textCount: opener.text.count - textStart)
+                    return .put(entry, opener: worker, textStart: textStart, textCount: opener.text.count - textStart, namesFiles: fileCount > 0)
                 }
             }
         } catch let error as CofferError {
@@ -255,35 +353,79 @@ struct LogReplay {
         var chain: RecordChain
         var records: Int
         var start: Int
+        /// The blobs before the batch: those it adds go if it is torn.
+        var blobMark: Int
+    }
+
+    /// A blob whose runs are being applied, and what to restore if the log ends before its end
+    /// record when it stands alone (in a batch, the batch restores).
+    struct OpenBlobState {
+        var blob: OpenBlob
+        var chain: RecordChain
+        var records: Int
+    }
+
+    /// What the log has open at a frame: a batch, a blob (spec/files.md §4.6's grammar), the
+    /// last run record seen and its sequence (the region after it is walked from them).
+    struct OpenContent {
+        var batch: OpenBatch?
+        var blob: OpenBlobState?
+        var lastRun: (record: RunRecord, seq: UInt64)?
     }
 
     private func apply(_ result: FrameResult, frame: RecordFrame.Located, index: Int, openers: [FrameOpener],
-                       state: inout Outcome, batch: inout OpenBatch?) throws {
+                       state: inout Outcome, pending: inout OpenContent) throws {
+        if pending.blob != nil {
+            switch result {
+            case .put, .delete, .batch:
+                throw CofferError.malformedItem("record \(index): a record between the runs of a file's content and its end record")
+            default: break
+            }
+        }
         switch result {
         case .failure(let error):
             throw error
         case .batch(let count):
-            guard batch == nil else { throw CofferError.malformedItem("record \(index): a batch inside a batch") }
-            batch = OpenBatch(remaining: count, chain: state.chain, records: state.records, start: frame.offset)
+            guard pending.batch == nil else { throw CofferError.malformedItem("record \(index): a batch inside a batch") }
+            pending.batch = OpenBatch(remaining: count, chain: state.chain, records: state.records, start: frame.offset, blobMark: state.blobs.mark)
             state.index.beginUndoable()
             return
         case .delete(let id):
-            guard batch == nil else { throw CofferError.malformedItem("a delete record inside a batch") }
+            guard pending.batch == nil else { throw CofferError.malformedItem("a delete record inside a batch") }
             observer?(.deleted, id, state.chain.nextSeq, state.index.entry(id))
             state.index.remove(id)
-        case .put(var entry, let worker, let textStart, let textCount):
+        case .put(var entry, let worker, let textStart, let textCount, let namesFiles):
             entry.text = openers[worker].text.withUnsafeBytes {
                 state.index.storeText(UnsafeRawBufferPointer(rebasing: $0[textStart..<(textStart + textCount)]))
             }
+            if namesFiles { state.putsNamingFiles += 1 }
             if let observer { observer(.overwritten, entry.id, entry.seq, state.index.entry(entry.id)) }
             // Inside a batch the index can take the put back, should the batch be torn (§5.1).
             state.index.put(entry)
-        }
-        if let remaining = batch?.remaining {
-            if remaining > 1 {
-                batch!.remaining = remaining - 1
+        case .run(let run):
+            let seq = state.chain.nextSeq
+            if var blob = pending.blob {
+                try blob.blob.append(run, offset: frame.offset, frameCount: frame.totalCount, seq: seq, index: index)
+                pending.blob = blob
             } else {
-                batch = nil
+                pending.blob = OpenBlobState(blob: try OpenBlob(first: run, offset: frame.offset, frameCount: frame.totalCount, seq: seq, index: index),
+                                          chain: state.chain, records: state.records)
+            }
+            pending.lastRun = (run, seq)
+            state.chain.nextSeq += UInt64(run.count)  // the chunk frames are in the chain (spec/files.md §4.1)
+            return  // a blob is one member of its batch, counted at its end record
+        case .end(let end):
+            guard let blob = pending.blob else {
+                throw CofferError.malformedItem("record \(index): an end record while no file content is open")
+            }
+            state.blobs.add(try blob.blob.close(with: end, frameCount: frame.totalCount, index: index))
+            pending.blob = nil
+        }
+        if let remaining = pending.batch?.remaining {
+            if remaining > 1 {
+                pending.batch!.remaining = remaining - 1
+            } else {
+                pending.batch = nil
                 state.index.commitUndoable()
             }
         }
@@ -297,6 +439,18 @@ extension LogReplay.Outcome {
         records = batch.records
         end = batch.start
         index.rollBack()
+        blobs.rollBack(to: batch.blobMark)
+    }
+
+    /// spec/files.md §4.6: once the log is replayed, every file of every live item must name
+    /// content a complete blob holds; else **malformed item** naming the item.
+    func requireLiveContentHeld() throws {
+        for entry in index.entries {
+            let files = index.withText(entry) { ItemCodec.indexedFiles($0) }
+            for file in files where !blobs.holds(file.sha256, size: file.size) {
+                throw CofferError.malformedItem("item \(entry.id) names file content (\(file.size) bytes) that the vault does not hold")
+            }
+        }
     }
 }
 
@@ -330,8 +484,12 @@ extension Vault {
                 }
                 let items = outcome.index.entries.sorted { $0.id < $1.id }
                     .map { "\(outcome.index.summary($0)) @\($0.offset)/\($0.frameCount)/\($0.seq)" }
+                let blobs = outcome.blobs.blobs.map { blob in
+                    "blob \(blob.sha256.lowercaseHex) \(blob.size) @\(blob.start)/\(blob.frameBytes) "
+                        + blob.runs.map { "\($0.chunkOffset)/\($0.firstSeq)/\($0.firstIndex)/\($0.count)/\($0.runBytes)" }.joined(separator: ",")
+                }
                 return "records \(outcome.records), end \(outcome.end), next \(outcome.chain.nextSeq) after \(outcome.chain.lastTag.lowercaseHex)\n"
-                    + items.joined(separator: "\n")
+                    + (items + blobs).joined(separator: "\n")
             } catch let error as CofferError {
                 return "error \(error)"
             } catch {

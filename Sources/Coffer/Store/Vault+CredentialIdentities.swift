@@ -53,6 +53,7 @@ extension Vault {
             var touched: [ItemID] = []
             var replay = LogReplay(handle: handle, fileSize: state.end, fullDecode: false)
             replay.observer = { _, id, _, _ in touched.append(id) }
+            replay.checksLiveContent = false  // it starts mid-log, without the blobs before it
             do {
                 let replayed = try replay.run(continuing: LogReplay.Outcome(chain: chain, records: position.records, end: position.end))
                 guard replayed.end == state.end, replayed.records == state.records else { return nil }

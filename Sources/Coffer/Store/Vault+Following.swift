@@ -17,7 +17,8 @@ extension Vault {
     package func reopenedAfterAppends(vaultKey: SecureBytes, mode: AccessMode = .readOnly,
                                       fileSystem: (any VaultFileSystem)? = nil, consuming: Bool = false) throws -> Vault {
         let (resume, headerLength) = try withOpenState { state in
-            (LogReplay.Outcome(index: state.index, chain: state.chain, records: state.records, end: state.end), state.headerLength)
+            (LogReplay.Outcome(index: state.index, blobs: state.blobs, chain: state.chain, records: state.records, end: state.end),
+             state.headerLength)
         }
         let reopened = try Vault.open(at: path, mode: mode, unlockedWith: unlockedWith, fileSystem: fileSystem ?? self.fileSystem,
                                       random: random, resume: resume) { _ in
@@ -40,7 +41,7 @@ extension Vault {
             let handle = try (fileSystem ?? self.fileSystem).open(path, writable: false)
             do {
                 let copy = try State(header: state.header, headerLength: state.headerLength, keys: state.keys, chain: state.chain,
-                                     index: state.index, records: state.records, end: state.end, handle: handle, lockHandle: nil)
+                                     index: state.index, blobs: state.blobs, records: state.records, end: state.end, handle: handle, lockHandle: nil)
                 return Vault(path: path, mode: .readOnly, unlockedWith: unlockedWith, fileSystem: fileSystem ?? self.fileSystem,
                              random: random, state: copy,
                              report: OpenReport(recoveredTornBytes: 0, records: state.records))

@@ -63,7 +63,7 @@ extension Vault {
                 try handle.sync()
             }
             let state = try State(header: header, headerLength: headerBytes.count, keys: keys, chain: replay.chain,
-                              index: replay.index, records: replay.records, end: replay.end, handle: handle, lockHandle: lock)
+                              index: replay.index, blobs: replay.blobs, records: replay.records, end: replay.end, handle: handle, lockHandle: lock)
             let report = OpenReport(recoveredTornBytes: torn, records: replay.records)
             return Vault(path: path, mode: mode, unlockedWith: unlockedWith, fileSystem: fileSystem, random: random, state: state, report: report)
         } catch {

@@ -87,6 +87,7 @@ extension Vault {
             commit(&state)
             let shift = headerBytes.count - state.headerLength
             state.index.shiftOffsets(by: shift)
+            state.blobs.shiftOffsets(by: shift)
             state.header = header
             state.end += shift
             state.headerLength = headerBytes.count
@@ -114,6 +115,12 @@ extension Vault {
 
     func compact(_ state: inout State, newKeys: VaultKeys?, keyslots: [Keyslot]? = nil) throws {
         guard let keys = state.keys else { throw closedError }
+        // Compaction and rekey re-seal file content (spec/files.md §8.2, §8.3): not built yet
+        // (docs/plan-issue-38.md step 8), and dropping the content would orphan the files.
+        guard state.blobs.isEmpty else {
+            throw CofferError.unsupportedVersion(
+                "this vault holds file content, which this Coffer cannot compact or re-key yet (spec/files.md §8); nothing was changed")
+        }
         let keys2 = newKeys ?? keys
         var header = state.header
         header.logID = random.bytes(16)

@@ -74,6 +74,8 @@ public final class Vault: Sendable {
         var keys: VaultKeys?
         var chain: RecordChain
         var index = ItemIndex()
+        /// The file content the log holds (spec/files.md §5.1); empty in a vault without files.
+        var blobs = BlobIndex()
         var records = 0
         var end: Int
         var handle: (any VaultFileHandle)?
@@ -86,8 +88,9 @@ public final class Vault: Sendable {
         var writerThread: ThreadIdentity?
 
         init(header: VaultHeader, headerLength: Int, keys: VaultKeys?, chain: RecordChain, index: ItemIndex = ItemIndex(),
-             records: Int = 0, end: Int, handle: (any VaultFileHandle)?, lockHandle: (any VaultLockHandle)?) throws {
-            (self.header, self.headerLength, self.keys, self.chain, self.index) = (header, headerLength, keys, chain, index)
+             blobs: BlobIndex = BlobIndex(), records: Int = 0, end: Int, handle: (any VaultFileHandle)?,
+             lockHandle: (any VaultLockHandle)?) throws {
+            (self.header, self.headerLength, self.keys, self.chain, self.index, self.blobs) = (header, headerLength, keys, chain, index, blobs)
             (self.records, self.end, self.handle, self.lockHandle) = (records, end, handle, lockHandle)
             scratch = try SecureScratch()
         }
@@ -131,6 +134,7 @@ public final class Vault: Sendable {
             state.lockHandle?.unlock()
             state.lockHandle = nil
             state.index = ItemIndex()
+            state.blobs = BlobIndex()
         }
     }
 

@@ -37,7 +37,7 @@ enum Exit {
         case .invalidRules, .unsatisfiablePolicy, .invalidOption, .invalidArgument, .differentVault:
             return usage
         case .notAVault, .headerCorrupted, .tampered, .recordCorrupted, .truncated, .unsupportedVersion,
-             .limitExceeded, .malformedItem, .authenticationFailed, .kdfParametersRefused, .duplicateItem,
+             .limitExceeded, .malformedItem, .fileDamaged, .authenticationFailed, .kdfParametersRefused, .duplicateItem,
              .invalidImport, .invalidBreachFile, .invalidSuffixList, .passkeyBadOptions, .passkeyBadKey, .passkeyUnsupportedAlgorithm,
              .sshMalformedKey, .sshEncryptedKey, .sshUnsupportedKey:
             return dataError

@@ -238,7 +238,7 @@ struct BoundaryTests {
 
     // MARK: Record frames (format.md §5, §7 step 9, §9)
 
-    @Test("Torn tail: 7 bytes after the last frame are a torn tail, 8 (not all zero) are a damaged frame; 8 zero bytes are torn")
+    @Test("Torn tail: 7 bytes after the last frame are a torn tail, 8 (not all zero) are a damaged frame (16 for a run frame); 8 zero bytes are torn")
     func tornTailEightByteEdge() throws {
         let writer = try Self.writer("torn")
         let base = Self.file(writer, [SpecVaultWriter.put(Self.item(writer))])
@@ -247,14 +247,18 @@ struct BoundaryTests {
         #expect(try Self.itemCount(seven) == 1)
         let one = try Self.open(base + [0x01])
         #expect(one.openReport.recoveredTornBytes == 1)
-        #expect(Self.openCode(base + [UInt8](repeating: 0xFF, count: 8)) == .recordCorrupted)
-        #expect(Self.openCode(base + [UInt8](repeating: 0xFF, count: 9)) == .recordCorrupted)
+        #expect(Self.openCode(base + [UInt8](repeating: 0x7F, count: 8)) == .recordCorrupted)
+        #expect(Self.openCode(base + [UInt8](repeating: 0x7F, count: 9)) == .recordCorrupted)
+        // A first word with bit 31 set starts a run frame (format 2.1), whose header is 16 bytes
+        // (spec/files.md §5.1 step 2): fewer are torn, 16 that fail its length check are damage.
+        #expect(try Self.open(base + [UInt8](repeating: 0xFF, count: 15)).openReport.recoveredTornBytes == 15)
+        #expect(Self.openCode(base + [UInt8](repeating: 0xFF, count: 16)) == .recordCorrupted)
         let zeros = try Self.open(base + [UInt8](repeating: 0, count: 8))
         #expect(zeros.openReport.recoveredTornBytes == 8)
         #expect(try Self.itemCount(zeros) == 1)
         // With no frame at all the same rule applies right after the header.
         #expect(try Self.open(writer.header + [UInt8](repeating: 0xFF, count: 7)).openReport.recoveredTornBytes == 7)
-        #expect(Self.openCode(writer.header + [UInt8](repeating: 0xFF, count: 8)) == .recordCorrupted)
+        #expect(Self.openCode(writer.header + [UInt8](repeating: 0x7F, count: 8)) == .recordCorrupted)
     }
 
     /// A frame header declaring `bodyLength` with a correct length check, and nothing after it.

@@ -104,13 +104,13 @@ struct ItemKindTests {
         #expect(try vault.info().formatVersion == "1.2")
     }
 
-    /// §2: a 2.x minor above 2.0 is refused for reading too; a major above 2 likewise.
+    /// §2: a 2.x minor above the newest (2.1, files) is refused for reading too; a major above 2 likewise.
     @Test func laterVersionsAreRefusedCleanly() throws {
         let vault = try Fixtures.createVault(in: directory, items: [Self.card])
         vault.close()
         let path = directory.file("v.coffer")
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        for (major, minor) in [(2, 1), (3, 0)] as [(UInt8, UInt8)] {
+        for (major, minor) in [(2, 2), (3, 0)] as [(UInt8, UInt8)] {
             bytes[8] = major
             bytes[10] = minor
             try Data(bytes).write(to: URL(fileURLWithPath: path))

@@ -1,0 +1,289 @@
+@testable import CofferTestHelpers
+import Crypto
+import Foundation
+import Testing
+@_spi(CofferInternals) @testable import Coffer
+
+/// spec/files.md §4.6 and §5.1: replaying a log that holds file content. Blobs are appended here
+/// with the format's own primitives (no attach yet, docs/plan-issue-38.md step 7), then the file
+/// is opened: what the index holds, what opening reads, the torn tails a crash leaves, and each
+/// damage the region walk names.
+@Suite("Files: replaying run and chunk frames")
+struct FileReplayTests {
+    let directory = TemporaryDirectory()
+    var path: String { directory.file("v.coffer") }
+
+    /// What a blob appended by `appendFile` looks like in the file, for edits.
+    struct Appended {
+        var batchAt: Int?
+        var runFrames: [Int] = []     // offsets of the run frames
+        var chunkFrames: [Int] = []   // offsets of the chunk frames, in order
+        var chunkFrameCount: [Int] = []
+        var endAt = 0
+        var putAt = 0
+        var end = 0
+        var file: AttachedFile
+    }
+
+    static func content(_ count: Int, seed: UInt8 = 1) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) } }
+
+    /// Appends, after the vault's last frame, `content` as a blob of 4 KiB chunks in runs of
+    /// `runs` chunks each (nil: one run), closed by its end record, then a put of `item` with the
+    /// file added — in one batch unless `batch` is false. `size` and `sha256` may lie (grammar tests).
+    @discardableResult
+    static func appendFile(to vault: Vault, item: Item, content: [UInt8], runs: [Int]? = nil, batch: Bool = true,
+                           declaredSize: UInt64? = nil, name: String = "scan.pdf") throws -> Appended {
+        let chunkLog2: UInt8 = 12, chunkSize = 1 << 12
+        let padded = Int(Padme.padded(UInt64(content.count)))
+        let plain = content + [UInt8](repeating: 0, count: padded - content.count)
+        let chunkCount = (padded + chunkSize - 1) / chunkSize
+        let runCounts = runs ?? [chunkCount]
+        #expect(runCounts.reduce(0, +) == chunkCount)
+        let sha = Array(SHA256.hash(data: content))
+        let file = AttachedFile(unchecked: .random(), name: name, mediaType: "application/pdf", size: declaredSize ?? UInt64(content.count),
+                                sha256: sha, created: Timestamp(millisecondsSince1970: 1_767_225_600_000))
+        var withFile = item
+        withFile.files.append(file)
+        return try vault.guarded.withLock { state in
+            guard let keys = state.keys, let handle = state.handle else { throw CofferError.locked() }
+            var chain = state.chain
+            var frames: [UInt8] = []
+            var appended = Appended(file: file)
+            let random = SystemRandom()
+            if batch {
+                appended.batchAt = state.end
+                frames += try RecordFrame.sealBatchHeader(count: 2, chain: &chain, scratch: state.scratch, random: random)
+            }
+            let blobID = random.bytes(16)
+            var index = 0
+            for count in runCounts {
+                let bytes = min(count * chunkSize, padded - index * chunkSize)
+                let run = try RunRecord(blobID: blobID, chunkLog2: chunkLog2, firstIndex: UInt32(index), count: UInt32(count), runBytes: UInt64(bytes))
+                appended.runFrames.append(state.end + frames.count)
+                frames += try RecordFrame.sealRun(run, chain: &chain, scratch: state.scratch, random: random)
+                for k in index..<(index + count) {
+                    let chunk = Array(plain[(k * chunkSize)..<min((k + 1) * chunkSize, padded)])
+                    appended.chunkFrames.append(state.end + frames.count)
+                    let frame = try chunk.withUnsafeBytes {
+                        try ChunkFrame.seal($0, blobID: blobID, index: UInt32(k), chain: &chain, fileKey: keys.fileKey, random: random)
+                    }
+                    appended.chunkFrameCount.append(frame.count)
+                    frames += frame
+                }
+                index += count
+            }
+            appended.endAt = state.end + frames.count
+            let end = try EndRecord(blobID: blobID, size: declaredSize ?? UInt64(content.count), sha256: sha)
+            frames += try end.encoded().withUnsafeBytes {
+                try RecordFrame.seal(rawType: EndRecord.type, payload: $0, extent: nil, chain: &chain, scratch: state.scratch, random: random)
+            }
+            appended.putAt = state.end + frames.count
+            let encoded = try ItemCodec.encode(withFile)
+            frames += try encoded.withUnsafeBytes { try RecordFrame.seal(type: .put, payload: $0, chain: &chain, scratch: state.scratch, random: random) }
+            try frames.withUnsafeBytes { try handle.write($0, at: state.end) }
+            try handle.sync()
+            appended.end = state.end + frames.count
+            // Later writes of this vault chain on after these frames (its index does not know them:
+            // the tests reopen the file to read them).
+            state.chain = chain
+            state.end = appended.end
+            return appended
+        }
+    }
+
+    func makeVault(items: [Item] = [Item(title: "before")]) throws -> Vault { try Fixtures.createVault(in: directory, items: items) }
+
+    func open(_ mode: Vault.AccessMode = .readOnly) throws -> Vault { try Vault.open(at: path, password: Fixtures.password, mode: mode) }
+
+    func openError() -> CofferError? {
+        do { _ = try open(); return nil } catch { return error as? CofferError }
+    }
+
+    var bytes: [UInt8] { get throws { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) } }
+
+    func write(_ bytes: [UInt8]) throws { try Data(bytes).write(to: URL(fileURLWithPath: path)) }
+
+    @Test("A blob and the put naming it read back: the index holds the blob's runs, size and SHA-256; later writes chain on")
+    func aBlobAndItsPutReadBack() throws {
+        let vault = try makeVault()
+        let item = Item(title: "passport")
+        try vault.add(item)
+        let appended = try Self.appendFile(to: vault, item: item, content: Self.content(40_000))
+        vault.close()
+
+        let reopened = try open(.readWrite)
+        #expect(reopened.openReport.recoveredTornBytes == 0)
+        #expect(try reopened.get(item.id).files == [appended.file])
+        let blobs = try reopened.withOpenState { $0.blobs }
+        #expect(blobs.blobs.count == 1)
+        let blob = try #require(blobs.blob(holding: appended.file.sha256))
+        #expect(blob.size == 40_000 && blob.chunkLog2 == 12)
+        #expect(blob.runs == [BlobIndex.Run(chunkOffset: appended.chunkFrames[0], firstSeq: blob.runs[0].firstSeq, firstIndex: 0,
+                                            count: 10, runBytes: 40_960)])
+        #expect(blob.start == appended.runFrames[0] && blob.frameBytes == appended.putAt - appended.runFrames[0])
+        // A later edit keeps the file (the content is held), and another item chains on.
+        var edited = try reopened.get(item.id)
+        edited.notes = "renewed"
+        try reopened.update(edited)
+        try reopened.add(Item(title: "after"))
+        reopened.close()
+        let again = try open()
+        #expect(try again.count == 3)
+        #expect(try again.get(item.id).files == [appended.file])
+    }
+
+    @Test("Opening reads no chunk: a chunk's flipped body bit does not stop the open, and no window runs into a region")
+    func openingReadsNoChunk() throws {
+        let vault = try makeVault()
+        let item = Item(title: "passport")
+        try vault.add(item)
+        let appended = try Self.appendFile(to: vault, item: item, content: Self.content(200_000))
+        try vault.add(Item(title: "after"))
+        vault.close()
+        var file = try bytes
+        file[appended.chunkFrames[20] + 100] ^= 0x10
+        try write(file)
+        let reopened = try open()
+        #expect(try reopened.count == 3)
+        #expect(try reopened.get(item.id).files.count == 1)
+        // The same with every window size and thread count (the outcome does not depend on how it reads).
+        let descriptions = Vault.describeReplays(at: path, key: { _ in try? reopened.withOpenState { $0.keys!.vaultKey } }, fileSystem: POSIXFileSystem(),
+                                                 configurations: [(1 << 20, 1), (4096, 1), (300, 2), (1 << 20, 4)])
+        #expect(Set(try #require(descriptions)).count == 1)
+        #expect(descriptions?.first?.hasPrefix("error") == false)
+    }
+
+    @Test("A crash anywhere inside the batch (chunks, end record, put) is a torn tail: the file absent, the rest intact, writable after")
+    func aCrashInsideTheBatchIsATornTail() throws {
+        let vault = try makeVault()
+        let item = Item(title: "passport")
+        try vault.add(item)
+        let appended = try Self.appendFile(to: vault, item: item, content: Self.content(30_000))
+        vault.close()
+        let whole = try bytes
+        let batchAt = try #require(appended.batchAt)
+        let cuts = [batchAt + 10, appended.runFrames[0] + 5, appended.chunkFrames[0], appended.chunkFrames[3] + 1000, appended.chunkFrames[7] + 24,
+                    appended.endAt - 1, appended.endAt + 100, appended.putAt + 20, appended.end - 1]
+        for cut in cuts {
+            try write(Array(whole[0..<cut]))
+            let reopened = try open(.readWrite)
+            #expect(reopened.openReport.recoveredTornBytes == cut - batchAt, "cut at \(cut)")
+            #expect(try reopened.get(item.id).files.isEmpty, "cut at \(cut)")
+            #expect(try reopened.count == 2)
+            #expect(try reopened.withOpenState { $0.blobs.isEmpty })
+            try reopened.add(Item(title: "after \(cut)"))
+            reopened.close()
+            #expect(try open().count == 3)
+        }
+        // The same content cut inside a run followed by zeros (a preallocated tail).
+        let kept: [UInt8] = Array(whole[0..<(appended.chunkFrames[4] + 10)])
+        try write(kept + [UInt8](repeating: 0, count: 50_000))
+        let expected: Int = kept.count + 50_000 - batchAt
+        #expect(try open(.readWrite).openReport.recoveredTornBytes == expected)
+    }
+
+    @Test("A blob standing alone (no batch) and then its put: both read; cut inside the blob, the blob alone is the torn tail")
+    func aBlobStandingAlone() throws {
+        let vault = try makeVault()
+        let item = Item(title: "passport")
+        try vault.add(item)
+        let appended = try Self.appendFile(to: vault, item: item, content: Self.content(9_000), batch: false)
+        vault.close()
+        #expect(try open().get(item.id).files == [appended.file])
+        let whole = try bytes
+        try write(Array(whole[0..<(appended.chunkFrames[1] + 7)]))
+        let reopened = try open(.readWrite)
+        #expect(reopened.openReport.recoveredTornBytes == appended.chunkFrames[1] + 7 - appended.runFrames[0])
+        #expect(try reopened.get(item.id).files.isEmpty)
+        try reopened.add(Item(title: "after"))
+    }
+
+    @Test("A stream's runs (8 then 3 chunks) read as one blob; a second run that skips a chunk is malformed")
+    func streamedRuns() throws {
+        let vault = try makeVault()
+        let item = Item(title: "stream")
+        try vault.add(item)
+        let appended = try Self.appendFile(to: vault, item: item, content: Self.content(42_000), runs: [8, 3])
+        vault.close()
+        let blob = try #require(try open().withOpenState { $0.blobs.blob(holding: appended.file.sha256) })
+        #expect(blob.runs.map { $0.count } == [8, 3])
+        #expect(blob.runs.map { $0.firstIndex } == [0, 8])
+        #expect(blob.runs[1].firstSeq == blob.runs[0].firstSeq + 9)
+    }
+
+    @Test("Grammar (§4.6): a put naming content no blob holds, a size that does not pad to the runs' bytes — malformed item")
+    func grammar() throws {
+        // A put naming absent content, written around the store's own check.
+        let vault = try makeVault()
+        var item = Item(title: "orphan")
+        item.files = [AttachedFile(unchecked: .random(), name: "x", mediaType: "", size: 3, sha256: [UInt8](repeating: 9, count: 32), created: .now())]
+        try vault.guarded.withLock { state in
+            var chain = state.chain
+            let frame = try ItemCodec.encode(item).withUnsafeBytes {
+                try RecordFrame.seal(type: .put, payload: $0, chain: &chain, scratch: state.scratch, random: SystemRandom())
+            }
+            try frame.withUnsafeBytes { try state.handle!.write($0, at: state.end) }
+        }
+        vault.close()
+        #expect(openError()?.code == .malformedItem)
+
+        // An end record whose size pads to other than the runs' bytes (40,000 pads to 40,960; 30,000 to 30,720).
+        try FileManager.default.removeItem(atPath: path)
+        let second = try makeVault()
+        try second.add(Item(title: "t"))
+        try Self.appendFile(to: second, item: Item(title: "t2"), content: Self.content(40_000), declaredSize: 30_000)
+        second.close()
+        #expect(openError()?.code == .malformedItem)
+    }
+
+    /// The vault after `edit` of the frames of an appended file, followed by another item.
+    func damaged(_ edit: (inout [UInt8], Appended) -> Void) throws -> CofferError? {
+        if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
+        let vault = try makeVault()
+        let item = Item(title: "passport")
+        try vault.add(item)
+        let appended = try Self.appendFile(to: vault, item: item, content: Self.content(40_000))
+        try vault.add(Item(title: "after"))
+        vault.close()
+        var file = try bytes
+        edit(&file, appended)
+        try write(file)
+        return openError()
+    }
+
+    @Test("The region walk names each damage (§5.1): a chunk dropped, repeated, cut short; an extent changed is tampered")
+    func theRegionWalkNamesEachDamage() throws {
+        let dropped = try damaged { file, a in file.removeSubrange(a.chunkFrames[3]..<(a.chunkFrames[3] + a.chunkFrameCount[3])) }
+        #expect(dropped?.code == .fileDamaged && dropped?.detail == .fileDamage(.missing, chunk: 3))
+        let droppedLast = try damaged { file, a in file.removeSubrange(a.chunkFrames[9]..<(a.chunkFrames[9] + a.chunkFrameCount[9])) }
+        #expect(droppedLast?.detail == .fileDamage(.missing, chunk: 9))
+        let repeated = try damaged { file, a in
+            file.insert(contentsOf: Array(file[a.chunkFrames[2]..<(a.chunkFrames[2] + a.chunkFrameCount[2])]), at: a.chunkFrames[3])
+        }
+        #expect(repeated?.detail == .fileDamage(.repeated, chunk: 3))
+        let cut = try damaged { file, a in file.removeSubrange((a.chunkFrames[5] + 500)..<(a.chunkFrames[5] + 600)) }
+        #expect(cut?.detail == .fileDamage(.framing, chunk: 6))
+        // Another file's last chunk (of equal length) stands in place of this file's last: the
+        // end record after it no longer authenticates, and the walk names the stranger.
+        try FileManager.default.removeItem(atPath: path)
+        let vault = try makeVault()
+        let first = try Self.appendFile(to: vault, item: Item(title: "one"), content: Self.content(40_000, seed: 1))
+        let second = try Self.appendFile(to: vault, item: Item(title: "two"), content: Self.content(40_000, seed: 2))
+        vault.close()
+        var file = try bytes
+        file.replaceSubrange(second.chunkFrames[9]..<(second.chunkFrames[9] + 4160), with: file[first.chunkFrames[9]..<(first.chunkFrames[9] + 4160)])
+        try write(file)
+        #expect(openError()?.detail == .fileDamage(.foreign, chunk: 9))
+        let extent = try damaged { file, a in
+            let at = a.runFrames[0]
+            let tagged = file[at..<(at + 4)].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+            let newExtent = UInt64(4096 + 64)
+            file.replaceSubrange((at + 8)..<(at + 16), with: withUnsafeBytes(of: newExtent.littleEndian, Array.init))
+            let check = RecordFrame.runLengthCheckValue(taggedLength: UInt32(littleEndian: tagged), extent: newExtent)
+            file.replaceSubrange((at + 4)..<(at + 8), with: withUnsafeBytes(of: check.littleEndian, Array.init))
+        }
+        #expect(extent?.code == .tampered)
+        let unchecked = try damaged { file, a in file[a.runFrames[0] + 9] ^= 1 }
+        #expect(unchecked?.code == .recordCorrupted)
+    }
+}
