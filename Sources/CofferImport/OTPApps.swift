@@ -40,12 +40,7 @@ enum OTPApps {
         }
         var result = ImportResult()
         result.ignored = ["uuid": "Aegis's own id for the entry", "icon": "an icon", "favorite": CSVDialect.favourite]
-        for (offset, entry) in entries.enumerated() {
-            let position = SkippedEntry.Position.item(offset + 1)
-            guard let entry = entry as? [String: Any] else {
-                result.skipped.append(SkippedEntry(position, "not a JSON object"))
-                continue
-            }
+        ManagerJSON.each(entries, into: &result) { entry, position, result in
             let info = entry["info"] as? [String: Any] ?? [:]
             var token = Token()
             token.type = (string(entry["type"]) ?? "totp").lowercased()
@@ -61,7 +56,7 @@ enum OTPApps {
             for case let id as String in (entry["groups"] as? [Any]) ?? [] {
                 if let name = groups[id], !token.tags.contains(name) { token.tags.append(name) }
             }
-            add(token, position: position, kind: "aegis", now: now, into: &result)
+            try add(token, position: position, now: now, into: &result)
         }
         return result
     }
@@ -79,12 +74,7 @@ enum OTPApps {
         guard let entries = root as? [Any] else { throw CofferError.invalidImport("an andotp-json export is a JSON array of entries") }
         var result = ImportResult()
         result.ignored = ["thumbnail": "an icon", "last_used": "when the code was last used", "used_frequency": "how often the code was used"]
-        for (offset, entry) in entries.enumerated() {
-            let position = SkippedEntry.Position.item(offset + 1)
-            guard let entry = entry as? [String: Any] else {
-                result.skipped.append(SkippedEntry(position, "not a JSON object"))
-                continue
-            }
+        ManagerJSON.each(entries, into: &result) { entry, position, result in
             var token = Token()
             token.type = (string(entry["type"]) ?? "totp").lowercased()
             token.secret = string(entry["secret"])
@@ -102,7 +92,7 @@ enum OTPApps {
             for case let tag as String in (entry["tags"] as? [Any]) ?? [] where !tag.isEmpty && !token.tags.contains(tag) {
                 token.tags.append(tag)
             }
-            add(token, position: position, kind: "andotp", now: now, into: &result)
+            try add(token, position: position, now: now, into: &result)
         }
         return result
     }
@@ -114,12 +104,7 @@ enum OTPApps {
         guard let entries = object["tokens"] as? [Any] else { throw CofferError.invalidImport("no 'tokens' array; is --from right?") }
         var result = ImportResult()
         result.ignored = ["tokenOrder": "the order the app lists codes in", "imageAlt": "an icon", "image": "an icon"]
-        for (offset, entry) in entries.enumerated() {
-            let position = SkippedEntry.Position.item(offset + 1)
-            guard let entry = entry as? [String: Any] else {
-                result.skipped.append(SkippedEntry(position, "not a JSON object"))
-                continue
-            }
+        ManagerJSON.each(entries, into: &result) { entry, position, result in
             var token = Token()
             token.type = (string(entry["type"]) ?? "totp").lowercased()
             // The secret is a JSON array of signed bytes (Java's byte), -128…127.
@@ -128,13 +113,11 @@ enum OTPApps {
                 defer { secureZero(&raw) }
                 for value in list {
                     guard let number = value as? NSNumber, let byte = Int8(exactly: number.doubleValue) else {
-                        result.skipped.append(SkippedEntry(position, "its secret is not a list of bytes (-128 to 127)"))
-                        raw = []
-                        break
+                        throw CSVImport.RowError(reason: "its secret is not a list of bytes (-128 to 127)")
                     }
                     raw.append(UInt8(bitPattern: byte))
                 }
-                if !raw.isEmpty { token.secret = base32(raw) } else if !list.isEmpty { continue }
+                if !raw.isEmpty { token.secret = base32(raw) }
             } else {
                 token.secret = string(entry["secret"])  // a FreeOTP+ fork writing base32 text
             }
@@ -144,7 +127,7 @@ enum OTPApps {
             token.digits = integer(entry["digits"])
             token.period = integer(entry["period"])
             token.counter = integer(entry["counter"]).map(Int64.init)
-            add(token, position: position, kind: "freeotp", now: now, into: &result)
+            try add(token, position: position, now: now, into: &result)
         }
         return result
     }
@@ -163,12 +146,7 @@ enum OTPApps {
         }
         var result = ImportResult()
         result.ignored = ["icon": "an icon", "order": "the order the app lists codes in", "badge": "a colour"]
-        for (offset, service) in services.enumerated() {
-            let position = SkippedEntry.Position.item(offset + 1)
-            guard let service = service as? [String: Any] else {
-                result.skipped.append(SkippedEntry(position, "not a JSON object"))
-                continue
-            }
+        ManagerJSON.each(services, into: &result) { service, position, result in
             let otp = service["otp"] as? [String: Any] ?? [:]
             var token = Token()
             token.type = (string(otp["tokenType"]) ?? "totp").lowercased()
@@ -183,7 +161,7 @@ enum OTPApps {
             token.notes = string(service["notes"])
             if let id = string(service["groupId"]), let name = groups[id] { token.tags.append(name) }
             token.modified = integer(service["updatedAt"]).flatMap { Importer.timestamp(String($0)) }
-            add(token, position: position, kind: "2fas", now: now, into: &result)
+            try add(token, position: position, now: now, into: &result)
         }
         return result
     }
@@ -232,41 +210,35 @@ enum OTPApps {
         return uri
     }
 
-    /// Adds the token as an item, or a skipped entry saying why.
-    static func add(_ token: Token, position: SkippedEntry.Position, kind app: String, now: Timestamp, into result: inout ImportResult) {
-        do {
-            guard let title = Importer.title(token.name ?? token.issuer, url: nil, username: token.account) else {
-                throw CSVImport.RowError(reason: "no name, issuer or account")
-            }
-            var custom: [CustomField] = []
-            let kind: String
-            if token.type == "totp" {
-                custom.append(CustomField(name: Item.totpFieldName, value: try Secret(try uri(token))))
-                kind = "totp"
-            } else {
-                // HOTP, Steam, Yandex, mOTP: Coffer computes TOTP only. The secret and what the
-                // app needs to compute the code are kept, and the summary says so.
-                guard let secret = token.secret else { throw CSVImport.RowError(reason: "a \(token.type.uppercased()) entry with no secret") }
-                custom.append(CustomField(name: "\(token.type) secret", value: try Secret(secret)))
-                var settings: [String] = []
-                if let algorithm = token.algorithm { settings.append("algorithm \(algorithm)") }
-                if let digits = token.digits { settings.append("\(digits) digits") }
-                if let period = token.period { settings.append("period \(period)") }
-                if let counter = token.counter { settings.append("counter \(counter)") }
-                if !settings.isEmpty { custom.append(CustomField(name: "\(token.type) settings", value: try Secret(settings.joined(separator: ", ")))) }
-                result.keptAsField("\(token.type) secret")
-                result.skipped.append(SkippedEntry(position,
-                    "a \(token.type.uppercased()) code, which Coffer cannot compute: its secret was kept as the custom field '\(token.type) secret', not as a TOTP"))
-                kind = token.type
-            }
-            let modified = token.modified ?? now
-            let item = Item(kind: .login, title: title, username: token.account, notes: token.notes, tags: token.tags,
-                            customFields: custom, created: modified, modified: modified)
-            result.append(try Importer.storable(item), kind: kind)
-        } catch let error as CSVImport.RowError {
-            result.skipped.append(SkippedEntry(position, error.reason))
-        } catch {
-            result.skipped.append(SkippedEntry(position, "could not hold the entry's secret in guarded memory"))
+    /// Adds the token as an item (a `RowError` says why not; `ManagerJSON.each` records it).
+    static func add(_ token: Token, position: SkippedEntry.Position, now: Timestamp, into result: inout ImportResult) throws {
+        guard let title = Importer.title(token.name ?? token.issuer, url: nil, username: token.account) else {
+            throw CSVImport.RowError(reason: "no name, issuer or account")
+        }
+        var custom: [CustomField] = []
+        var warning: String?
+        if token.type == "totp" {
+            custom.append(CustomField(name: Item.totpFieldName, value: try Secret(try uri(token))))
+        } else {
+            // HOTP, Steam, Yandex, mOTP: Coffer computes TOTP only. The secret and what the
+            // app needs to compute the code are kept, and the summary says so.
+            guard let secret = token.secret else { throw CSVImport.RowError(reason: "a \(token.type.uppercased()) entry with no secret") }
+            custom.append(CustomField(name: "\(token.type) secret", value: try Secret(secret)))
+            var settings: [String] = []
+            if let algorithm = token.algorithm { settings.append("algorithm \(algorithm)") }
+            if let digits = token.digits { settings.append("\(digits) digits") }
+            if let period = token.period { settings.append("period \(period)") }
+            if let counter = token.counter { settings.append("counter \(counter)") }
+            if !settings.isEmpty { custom.append(CustomField(name: "\(token.type) settings", value: try Secret(settings.joined(separator: ", ")))) }
+            warning = "a \(token.type.uppercased()) code, which Coffer cannot compute: its secret was kept as the custom field '\(token.type) secret', not as a TOTP"
+        }
+        let modified = token.modified ?? now
+        let item = Item(kind: .login, title: title, username: token.account, notes: token.notes, tags: token.tags,
+                        customFields: custom, created: modified, modified: modified)
+        result.append(try Importer.storable(item), kind: token.type)
+        if let warning {
+            result.keptAsField("\(token.type) secret")
+            result.skipped.append(SkippedEntry(position, warning))
         }
     }
 

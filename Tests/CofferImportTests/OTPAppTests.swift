@@ -10,20 +10,7 @@ import Testing
 enum ExportFixture {
     static let now = RealLayoutTests.now
 
-    struct Expected {
-        var title: String
-        var kind: ItemKind = .login
-        var username: String?
-        var password: String?
-        var urls: [String] = []
-        var notes: String?
-        var value: String?
-        var tags: [String] = []
-        var fields: [String] = []  // "name=value"
-        var details: [String] = []  // "detail-name=value", sorted
-        var created: Int64?
-        var modified: Int64?
-    }
+    typealias Expected = RealLayoutTests.Expected
 
     static func bytes(_ path: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: Repository.root.appendingPathComponent("Tests/CofferImportTests/Fixtures/\(path)")))

@@ -23,6 +23,7 @@ struct RealLayoutTests {
         var value: String?
         var tags: [String] = []
         var fields: [String] = []  // "name=value"
+        var details: [String] = []  // "detail-name=value", any order (checked by ExportFixture.check)
         var created: Int64?
         var modified: Int64?
     }
