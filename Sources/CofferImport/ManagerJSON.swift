@@ -51,6 +51,32 @@ enum ManagerJSON {
         return try Importer.storable(item)
     }
 
+    /// Every object key in `root` down to `depth` levels: `ignored` lists only names the file has.
+    static func keys(_ root: Any, depth: Int = 6) -> Set<String> {
+        var out: Set<String> = []
+        var level: [Any] = [root]
+        for _ in 0..<depth where !level.isEmpty {
+            var next: [Any] = []
+            for value in level {
+                if let object = value as? [String: Any] {
+                    out.formUnion(object.keys)
+                    next.append(contentsOf: object.values)
+                } else if let list = value as? [Any] {
+                    next.append(contentsOf: list)
+                }
+            }
+            level = next
+        }
+        return out
+    }
+
+    /// `result.ignored` cut to the names `root` holds.
+    static func keepIgnoredPresent(in root: Any, _ result: inout ImportResult) {
+        guard !result.ignored.isEmpty else { return }
+        let present = keys(root)
+        result.ignored = result.ignored.filter { present.contains($0.key) }
+    }
+
     /// Seconds since 1970 as a JSON number (Enpass, Proton Pass), or nil.
     static func seconds(_ value: Any?) -> Timestamp? {
         guard let number = value as? NSNumber else { return nil }
@@ -163,6 +189,7 @@ enum EnpassJSON {
         ManagerJSON.each(items, into: &result) { entry, _, result in
             try item(entry, path: path, now: now, into: &result)
         }
+        ManagerJSON.keepIgnoredPresent(in: object, &result)
         return result
     }
 
@@ -249,6 +276,7 @@ enum KeeperJSON {
         ManagerJSON.each(records, into: &result) { entry, _, result in
             try record(entry, now: now, into: &result)
         }
+        ManagerJSON.keepIgnoredPresent(in: object, &result)
         return result
     }
 
@@ -335,6 +363,7 @@ enum ProtonPass {
             }
             offset += items.count
         }
+        ManagerJSON.keepIgnoredPresent(in: object, &result)
         return result
     }
 

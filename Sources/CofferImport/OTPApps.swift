@@ -58,6 +58,7 @@ enum OTPApps {
             }
             try add(token, position: position, now: now, into: &result)
         }
+        ManagerJSON.keepIgnoredPresent(in: object, &result)
         return result
     }
 
@@ -94,6 +95,7 @@ enum OTPApps {
             }
             try add(token, position: position, now: now, into: &result)
         }
+        ManagerJSON.keepIgnoredPresent(in: root, &result)
         return result
     }
 
@@ -129,6 +131,7 @@ enum OTPApps {
             token.counter = integer(entry["counter"]).map(Int64.init)
             try add(token, position: position, now: now, into: &result)
         }
+        ManagerJSON.keepIgnoredPresent(in: object, &result)
         return result
     }
 
@@ -163,6 +166,7 @@ enum OTPApps {
             token.modified = integer(service["updatedAt"]).flatMap { Importer.timestamp(String($0)) }
             try add(token, position: position, now: now, into: &result)
         }
+        ManagerJSON.keepIgnoredPresent(in: object, &result)
         return result
     }
 

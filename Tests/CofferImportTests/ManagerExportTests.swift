@@ -85,7 +85,7 @@ struct ManagerExportTests {
         ])
         #expect(result.skipped.isEmpty)
         #expect(result.kinds == ["login": 2, "encryptedNotes": 1])
-        #expect(result.ignored.keys.sorted() == ["schema", "shared_folders", "uid"])
+        #expect(result.ignored.keys.sorted() == ["shared_folders", "uid"])  // only names the file holds
     }
 
     @Test func nordPassCardsAndIdentitiesGetTheirKinds() throws {
