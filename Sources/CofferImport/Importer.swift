@@ -137,6 +137,8 @@ public enum Importer {
         case .andOTPJSON: return try OTPApps.parseAndOTP(bytes, now: now)
         case .freeOTPJSON: return try OTPApps.parseFreeOTP(bytes, now: now)
         case .twoFASJSON: return try OTPApps.parseTwoFAS(bytes, now: now)
+        case .dashlaneCSV where bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]):
+            return try DashlaneArchive.parse(bytes, limits: limits, now: now)
         case .keepassxcCSV, .bitwardenCSV, .onePasswordCSV, .lastPassCSV, .chromeCSV, .firefoxCSV, .buttercupCSV, .dashlaneCSV,
              .keeperCSV, .nordPassCSV, .roboFormCSV, .applePasswordsCSV, .csv:
             return try CSVImport.parse(bytes, dialect: CSVDialect.dialect(for: format)!, limits: limits, now: now)
@@ -198,9 +200,10 @@ extension Importer {
     public static func detect(_ bytes: [UInt8]) throws -> ImportFormat {
         if OnePassword1PUX.looksLike(bytes) { return .onePassword1PUX }
         if ProtonPass.looksLikeZip(bytes) { return .protonPass }
+        if DashlaneArchive.looksLike(bytes) { return .dashlaneCSV }
         if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
             throw CofferError.invalidImport(
-                "a zip archive, but not a 1Password .1pux or Proton Pass export (Dashlane's CSV export is a zip: unpack it and import credentials.csv with --from dashlane-csv)")
+                "a zip archive, but not a 1Password .1pux, Proton Pass or Dashlane CSV export (no export.data, Proton Pass/data.json or credentials.csv); name the format with --from")
         }
         let head = Array(bytes.prefix(64 << 10))
         var start = head.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0

@@ -157,6 +157,26 @@ enum DashlaneJSON {
     }
 }
 
+/// Dashlane's CSV export is a zip of one CSV per kind (spec/cli.md §8.24): `credentials.csv` is
+/// read as `dashlane-csv`; every other file of the archive is listed as not imported.
+enum DashlaneArchive {
+    static let credentials = "credentials.csv"
+
+    static func looksLike(_ bytes: [UInt8]) -> Bool {
+        bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) && OnePassword.contains(bytes, Array(credentials.utf8))
+    }
+
+    static func parse(_ bytes: [UInt8], limits: CSVReader.Limits, now: Timestamp) throws -> ImportResult {
+        var (csv, others) = try OnePassword1PUX.unzip(bytes, entry: credentials, filesUnder: "", what: "Dashlane's CSV export")
+        defer { secureZero(&csv) }
+        var result = try CSVImport.parse(csv, dialect: CSVDialect.dashlane, limits: limits, now: now)
+        for path in others.sorted() {
+            result.skipped.append(SkippedEntry(.file(path), "not imported: only credentials.csv of Dashlane's CSV export is read (export as JSON for the rest)"))
+        }
+        return result
+    }
+}
+
 // MARK: - Enpass
 
 /// Enpass's JSON export (spec/cli.md §8.21): `folders[]` (title, uuid, parent_uuid) and `items[]`,

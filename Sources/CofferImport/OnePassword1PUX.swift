@@ -14,7 +14,8 @@ enum OnePassword1PUX {
 
     /// Reads `export.data` out of the archive and lists the paths under `files/`. Refuses an
     /// entry that declares or inflates to more than `Importer.maximumFileBytes`.
-    static func unzip(_ bytes: [UInt8], entry dataName: String = dataEntry,
+    /// `filesUnder`: the folder whose files are listed (`""`: every other file of the archive).
+    static func unzip(_ bytes: [UInt8], entry dataName: String = dataEntry, filesUnder: String = "files/",
                       what: String = "a 1password-1pux export") throws -> (data: [UInt8], files: [String]) {
         guard bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) else {
             throw CofferError.invalidImport("not a zip archive; \(what) is a zip file (is --from right?)")
@@ -45,7 +46,7 @@ enum OnePassword1PUX {
             let path = entry.path
             if path == dataName, dataEntry == nil {
                 dataEntry = entry
-            } else if path.hasPrefix("files/"), entry.type == .file {
+            } else if path.hasPrefix(filesUnder), entry.type == .file {
                 files.append(path)
             }
         }

@@ -34,6 +34,24 @@ struct ManagerExportTests {
         #expect(result.keptAsFields == ["username2": 1, "username3": 1])
     }
 
+    /// Dashlane's CSV export as it comes, a zip: credentials.csv is read, the other files listed.
+    @Test func dashlaneCSVZip() throws {
+        let csv = try ExportFixture.bytes("dashlane/credentials.csv")
+        let zip = OTPZip.stored([("credentials.csv", csv), ("securenotes.csv", Array("title,note\nx,y\n".utf8)),
+                                 ("payments.csv", Array("type\n".utf8))])
+        #expect(try Importer.detect(zip) == .dashlaneCSV)
+        let result = try Importer.parse(zip, format: .dashlaneCSV, now: ExportFixture.now)
+        let plain = try Importer.parse(csv, format: .dashlaneCSV, now: ExportFixture.now)
+        #expect(result.items.map(\.title) == plain.items.map(\.title) && result.items.count == 2)
+        #expect(result.items.map { $0.password?.reveal() } == plain.items.map { $0.password?.reveal() })
+        #expect(result.skipped.map(\.description) == [
+            "file payments.csv: not imported: only credentials.csv of Dashlane's CSV export is read (export as JSON for the rest)",
+            "file securenotes.csv: not imported: only credentials.csv of Dashlane's CSV export is read (export as JSON for the rest)",
+        ])
+        #expect(ExportFixture.refusal { try Importer.parse(OTPZip.stored([("other.csv", [])]), format: .dashlaneCSV) }?
+            .contains("no credentials.csv") == true)
+    }
+
     @Test func enpassJSON() throws {
         let result = try ExportFixture.check("enpass/enpass.json", .enpassJSON, [
             Expected(title: "db-primary", username: "root", password: "s3rv,er\"pw", urls: ["https://db.example"], notes: "primary",
@@ -219,8 +237,8 @@ struct ManagerExportTests {
         #expect(json?.contains("closest is freeotp-json (shares the keys 'tokens')") == true, "\(json ?? "")")
         let none = ExportFixture.refusal { try detect(#"{"x": 1}"#) }
         #expect(none?.contains("keys 'x'") == true && none?.contains("aegis-json") == true, "\(none ?? "")")
-        let zip = ExportFixture.refusal { try Importer.detect(OTPZip.stored([("credentials.csv", Array("a".utf8))])) }
-        #expect(zip?.contains("--from dashlane-csv") == true, "\(zip ?? "")")
+        let zip = ExportFixture.refusal { try Importer.detect(OTPZip.stored([("passwords.csv", Array("a".utf8))])) }
+        #expect(zip?.contains("not a 1Password .1pux, Proton Pass or Dashlane CSV export") == true, "\(zip ?? "")")
     }
 }
 
