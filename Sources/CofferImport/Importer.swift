@@ -37,10 +37,13 @@ public struct SkippedEntry: Sendable, Equatable, CustomStringConvertible {
         /// The 1-based line a CSV record starts on.
         case line(Int)
         /// The 1-based position of an entry in a JSON export's `items` (a 1PUX: across all
-        /// vaults, in file order; a 1PIF: among its entries, folders included), or of an
-        /// `<Entry>` (not counting history versions) in a KeePass XML export.
+        /// vaults, in file order; a 1PIF: among its entries, folders included; Proton Pass:
+        /// across its vaults in id order; Dashlane JSON: across its arrays, AUTHENTIFIANT first;
+        /// the OTP apps: in their entry list), or of an `<Entry>` (not counting history
+        /// versions) in a KeePass XML export.
         case item(Int)
-        /// A file inside an archive export (a 1PUX attachment no item refers to).
+        /// A file inside an archive export (a 1PUX attachment no item refers to, a file of
+        /// Dashlane's CSV zip other than credentials.csv).
         case file(String)
     }
 
