@@ -146,7 +146,7 @@ for file in ("rules.txt", "passwords.txt"):
             write("FuzzPasswordRules", "%s-%03d" % (file[:-4], len(seen)), text.encode("utf-8"))
 
 # --- imports (spec/cli.md §8): byte 0 picks the CSV dialect (0 keepassxc, 1 bitwarden, 2 1password, 3 csv,
-# 4 lastpass, 5 chrome, 6 firefox, 7 buttercup)
+# 4 lastpass, 5 chrome, 6 firefox, 7 buttercup, 8 dashlane, 9 keeper, 10 nordpass, 11 roboform, 12 apple-passwords)
 CSV = {
     "keepassxc": (0, b'"Group","Title","Username","Password","URL","Notes","TOTP","Icon","Last Modified","Created"\n'
                      b'"Root","GitHub","me@example.com","hunter2","https://github.com","line one\nline ""two"", with comma","","0",'
@@ -181,6 +181,13 @@ CSV = {
 }
 for name, (dialect, text) in CSV.items():
     write("FuzzImportCSV", name, bytes([dialect]) + text)
+# The other managers' CSV fixtures (issue 39), each under its dialect's byte.
+FIXTURE_ROOT = os.path.join(ROOT, "Tests", "CofferImportTests", "Fixtures")
+for name, dialect, path in (("dashlane", 8, "dashlane/credentials.csv"), ("keeper", 9, "keeper/keeper.csv"),
+                            ("nordpass", 10, "csv/nordpass.csv"), ("roboform", 11, "csv/roboform.csv"),
+                            ("apple-passwords", 12, "apple/passwords.csv")):
+    with open(os.path.join(FIXTURE_ROOT, path), "rb") as f:
+        write("FuzzImportCSV", name, bytes([dialect]) + f.read())
 
 JSON = {
     "export": b'{"encrypted": false, "folders": [{"id": "f1", "name": "Work"}], "items": ['
@@ -197,6 +204,12 @@ JSON = {
 }
 for name, text in JSON.items():
     write("FuzzImportBitwardenJSON", name, text)
+# The other managers' and the OTP apps' JSON fixtures (issue 39): every JSON importer runs on each.
+for path in ("dashlane/dashlane.json", "enpass/enpass.json", "keeper/keeper.json", "protonpass/data.json",
+             "otp/aegis.json", "otp/aegis-encrypted.json", "otp/andotp.json", "otp/freeotp.json", "otp/2fas.2fas",
+             "otp/2fas-encrypted.2fas"):
+    with open(os.path.join(FIXTURE_ROOT, path), "rb") as f:
+        write("FuzzImportBitwardenJSON", path.replace("/", "-").replace(".", "-"), f.read())
 
 # --- 1Password (spec/cli.md §8.7, §8.8): byte 0 picks 0 a .1pux, 1 a .1pif, 2 export.data (the harness zips it)
 FIXTURES = os.path.join(ROOT, "Tests", "CofferImportTests", "Fixtures", "1password")

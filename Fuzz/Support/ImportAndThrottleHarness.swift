@@ -33,11 +33,13 @@ enum ImportedItems {
 }
 
 /// FuzzImportCSV: byte 0 picks the dialect (keepassxc-csv, bitwarden-csv, 1password-csv, csv,
-/// lastpass-csv, chrome-csv, firefox-csv, buttercup-csv; modulo 8), the rest is the file. Invariants: whole-file errors are `import.invalid-file`; every row after
-/// the header becomes exactly one item or one skipped entry (with a line inside the file); every
+/// lastpass-csv, chrome-csv, firefox-csv, buttercup-csv, dashlane-csv, keeper-csv, nordpass-csv,
+/// roboform-csv, apple-passwords-csv; modulo 13), the rest is the file. Invariants: whole-file errors are `import.invalid-file`; every row after
+/// the header (keeper-csv: every row, it has no header) becomes exactly one item or one skipped entry (with a line inside the file); every
 /// item can be stored; and the CSV reader's records survive `CSVReader.encode` and a re-read.
 package enum ImportCSVHarness {
-    static let dialects: [ImportFormat] = [.keepassxcCSV, .bitwardenCSV, .onePasswordCSV, .csv, .lastPassCSV, .chromeCSV, .firefoxCSV, .buttercupCSV]
+    static let dialects: [ImportFormat] = [.keepassxcCSV, .bitwardenCSV, .onePasswordCSV, .csv, .lastPassCSV, .chromeCSV, .firefoxCSV, .buttercupCSV,
+                                           .dashlaneCSV, .keeperCSV, .nordPassCSV, .roboFormCSV, .applePasswordsCSV]
 
     package static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.importCSV
@@ -52,9 +54,15 @@ package enum ImportCSVHarness {
         do { result = try Importer.parse(file, format: format, now: ImportedItems.now) } catch {
             return try ImportedItems.rejection(error, target: target)
         }
+        // A zip under dashlane-csv is Dashlane's archive: its rows are those of credentials.csv inside.
+        if format == .dashlaneCSV, file.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
+            try ImportedItems.check(result, target: target)
+            return .accepted
+        }
         let structural = result.structural.values.reduce(0, +)
-        try Check.require(result.items.count + result.skipped.count + structural == rows.count - 1, target,
-                          "\(rows.count - 1) rows after the header gave \(result.items.count) items, \(result.skipped.count) skipped, \(structural) structural")
+        let records = format == .keeperCSV ? rows.count : rows.count - 1
+        try Check.require(result.items.count + result.skipped.count + structural == records, target,
+                          "\(records) rows after the header gave \(result.items.count) items, \(result.skipped.count) skipped, \(structural) structural")
         let lines = file.reduce(1) { $1 == 10 ? $0 + 1 : $0 }
         for entry in result.skipped {
             guard case .line(let line) = entry.position, (1...lines).contains(line) else {
@@ -98,17 +106,20 @@ package enum ImportCSVHarness {
     }
 }
 
-/// FuzzImportBitwardenJSON: the bytes as a Bitwarden JSON export and as a Coffer JSON export
-/// (both JSON importers on every input), and through format detection. Invariants: whole-file
-/// errors are `import.invalid-file`; skipped entries have 1-based positions; every item can be
-/// stored.
+/// FuzzImportBitwardenJSON: the bytes as each JSON export: Bitwarden, Coffer, and since issue 39
+/// Dashlane, Enpass, Keeper, Proton Pass, Aegis, andOTP, FreeOTP+ and 2FAS (every JSON importer
+/// on every input), and through format detection. Invariants: whole-file errors are
+/// `import.invalid-file`; skipped entries have 1-based positions; every item can be stored.
 package enum ImportBitwardenJSONHarness {
+    static let formats: [ImportFormat] = [.bitwardenJSON, .cofferJSON, .dashlaneJSON, .enpassJSON, .keeperJSON, .protonPass,
+                                          .aegisJSON, .andOTPJSON, .freeOTPJSON, .twoFASJSON]
+
     package static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.importBitwardenJSON
         let bytes = Array(data)
         try ImportCSVHarness.checkDetection(bytes, target: target)
         var accepted = false
-        for format in [ImportFormat.bitwardenJSON, .cofferJSON] {
+        for format in formats {
             let result: ImportResult
             do { result = try Importer.parse(bytes, format: format, now: ImportedItems.now) } catch {
                 _ = try ImportedItems.rejection(error, target: target)

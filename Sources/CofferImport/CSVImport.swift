@@ -8,6 +8,8 @@ struct CSVDialect: Sendable {
         case title, username, password, url, notes, tags, group, totp, created, modified, type, fields, archived
         /// Buttercup: the id of a row's group, and (on a group's own row) of its parent group.
         case groupID, groupParent
+        /// RoboForm: `Rf_fields`, the form fields as `name$:type:value` cells, spilling past the header.
+        case formFields
     }
 
     let format: ImportFormat
@@ -22,20 +24,28 @@ struct CSVDialect: Sendable {
     let signature: Set<String>
     /// When set, the header may name nothing else (Chrome's export is that exact).
     let exactHeader: Bool
+    /// The export has no header row: its columns, in order (Keeper). Never detected.
+    let positional: [String]?
+    /// Columns that fill an item's details (lowercase header name → field); the kind follows
+    /// from which are filled (NordPass: a card's or an identity's columns).
+    let details: [String: DetailField]
 
     init(_ format: ImportFormat, names: [Column: [String]], required: [Column], ignored: [String: String] = [:],
-         signature: Set<String> = [], exactHeader: Bool = false) {
+         signature: Set<String> = [], exactHeader: Bool = false, positional: [String]? = nil, details: [String: DetailField] = [:]) {
         self.format = format
         self.names = names
         self.required = required
         self.ignored = ignored
         self.signature = signature
         self.exactHeader = exactHeader
+        self.positional = positional
+        self.details = details
     }
 
     static let favourite = "a favourite flag"
 
-    static let all: [CSVDialect] = [keepassxc, bitwarden, onePassword, lastPass, chrome, firefox, buttercup, generic]
+    static let all: [CSVDialect] = [keepassxc, bitwarden, onePassword, lastPass, chrome, firefox, buttercup, dashlane, keeper,
+                                    nordPass, roboForm, applePasswords, generic]
 
     static func dialect(for format: ImportFormat) -> CSVDialect? { all.first { $0.format == format } }
 
@@ -88,6 +98,45 @@ struct CSVDialect: Sendable {
     ], required: [.groupID, .title], ignored: ["id": "Buttercup's own id for the entry"],
        signature: ["!group_id", "!group_name", "title"])
 
+    /// Dashlane's `credentials.csv` (in the zip of its CSV export, spec/cli.md §8.24): up to
+    /// three usernames (the second and third kept as fields), `category` its folder, `otpSecret`.
+    static let dashlane = CSVDialect(.dashlaneCSV, names: [
+        .username: ["username"], .title: ["title"], .password: ["password"], .notes: ["note"], .url: ["url"],
+        .group: ["category"], .totp: ["otpsecret", "otpurl"],
+    ], required: [.title, .username, .password], signature: ["username", "username2", "username3", "title", "password"])
+
+    /// Keeper's CSV export (spec/cli.md §8.25) has no header row: folder, title, login, password,
+    /// website address, notes, shared folder, then custom fields as name, value pairs (the TOTP
+    /// named `TFC:Keeper`). Folders nest with `\`.
+    static let keeper = CSVDialect(.keeperCSV, names: [
+        .group: ["folder"], .title: ["title"], .username: ["login"], .password: ["password"], .url: ["website address"],
+        .notes: ["notes"], .tags: ["shared folder"],
+    ], required: [.title], positional: ["Folder", "Title", "Login", "Password", "Website Address", "Notes", "Shared Folder"])
+
+    /// NordPass (spec/cli.md §8.26): one row per folder (only `name`, or `type` folder), and the
+    /// card and identity columns on every row; a row that fills them is a card or an identity.
+    static let nordPass = CSVDialect(.nordPassCSV, names: [
+        .title: ["name"], .url: ["url"], .username: ["username"], .password: ["password"], .notes: ["note"],
+        .group: ["folder"], .type: ["type"],
+    ], required: [.title], signature: ["name", "url", "username", "password", "note", "cardnumber", "folder"],
+       details: ["cardholdername": .cardholder, "cardnumber": .cardNumber, "cvc": .securityCode, "pin": .cardPIN,
+                 "expirydate": .expiryMonth, "zipcode": .postalCode, "phone_number": .phone, "email": .email,
+                 "address1": .addressLine1, "address2": .addressLine2, "city": .city, "country": .country, "state": .region])
+
+    /// RoboForm (spec/cli.md §8.27): `Folder` starts with `/`; `Rf_fields` and the cells spilling
+    /// past the header are the form's fields, `name$:type:value`.
+    static let roboForm = CSVDialect(.roboFormCSV, names: [
+        .title: ["name"], .url: ["url"], .username: ["login"], .password: ["pwd"], .notes: ["note"], .group: ["folder"],
+        .formFields: ["rf_fields"],
+    ], required: [.title, .url, .username, .password], signature: ["name", "url", "login", "pwd", "rf_fields"])
+
+    /// Apple Passwords (and Safari) on macOS and iOS (spec/cli.md §8.28): exactly `Title, URL,
+    /// Username, Password, Notes, OTPAuth`.
+    static let applePasswords = CSVDialect(.applePasswordsCSV, names: [
+        .title: ["title"], .url: ["url"], .username: ["username"], .password: ["password"], .notes: ["notes"], .totp: ["otpauth"],
+    ], required: [.title, .url, .username, .password], signature: ["title", "url", "username", "password", "notes", "otpauth"],
+       exactHeader: true)
+
     /// The generic `csv`: the header aliases of spec/cli.md §8.9 (KeePass 1.x, NordPass,
     /// RoboForm, Dashlane-style and hand-made files).
     static let generic = CSVDialect(.csv, names: [
@@ -109,6 +158,11 @@ enum CSVImport {
 
     static func parse(_ bytes: [UInt8], dialect: CSVDialect, limits: CSVReader.Limits, now: Timestamp) throws -> ImportResult {
         var rows = CSVReader(limits: limits).rows(bytes)
+        if let positional = dialect.positional {
+            // No header row in the file: every row is a record, read under the dialect's columns.
+            guard !rows.isEmpty else { throw CofferError.invalidImport("the file is empty") }
+            rows.insert(.record(line: 0, fields: positional.map { Array($0.utf8) }), at: 0)
+        }
         guard let first = rows.first else {
             throw CofferError.invalidImport("the file is empty; a \(dialect.format.rawValue) export starts with a header row")
         }
@@ -146,6 +200,8 @@ enum CSVImport {
         /// Positions whose values become custom fields (every column neither mapped nor ignored).
         var extra: [Int] = []
         var ignoredNames: [String] = []
+        /// Positions whose values fill an item's details (the dialect's `details`).
+        var detail: [Int: DetailField] = [:]
 
         init(_ row: CSVReader.Row, dialect: CSVDialect) throws {
             guard case .record(let line, let fields) = row else {
@@ -177,7 +233,13 @@ enum CSVImport {
             }
             let mapped = Set(index.values)
             for position in names.indices where !mapped.contains(position) {
-                if dialect.ignored[lowered[position]] != nil { ignoredNames.append(names[position]) } else { extra.append(position) }
+                if dialect.ignored[lowered[position]] != nil {
+                    ignoredNames.append(names[position])
+                } else if let field = dialect.details[lowered[position]], !detail.values.contains(field) {
+                    detail[position] = field
+                } else {
+                    extra.append(position)
+                }
             }
         }
     }
@@ -215,15 +277,55 @@ enum CSVImport {
                 extras.append((header.names[position].isEmpty ? "column \(position + 1)" : header.names[position], v))
             }
         }
+        var spilled: [String] = []  // cells beyond the header
         if fields.count > header.names.count {
             for position in header.names.count..<fields.count {
-                if let v = try cell(position, "column \(position + 1)"), !v.isEmpty { extras.append(("column \(position + 1)", v)) }
+                if let v = try cell(position, "column \(position + 1)") { spilled.append(v) }
             }
+        }
+        var formFields: [(name: String, value: String)] = []
+        switch dialect.format {
+        case .keeperCSV:
+            // Keeper: custom fields as name, value pairs after the seven columns.
+            for pair in stride(from: 0, to: spilled.count, by: 2) {
+                let name = spilled[pair], value = pair + 1 < spilled.count ? spilled[pair + 1] : ""
+                guard !name.isEmpty || !value.isEmpty else { continue }
+                extras.append((name.isEmpty ? "column \(header.names.count + pair + 2)" : name, value))
+            }
+        case .roboFormCSV:
+            // RoboForm: `Rf_fields` and the cells after it are one form field each.
+            for text in [values[.formFields] ?? ""] + spilled where !text.isEmpty {
+                let parts = text.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+                if parts.count == 3, parts[0].hasSuffix("$") {
+                    formFields.append((String(parts[0].dropLast()), String(parts[2])))
+                } else {
+                    formFields.append(("Rf_fields", text))
+                }
+            }
+        default:
+            for (offset, v) in spilled.enumerated() where !v.isEmpty { extras.append(("column \(header.names.count + offset + 1)", v)) }
+        }
+        var details: [DetailField: Secret] = [:]
+        for (position, field) in header.detail {
+            guard let v = try cell(position, header.names[position]), !v.isEmpty else { continue }
+            if field == .expiryMonth {
+                // NordPass: MM/YY
+                let parts = v.split(separator: "/")
+                if parts.count == 2, parts.allSatisfy({ $0.allSatisfy(\.isNumber) && (1...4).contains($0.count) }) {
+                    details[.expiryMonth] = try Secret(String(parts[0]))
+                    details[.expiryYear] = try Secret(parts[1].count == 2 ? "20" + parts[1] : String(parts[1]))
+                    continue
+                }
+                extras.append((header.names[position], v))
+                continue
+            }
+            details[field] = try Secret(v)
         }
 
         let type = (values[.type] ?? "").trimmingCharacters(in: .whitespaces).lowercased()
-        if dialect.format == .csv, let title = values[.title], type == "folder" || type.isEmpty && folders.contains(title),
-           extras.isEmpty, values.allSatisfy({ $0.key == .title || $0.key == .type || $0.value.isEmpty }) {
+        if dialect.format == .csv || dialect.format == .nordPassCSV, let title = values[.title],
+           type == "folder" || type.isEmpty && folders.contains(title), extras.isEmpty, details.isEmpty,
+           values.allSatisfy({ $0.key == .title || $0.key == .type || $0.value.isEmpty }) {
             result.structural["folder", default: 0] += 1  // NordPass: a folder's own row; its items carry it as `folder`
             return
         }
@@ -273,10 +375,15 @@ enum CSVImport {
         if let path = buttercupGroupPath {
             tags.append(path)
         } else if var group = Importer.nonEmpty(values[.group]) {
-            if dialect.format == .lastPassCSV { group = group.replacingOccurrences(of: "\\", with: "/") }  // LastPass nests with `\`
-            tags.append(group)
+            // LastPass and Keeper nest with `\`; RoboForm starts every folder with `/`.
+            if dialect.format == .lastPassCSV || dialect.format == .keeperCSV { group = group.replacingOccurrences(of: "\\", with: "/") }
+            if dialect.format == .roboFormCSV { group = String(group.drop(while: { $0 == "/" })) }
+            if !group.isEmpty { tags.append(group) }
         }
-        if let list = values[.tags] { tags += Importer.tags(list).filter { !tags.contains($0) } }
+        if dialect.format == .keeperCSV, let shared = Importer.nonEmpty(values[.tags]) {
+            let name = shared.replacingOccurrences(of: "\\", with: "/")
+            if !tags.contains(name) { tags.append(name) }
+        } else if let list = values[.tags] { tags += Importer.tags(list).filter { !tags.contains($0) } }
         if let archived = values[.archived]?.lowercased(), archived == "true" || archived == "1", !tags.contains("Archive") {
             tags.append("Archive")
         }
@@ -295,9 +402,26 @@ enum CSVImport {
             }
         }
         for extra in extras {
+            if dialect.format == .keeperCSV, extra.name == "TFC:Keeper", !custom.contains(where: { $0.name == Item.totpFieldName }) {
+                custom.append(CustomField(name: Item.totpFieldName, value: try Secret(extra.value)))
+                continue
+            }
             custom.append(CustomField(name: extra.name, value: try Secret(extra.value)))
             result.keptAsField(extra.name)
         }
+        var formCopies = 0
+        for field in formFields {
+            // RoboForm repeats the login and password among the form fields: not kept twice.
+            let lowered = field.name.lowercased()
+            if (lowered == "user id" || lowered == "login" || lowered == "username" || lowered == "email") && field.value == values[.username]
+                || lowered.hasPrefix("pass") && field.value == values[.password] {
+                formCopies += 1
+                continue
+            }
+            custom.append(CustomField(name: field.name, value: try Secret(field.value)))
+            result.keptAsField(field.name)
+        }
+        if formCopies > 0 { result.ignored["Rf_fields"] = "RoboForm's form-filling copies of the login and password (other form fields are kept)" }
         let created = values[.created].flatMap(Importer.timestamp) ?? now
         let modified = values[.modified].flatMap(Importer.timestamp) ?? created
         let notes = Importer.nonEmpty(values[.notes])
@@ -321,18 +445,38 @@ enum CSVImport {
                 custom.append(CustomField(name: header.names[position], value: try Secret(values[.type]!)))
                 result.keptAsField(header.names[position])
             }
+        case .nordPassCSV:
+            switch type {
+            case "note": (kind, isNote) = ("note", true)
+            case "credit_card": kind = "card"
+            case "identity": kind = "identity"
+            case "", "password": kind = "login"
+            default:
+                kind = type
+                if let position = header.index[.type] {
+                    custom.append(CustomField(name: header.names[position], value: try Secret(values[.type]!)))
+                    result.keptAsField(header.names[position])
+                }
+            }
+            if type.isEmpty, !details.isEmpty {
+                let card: Set<DetailField> = [.cardholder, .cardNumber, .securityCode, .cardPIN, .expiryMonth, .expiryYear]
+                kind = details.keys.contains(where: card.contains) ? "card" : "identity"
+            }
         case .buttercupCSV where username == nil && password == nil && urls.isEmpty && notes != nil:
             (kind, isNote) = ("note", true)  // Buttercup's Note entries: a title and a note
         default: break
         }
-        let item: Item
+        var item: Item
         if isNote {
             item = Item(kind: .secureNote, title: title, username: username, password: password, urls: urls, tags: tags,
                         customFields: custom, noteValue: try Secret(notes ?? ""), created: created, modified: modified)
         } else {
-            item = Item(kind: .login, title: title, username: username, password: password, urls: urls, notes: notes,
+            let itemKind: ItemKind = dialect.format == .nordPassCSV && kind == "card" ? .card
+                : dialect.format == .nordPassCSV && kind == "identity" ? .identity : .login
+            item = Item(kind: itemKind, title: title, username: username, password: password, urls: urls, notes: notes,
                         tags: tags, customFields: custom, created: created, modified: modified)
         }
+        item.details = details
         result.append(try Importer.storable(item), kind: kind)
     }
 

@@ -15,6 +15,19 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     case cofferJSON = "coffer-json"
     case onePassword1PUX = "1password-1pux"
     case onePassword1PIF = "1password-1pif"
+    case dashlaneCSV = "dashlane-csv"
+    case dashlaneJSON = "dashlane-json"
+    case enpassJSON = "enpass-json"
+    case keeperCSV = "keeper-csv"
+    case keeperJSON = "keeper-json"
+    case nordPassCSV = "nordpass-csv"
+    case roboFormCSV = "roboform-csv"
+    case applePasswordsCSV = "apple-passwords-csv"
+    case protonPass = "protonpass"
+    case aegisJSON = "aegis-json"
+    case andOTPJSON = "andotp-json"
+    case freeOTPJSON = "freeotp-json"
+    case twoFASJSON = "2fas-json"
     case csv = "csv"
 }
 
@@ -24,10 +37,13 @@ public struct SkippedEntry: Sendable, Equatable, CustomStringConvertible {
         /// The 1-based line a CSV record starts on.
         case line(Int)
         /// The 1-based position of an entry in a JSON export's `items` (a 1PUX: across all
-        /// vaults, in file order; a 1PIF: among its entries, folders included), or of an
-        /// `<Entry>` (not counting history versions) in a KeePass XML export.
+        /// vaults, in file order; a 1PIF: among its entries, folders included; Proton Pass:
+        /// across its vaults in id order; Dashlane JSON: across its arrays, AUTHENTIFIANT first;
+        /// the OTP apps: in their entry list), or of an `<Entry>` (not counting history
+        /// versions) in a KeePass XML export.
         case item(Int)
-        /// A file inside an archive export (a 1PUX attachment no item refers to).
+        /// A file inside an archive export (a 1PUX attachment no item refers to, a file of
+        /// Dashlane's CSV zip other than credentials.csv).
         case file(String)
     }
 
@@ -116,7 +132,18 @@ public enum Importer {
         case .cofferJSON: return try CofferJSON.parse(bytes)
         case .onePassword1PUX: return try OnePassword1PUX.parse(bytes, now: now)
         case .onePassword1PIF: return try OnePassword1PIF.parse(bytes, now: now)
-        case .keepassxcCSV, .bitwardenCSV, .onePasswordCSV, .lastPassCSV, .chromeCSV, .firefoxCSV, .buttercupCSV, .csv:
+        case .dashlaneJSON: return try DashlaneJSON.parse(bytes, now: now)
+        case .enpassJSON: return try EnpassJSON.parse(bytes, now: now)
+        case .keeperJSON: return try KeeperJSON.parse(bytes, now: now)
+        case .protonPass: return try ProtonPass.parse(bytes, now: now)
+        case .aegisJSON: return try OTPApps.parseAegis(bytes, now: now)
+        case .andOTPJSON: return try OTPApps.parseAndOTP(bytes, now: now)
+        case .freeOTPJSON: return try OTPApps.parseFreeOTP(bytes, now: now)
+        case .twoFASJSON: return try OTPApps.parseTwoFAS(bytes, now: now)
+        case .dashlaneCSV where bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]):
+            return try DashlaneArchive.parse(bytes, limits: limits, now: now)
+        case .keepassxcCSV, .bitwardenCSV, .onePasswordCSV, .lastPassCSV, .chromeCSV, .firefoxCSV, .buttercupCSV, .dashlaneCSV,
+             .keeperCSV, .nordPassCSV, .roboFormCSV, .applePasswordsCSV, .csv:
             return try CSVImport.parse(bytes, dialect: CSVDialect.dialect(for: format)!, limits: limits, now: now)
         }
     }
@@ -175,6 +202,12 @@ public enum Importer {
 extension Importer {
     public static func detect(_ bytes: [UInt8]) throws -> ImportFormat {
         if OnePassword1PUX.looksLike(bytes) { return .onePassword1PUX }
+        if ProtonPass.looksLikeZip(bytes) { return .protonPass }
+        if DashlaneArchive.looksLike(bytes) { return .dashlaneCSV }
+        if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
+            throw CofferError.invalidImport(
+                "a zip archive, but not a 1Password .1pux, Proton Pass or Dashlane CSV export (no export.data, Proton Pass/data.json or credentials.csv); name the format with --from")
+        }
         let head = Array(bytes.prefix(64 << 10))
         var start = head.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         while start < head.count, [0x20, 0x09, 0x0A, 0x0D].contains(head[start]) { start += 1 }
@@ -183,15 +216,16 @@ extension Importer {
             if KeePassXML.looksLike(bytes) { return .keepassXML }
             throw CofferError.invalidImport("an XML file, but not a KeePass 2 / KeePassXC export; name the format with --from")
         }
-        if head[start...].first == UInt8(ascii: "{") {
+        if head[start...].first == UInt8(ascii: "{") || head[start...].first == UInt8(ascii: "[") {
             if text.contains("\"\(CofferJSON.formatName)\"") { return .cofferJSON }
             // 1PIF: JSON objects separated by a fixed line (checked after Coffer's own export,
             // whose notes could quote that line).
             if OnePassword1PIF.looksLike(head) { return .onePassword1PIF }
+            if let format = JSONShape(bytes)?.format { return format }
             if text.contains("\"items\"") && (text.contains("\"encrypted\"") || text.contains("\"folders\"") || text.contains("\"collections\"")) {
                 return .bitwardenJSON
             }
-            throw CofferError.invalidImport("a JSON file, but not a Bitwarden, 1Password (1PIF) or Coffer export; name the format with --from")
+            throw CofferError.invalidImport(JSONShape(bytes)?.closest ?? "a file starting like JSON that is not valid JSON; name the format with --from")
         }
         let rows = CSVReader(limits: CSVReader.Limits(maximumRows: 1)).rows(Array(head[start...]))
         guard case .record(_, let fields)? = rows.first else {
@@ -201,18 +235,107 @@ extension Importer {
         let candidates = CSVDialect.all.filter { dialect in
             guard !dialect.signature.isEmpty, dialect.signature.isSubset(of: names) else { return false }
             guard dialect.exactHeader else { return true }
-            let known = Set(dialect.names.values.joined()).union(dialect.ignored.keys)
-            return names.isSubset(of: known)
+            return names.isSubset(of: dialect.known)
         }
         if candidates.count == 1 { return candidates[0].format }
         // Buttercup's `!group_id` and `!group_name` are names no other export writes: a custom
         // property that happens to be named like another dialect's column does not make it ambiguous.
         if let buttercup = candidates.first(where: { $0.format == .buttercupCSV }) { return buttercup.format }
+        // A header that is exactly one dialect's (Apple Passwords' six columns) is that dialect,
+        // though a looser dialect's signature fits it too (1Password's title, username, password, otpauth).
+        let exact = candidates.filter(\.exactHeader)
+        if exact.count == 1 { return exact[0].format }
         if candidates.count > 1 {
             throw CofferError.invalidImport("the header fits \(candidates.map(\.format.rawValue).joined(separator: " and ")); name the format with --from")
         }
         if CSVDialect.generic.names[.title]!.contains(where: names.contains) { return .csv }
-        throw CofferError.invalidImport(
-            "cannot tell the file's format: the header names no title column; name it with --from (\(ImportFormat.allCases.map(\.rawValue).joined(separator: ", ")))")
+        throw CofferError.invalidImport("cannot tell the file's format: \(closestCSV(names)); name it with --from")
+    }
+
+    /// The dialect whose columns the header shares most of, for the message when none fits.
+    static func closestCSV(_ names: Set<String>) -> String {
+        let keeper = "a Keeper CSV export has no header row: use --from keeper-csv"
+        let scored = CSVDialect.all.filter { $0.positional == nil && $0.format != .csv }.map { dialect in
+            (dialect, names.intersection(dialect.signature.isEmpty ? dialect.known : dialect.signature).sorted())
+        }.filter { !$0.1.isEmpty }
+        guard let best = scored.max(by: { ($0.1.count, -$0.0.signature.count) < ($1.1.count, -$1.0.signature.count) }) else {
+            return "the header names no title column and no column of a known export (\(keeper))"
+        }
+        let missing = best.0.signature.subtracting(names).sorted()
+        return "the header names no title column; closest is \(best.0.format.rawValue) (shares \(best.1.joined(separator: ", "))"
+            + (missing.isEmpty ? "" : "; lacks \(missing.joined(separator: ", "))") + "), and \(keeper)"
+    }
+}
+
+extension CSVDialect {
+    /// Every header name the dialect knows (lowercase).
+    var known: Set<String> { Set(names.values.joined()).union(ignored.keys).union(details.keys) }
+}
+
+/// A JSON export's shape for `--from` detection: the root's keys (and, for an array or a list
+/// of items, the first entry's), from which the format is told, or the closest one named.
+struct JSONShape {
+    var rootKeys: Set<String> = []
+    var entryKeys: Set<String> = []
+    var isArray = false
+
+    init?(_ bytes: [UInt8]) {
+        var data = Data(bytes)
+        defer { data.resetBytes(in: 0..<data.count) }
+        guard let root = try? JSONSerialization.jsonObject(with: data) else { return nil }
+        if let list = root as? [Any] {
+            isArray = true
+            entryKeys = Set((list.first as? [String: Any])?.keys.map { $0 } ?? [])
+        } else if let object = root as? [String: Any] {
+            rootKeys = Set(object.keys)
+            if let items = object["items"] as? [Any], let first = items.first as? [String: Any] { entryKeys = Set(first.keys) }
+        } else {
+            return nil
+        }
+    }
+
+    /// The keys that mark each JSON format (root keys, then an entry's).
+    static let markers: [(format: ImportFormat, root: Set<String>, entry: Set<String>)] = [
+        (.aegisJSON, ["version", "header", "db"], []),
+        (.twoFASJSON, ["services", "schemaVersion", "servicesEncrypted", "groups", "appOrigin"], []),
+        (.freeOTPJSON, ["tokens", "tokenOrder"], []),
+        (.dashlaneJSON, ["AUTHENTIFIANT", "EMAIL", "PAYMENTMEANS_CREDITCARD", "IDENTITY", "SECURENOTE"], []),
+        (.protonPass, ["vaults", "userId", "encrypted", "version"], []),
+        (.keeperJSON, ["records", "shared_folders"], []),
+        (.enpassJSON, ["folders", "items"], ["category", "template_type", "fields", "subtitle"]),
+        (.bitwardenJSON, ["encrypted", "folders", "collections", "items"], ["type", "login", "folderId", "reprompt"]),
+        (.andOTPJSON, [], ["secret", "label", "type", "thumbnail", "last_used"]),
+    ]
+
+    var format: ImportFormat? {
+        if isArray { return entryKeys.isSuperset(of: ["secret", "label"]) ? .andOTPJSON : nil }
+        let keys = rootKeys
+        if keys.isSuperset(of: ["db", "header"]) { return .aegisJSON }
+        if keys.contains("services"), keys.contains("schemaVersion") || keys.contains("servicesEncrypted") { return .twoFASJSON }
+        if keys.contains("tokens"), keys.contains("tokenOrder") { return .freeOTPJSON }
+        if keys.contains("AUTHENTIFIANT") { return .dashlaneJSON }
+        if keys.contains("vaults"), keys.contains("version") || keys.contains("userId") { return .protonPass }
+        if keys.contains("records") { return .keeperJSON }
+        if keys.contains("items"), entryKeys.contains("category") || entryKeys.contains("template_type") { return .enpassJSON }
+        return nil
+    }
+
+    /// The message for a JSON file no format fits: the one sharing most keys, or the keys seen.
+    var closest: String {
+        // The share of a format's marker keys the file has (a root key counts twice an entry's).
+        let scored = Self.markers.map { marker -> (ImportFormat, Double) in
+            let shared = rootKeys.intersection(marker.root).count * 2 + entryKeys.intersection(marker.entry).count
+            return (marker.format, Double(shared) / Double(marker.root.count * 2 + marker.entry.count))
+        }
+        let formats = Self.markers.map(\.format.rawValue).joined(separator: ", ")
+        guard let best = scored.max(by: { $0.1 < $1.1 }), best.1 > 0 else {
+            let seen = (isArray ? entryKeys : rootKeys).sorted().prefix(5).map { "'\($0.prefix(40))'" }.joined(separator: ", ")
+            return "a JSON file of no export Coffer knows (\(isArray ? "an array of entries with keys" : "keys") \(seen.isEmpty ? "none" : seen)); "
+                + "name the format with --from (JSON formats: \(formats), coffer-json, 1password-1pif)"
+        }
+        let marker = Self.markers.first { $0.format == best.0 }!
+        let shared = rootKeys.intersection(marker.root).union(entryKeys.intersection(marker.entry)).sorted().map { "'\($0)'" }
+        return "a JSON file of no export Coffer knows; closest is \(best.0.rawValue) (shares the keys \(shared.joined(separator: ", "))); "
+            + "name the format with --from if it is one"
     }
 }

@@ -14,9 +14,11 @@ enum OnePassword1PUX {
 
     /// Reads `export.data` out of the archive and lists the paths under `files/`. Refuses an
     /// entry that declares or inflates to more than `Importer.maximumFileBytes`.
-    static func unzip(_ bytes: [UInt8]) throws -> (data: [UInt8], files: [String]) {
+    /// `filesUnder`: the folder whose files are listed (`""`: every other file of the archive).
+    static func unzip(_ bytes: [UInt8], entry dataName: String = dataEntry, filesUnder: String = "files/",
+                      what: String = "a 1password-1pux export") throws -> (data: [UInt8], files: [String]) {
         guard bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) else {
-            throw CofferError.invalidImport("not a zip archive; a 1password-1pux export is a zip file (is --from right?)")
+            throw CofferError.invalidImport("not a zip archive; \(what) is a zip file (is --from right?)")
         }
         // ZIPFoundation, given an archive without a readable end-of-central-directory record,
         // throws without closing its in-memory file and leaks it (a copy of the export) — found
@@ -42,22 +44,22 @@ enum OnePassword1PUX {
             count += 1
             guard count <= 100_000 else { throw CofferError.invalidImport("the zip archive lists over 100,000 entries") }
             let path = entry.path
-            if path == Self.dataEntry, dataEntry == nil {
+            if path == dataName, dataEntry == nil {
                 dataEntry = entry
-            } else if path.hasPrefix("files/"), entry.type == .file {
+            } else if path.hasPrefix(filesUnder), entry.type == .file {
                 files.append(path)
             }
         }
         guard let entry = dataEntry else {
-            throw CofferError.invalidImport("the zip archive has no export.data; is it a 1Password .1pux export?")
+            throw CofferError.invalidImport("the zip archive has no \(dataName); is it \(what)?")
         }
         // A symlink entry would be read whole by its compressed size (up to 4 GiB) before any check.
         guard entry.type == .file else {
-            throw CofferError.invalidImport("export.data is not a regular file in the zip archive")
+            throw CofferError.invalidImport("\(dataName) is not a regular file in the zip archive")
         }
         let limit = Importer.maximumFileBytes
         guard entry.uncompressedSize <= UInt64(limit) else {
-            throw CofferError.invalidImport("export.data declares \(entry.uncompressedSize) bytes, over the \(limit >> 20) MiB limit")
+            throw CofferError.invalidImport("\(dataName) declares \(entry.uncompressedSize) bytes, over the \(limit >> 20) MiB limit")
         }
         let declared = Int(entry.uncompressedSize)
         var data: [UInt8] = []
@@ -70,14 +72,14 @@ enum OnePassword1PUX {
             }
         } catch is InflateLimit {
             secureZero(&data)
-            throw CofferError.invalidImport("export.data inflates to more than the \(declared) bytes it declares")
+            throw CofferError.invalidImport("\(dataName) inflates to more than the \(declared) bytes it declares")
         } catch {
             secureZero(&data)
-            throw CofferError.invalidImport("export.data could not be extracted (damaged or unsupported zip entry)")
+            throw CofferError.invalidImport("\(dataName) could not be extracted (damaged or unsupported zip entry)")
         }
         guard data.count == declared else {
             secureZero(&data)
-            throw CofferError.invalidImport("export.data holds \(data.count) bytes, its zip entry declares \(declared)")
+            throw CofferError.invalidImport("\(dataName) holds \(data.count) bytes, its zip entry declares \(declared)")
         }
         return (data, files)
     }

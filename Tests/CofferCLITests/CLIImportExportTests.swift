@@ -81,6 +81,32 @@ struct CLIImportExportTests {
         #expect(try ws.coffer("show", "Note", "--field", "value", "--reveal").stdout == "note body\n")
     }
 
+    /// spec/cli.md §8.16–8.28: the OTP apps' and other managers' fixtures through the binary,
+    /// detected; an Aegis HOTP entry is kept and reported (exit 65, the rest imported) and the
+    /// TOTP item gives a code; an encrypted 2FAS backup and a file of no known format are refused
+    /// with one line naming the way out or the closest format.
+    @Test func otpAppsAndOtherManagersThroughTheBinary() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let fixtures = Repository.root.appendingPathComponent("Tests/CofferImportTests/Fixtures")
+        let aegis = try ws.coffer("import", fixtures.appendingPathComponent("otp/aegis.json").path)
+        #expect(aegis.status == 65 && aegis.stdout == "imported 4 items, skipped 2\n", "\(aegis)")
+        #expect(aegis.stderr.contains("read as aegis-json") && aegis.stderr.contains("items: 4 (") && aegis.stderr.contains("2 totp"), "\(aegis)")
+        #expect(aegis.stderr.contains("skipped item 3: a HOTP code, which Coffer cannot compute"), "\(aegis)")
+        let code = try ws.coffer("totp", "Forge")
+        #expect(code.status == 0 && code.stdout.trimmingCharacters(in: .whitespacesAndNewlines).count == 6, "\(code)")
+        #expect(try ws.coffer("show", "VPN", "--field", "hotp secret", "--reveal").stdout == "KRSXG5CTMVRXEZLU\n")
+        let proton = try ws.coffer("import", fixtures.appendingPathComponent("protonpass/protonpass.zip").path)
+        #expect(proton.status == 0 && proton.stdout == "imported 5 items\n" && proton.stderr.contains("read as protonpass"), "\(proton)")
+        let encrypted = try ws.coffer("import", fixtures.appendingPathComponent("otp/2fas-encrypted.2fas").path)
+        #expect(encrypted.status == 65 && encrypted.stderr.contains("without a backup password"), "\(encrypted)")
+        try ws.write("odd.json", #"{"tokens": [], "x": 1}"#)
+        let odd = try ws.coffer("import", ws.file("odd.json"))
+        #expect(odd.status == 65 && odd.stderr.contains("closest is freeotp-json"), "\(odd)")
+        let keeper = try ws.coffer("import", fixtures.appendingPathComponent("keeper/keeper.csv").path)
+        #expect(keeper.status == 65 && keeper.stderr.contains("--from keeper-csv"), "\(keeper)")
+    }
+
     /// spec/cli.md §8.12, §8.13: the made-up 1Password fixtures through the binary; the document's
     /// file and the stray file are listed, so the exit status is 65 (the rest imported) and
     /// --strict refuses the 1PUX. Detection finds both formats.
