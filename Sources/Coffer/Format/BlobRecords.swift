@@ -94,10 +94,7 @@ struct RunRecord: Equatable, Sendable {
     /// Reads a run record's payload (record `index` of the log): exactly 33 bytes, every field in
     /// its bounds, else **malformed item**.
     static func decode(_ payload: UnsafeRawBufferPointer, index: Int) throws -> RunRecord {
-        guard payload.count == encodedCount else {
-            throw CofferError.malformedItem("record \(index): a run record's payload is \(encodedCount) bytes, not \(payload.count)")
-        }
-        var reader = ByteReader(payload, shortInputCode: .malformedItem, context: "run record \(index)")
+        var reader = try payloadReader(payload, count: encodedCount, record: "run", index: index)
         let blobID = try reader.bytes(blobIDCount)
         let chunkLog2 = try reader.uint8()
         let firstIndex = try reader.uint32()
@@ -156,10 +153,7 @@ struct EndRecord: Equatable, Sendable {
     /// Reads an end record's payload (record `index` of the log): exactly 56 bytes and
     /// `size` ≤ 4,294,967,296, else **malformed item**.
     static func decode(_ payload: UnsafeRawBufferPointer, index: Int) throws -> EndRecord {
-        guard payload.count == encodedCount else {
-            throw CofferError.malformedItem("record \(index): an end record's payload is \(encodedCount) bytes, not \(payload.count)")
-        }
-        var reader = ByteReader(payload, shortInputCode: .malformedItem, context: "end record \(index)")
+        var reader = try payloadReader(payload, count: encodedCount, record: "end", index: index)
         let blobID = try reader.bytes(RunRecord.blobIDCount)
         let size = try reader.uint64()
         let sha256 = try reader.bytes(sha256Count)
@@ -168,4 +162,12 @@ struct EndRecord: Equatable, Sendable {
         }
         return try EndRecord(blobID: blobID, size: size, sha256: sha256)
     }
+}
+
+/// A reader of a fixed-size record payload: one of any other size is **malformed item**.
+private func payloadReader(_ payload: UnsafeRawBufferPointer, count: Int, record: String, index: Int) throws -> ByteReader {
+    guard payload.count == count else {
+        throw CofferError.malformedItem("record \(index): a \(record) record's payload is \(count) bytes, not \(payload.count)")
+    }
+    return ByteReader(payload, shortInputCode: .malformedItem, context: "\(record) record \(index)")
 }
