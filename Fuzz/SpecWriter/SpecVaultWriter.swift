@@ -166,6 +166,12 @@ package struct SpecVaultWriter: Sendable {
         Array(BLAKE2b.hash(Array("coffer/frame-length/v1".utf8) + le32(bodyLength)).prefix(4))
     }
 
+    /// A run frame's length check (spec/files.md §4.2): `H_4("coffer/frame-length/v1" ‖
+    /// tagged_length ‖ extent)`, the tagged length having bit 31 set.
+    package static func runLengthCheck(_ taggedLength: UInt32, extent: UInt64) -> [UInt8] {
+        Array(BLAKE2b.hash(Array("coffer/frame-length/v1".utf8) + le32(taggedLength) + le64(extent)).prefix(4))
+    }
+
     // MARK: Items (§6)
 
     /// An item as spec/format.md §6 lays it out, one property per row of its field table;
@@ -246,6 +252,9 @@ package func le64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeed
 package func readLE32(_ b: [UInt8], _ at: Int) -> UInt32 {
     (0..<4).reduce(UInt32(0)) { $0 | UInt32(b[at + $1]) << (8 * UInt32($1)) }
 }
+package func readLE64(_ b: [UInt8], _ at: Int) -> UInt64 {
+    (0..<8).reduce(UInt64(0)) { $0 | UInt64(b[at + $1]) << (8 * UInt64($1)) }
+}
 
 /// Recomputes the keyless checks of a file (header checksum, each frame's length check and
 /// body check) the way an attacker would, so the reader harness also reaches the keyed checks
@@ -261,13 +270,20 @@ package enum ChecksumRepair {
         while true {
             let remaining = b.count - offset
             if remaining < 8 || b[offset...].allSatisfy({ $0 == 0 }) { break }
-            let bodyLength = readLE32(b, offset)
-            b.replaceSubrange((offset + 4)..<(offset + 8), with: SpecVaultWriter.lengthCheck(bodyLength))
-            guard (304...1_048_624).contains(Int(bodyLength)) else { break }
-            let total = 8 + Int(bodyLength) + 8
+            let tagged = readLE32(b, offset)
+            // A run frame (spec/files.md §4.2): a 16-byte header whose check covers its extent.
+            // The chunk frames after it are frames too, and repaired as such.
+            let isRun = tagged & 0x8000_0000 != 0
+            let headerCount = isRun ? 16 : 8
+            guard remaining >= headerCount else { break }
+            let bodyLength = tagged & 0x7FFF_FFFF
+            b.replaceSubrange((offset + 4)..<(offset + 8), with: isRun
+                ? SpecVaultWriter.runLengthCheck(tagged, extent: readLE64(b, offset + 8)) : SpecVaultWriter.lengthCheck(tagged))
+            guard (isRun ? 304 : 49)...1_048_624 ~= Int(bodyLength) else { break }
+            let total = headerCount + Int(bodyLength) + 8
             guard total <= remaining else { break }
-            let bodyEnd = offset + 8 + Int(bodyLength)
-            b.replaceSubrange(bodyEnd..<(bodyEnd + 8), with: BLAKE2b.hash(Array(b[(offset + 8)..<bodyEnd])).prefix(8))
+            let bodyEnd = offset + headerCount + Int(bodyLength)
+            b.replaceSubrange(bodyEnd..<(bodyEnd + 8), with: BLAKE2b.hash(Array(b[(offset + headerCount)..<bodyEnd])).prefix(8))
             offset += total
         }
         return b

@@ -15,11 +15,11 @@ enum OpenedVault {
     /// What every format error may be (spec/format.md §7).
     static let readerCodes: Set<CofferError.Code> = [
         .notAVault, .unsupportedVersion, .headerCorrupted, .truncated, .kdfParametersRefused,
-        .wrongPassword, .tampered, .recordCorrupted, .limitExceeded, .malformedItem,
+        .wrongPassword, .tampered, .recordCorrupted, .limitExceeded, .malformedItem, .fileDamaged,
     ]
     /// What may still go wrong once the keyless header checks (§7 steps 1–5) have passed.
     static let afterHeaderCodes: Set<CofferError.Code> = [
-        .kdfParametersRefused, .wrongPassword, .tampered, .recordCorrupted, .limitExceeded, .malformedItem,
+        .kdfParametersRefused, .wrongPassword, .tampered, .recordCorrupted, .limitExceeded, .malformedItem, .fileDamaged,
     ]
 
     /// Replays the file one frame at a time, then in 97-byte windows on 3 threads, then in
