@@ -153,6 +153,55 @@ struct FileReplayTests {
         #expect(descriptions?.first?.hasPrefix("error") == false)
     }
 
+    /// A handle that records the byte ranges read through it.
+    final class CountingHandle: VaultFileHandle {
+        let inner: any VaultFileHandle
+        var reads: [Range<Int>] = []
+        init(_ inner: any VaultFileHandle) { self.inner = inner }
+        func size() throws -> Int { try inner.size() }
+        func read(at offset: Int, count: Int) throws -> [UInt8] {
+            reads.append(offset..<(offset + count))
+            return try inner.read(at: offset, count: count)
+        }
+        func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws { try inner.write(bytes, at: offset) }
+        func truncate(to size: Int) throws { try inner.truncate(to: size) }
+        func sync() throws { try inner.sync() }
+        func close() { inner.close() }
+    }
+
+    @Test("Opening reads a few KiB per file: 16 files of 200 KB, each its own batch with an edit between; past the first window, at most 8 KiB of each chunk region is read")
+    func openingReadsAFewKiBPerFile() throws {
+        let vault = try makeVault()
+        var regions: [Range<Int>] = []
+        for k in 0..<16 {
+            let item = Item(title: "file \(k)")
+            try vault.add(item)
+            let appended = try Self.appendFile(to: vault, item: item, content: Self.content(200_000, seed: UInt8(k)))
+            regions.append(appended.chunkFrames[0]..<appended.endAt)
+            try vault.add(Item(title: "edit \(k)"))
+        }
+        let keys = try vault.withOpenState { $0.keys! }
+        vault.close()
+        let handle = CountingHandle(try POSIXFileSystem().open(path, writable: false))
+        defer { handle.close() }
+        let size = try handle.size()
+        let (header, headerBytes) = try Vault.readHeader(handle, fileSize: size)
+        handle.reads.removeAll()
+        let outcome = try Vault.replayLog(handle, fileSize: size, header: header, headerBytes: headerBytes, keys: keys)
+        #expect(outcome.blobs.blobs.count == 16 && outcome.index.count == 33 && outcome.end == size)
+        // The first window (1 MiB, as for a vault without files) may read ahead into the regions
+        // it reaches; after a region, windows start at 4 KiB: every later region costs a few KiB.
+        let firstWindowEnd = headerBytes.count + (1 << 20)
+        let regionBytes = regions.reduce(0) { $0 + $1.count }
+        for region in regions where region.lowerBound >= firstWindowEnd {
+            let inside = handle.reads.reduce(0) { $0 + max(0, min($1.upperBound, region.upperBound) - max($1.lowerBound, region.lowerBound)) }
+            #expect(inside <= 8192, "\(inside) bytes read inside a region of \(region.count)")
+        }
+        #expect(regions.filter { $0.lowerBound >= firstWindowEnd }.count >= 10)
+        let total = handle.reads.reduce(0) { $0 + $1.count }
+        #expect(total < size - regionBytes + 16 * 8192 + (1 << 20), "read \(total) of \(size) bytes")
+    }
+
     @Test("A crash anywhere inside the batch (chunks, end record, put) is a torn tail: the file absent, the rest intact, writable after")
     func aCrashInsideTheBatchIsATornTail() throws {
         let vault = try makeVault()
