@@ -47,7 +47,25 @@ struct CSVDialect: Sendable {
     static let all: [CSVDialect] = [keepassxc, bitwarden, onePassword, lastPass, chrome, firefox, buttercup, dashlane, keeper,
                                     nordPass, roboForm, applePasswords, generic]
 
-    static func dialect(for format: ImportFormat) -> CSVDialect? { all.first { $0.format == format } }
+    /// The dialect of `format`, built alone (an import named with `--from` builds no other).
+    static func dialect(for format: ImportFormat) -> CSVDialect? {
+        switch format {
+        case .keepassxcCSV: keepassxc
+        case .bitwardenCSV: bitwarden
+        case .onePasswordCSV: onePassword
+        case .lastPassCSV: lastPass
+        case .chromeCSV: chrome
+        case .firefoxCSV: firefox
+        case .buttercupCSV: buttercup
+        case .dashlaneCSV: dashlane
+        case .keeperCSV: keeper
+        case .nordPassCSV: nordPass
+        case .roboFormCSV: roboForm
+        case .applePasswordsCSV: applePasswords
+        case .csv: generic
+        default: nil
+        }
+    }
 
     static let keepassxc = CSVDialect(.keepassxcCSV, names: [
         .group: ["group"], .title: ["title"], .username: ["username"], .password: ["password"], .url: ["url"],

@@ -7,6 +7,13 @@ import Testing
 /// spec/cli.md §8.2–8.6: the dialects.
 @Suite("Import: dialects")
 struct ImportDialectTests {
+    @Test("Every CSV dialect is the one its format names, and no other format names a CSV dialect")
+    func everyDialectIsFoundByItsFormat() {
+        for dialect in CSVDialect.all { #expect(CSVDialect.dialect(for: dialect.format)?.format == dialect.format) }
+        let csvFormats = Set(CSVDialect.all.map(\.format))
+        for format in ImportFormat.allCases where !csvFormats.contains(format) { #expect(CSVDialect.dialect(for: format) == nil, "\(format)") }
+    }
+
     static let fixedNow = Timestamp(millisecondsSince1970: 1_700_000_000_000)
 
     func parse(_ text: String, _ format: ImportFormat) throws -> ImportResult {

@@ -90,7 +90,7 @@ package enum ItemCodec {
         guard item.files.count <= AttachedFile.maximumPerItem else {
             throw CofferError.limitExceeded("an item may have at most \(AttachedFile.maximumPerItem) files, this one has \(item.files.count)")
         }
-        guard Set(item.files.lazy.map(\.id)).count == item.files.count else {
+        guard item.files.count < 2 || Set(item.files.lazy.map(\.id)).count == item.files.count else {
             throw CofferError.invalidArgument("two files of one item have the same id; nothing was written")
         }
         for file in item.files where !AttachedFile.isValidName(file.name.utf8) || !AttachedFile.isValidMediaType(file.mediaType.utf8)

@@ -7,14 +7,18 @@ package struct VaultKeys: Sendable {
     let headerMACKey: SecureBytes
     /// Seals record frames.
     let recordKey: SecretKey
-    /// `K_file`: seals the chunk frames of files' content (spec/files.md §4.1, format 2.1).
-    let fileKey: SecretKey
 
     init(vaultKey: SecretKey) throws {
         self.vaultKey = vaultKey
         headerMACKey = try BLAKE2b.deriveKey(Array("coffer/header-mac/v1".utf8), key: vaultKey.bytes)
         recordKey = try SecretKey(BLAKE2b.deriveKey(Array("coffer/record/v1".utf8), key: vaultKey.bytes))
-        fileKey = try SecretKey(BLAKE2b.deriveKey(Array("coffer/file-chunk/v1".utf8), key: vaultKey.bytes))
+    }
+
+    /// `K_file`: seals the chunk frames of files' content (spec/files.md §4.1, format 2.1).
+    /// Derived when a file is read or written, not at every unlock: most opens touch no file,
+    /// and each key costs a guarded allocation (a few system calls).
+    func fileKey() throws -> SecretKey {
+        try SecretKey(BLAKE2b.deriveKey(Array("coffer/file-chunk/v1".utf8), key: vaultKey.bytes))
     }
 
     static func random(using source: some RandomSource) throws -> VaultKeys {

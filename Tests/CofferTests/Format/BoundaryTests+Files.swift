@@ -157,11 +157,11 @@ extension BoundaryTests {
             var chain = try FileFormatTests.chain()
             let chunk = [UInt8](repeating: 0x6D, count: length)
             let frame = try chunk.withUnsafeBytes {
-                try ChunkFrame.seal($0, blobID: FileFormatTests.blobID, index: 0, chain: &chain, fileKey: keys.fileKey, random: SystemRandom())
+                try ChunkFrame.seal($0, blobID: FileFormatTests.blobID, index: 0, chain: &chain, fileKey: keys.fileKey(), random: SystemRandom())
             }
             #expect(readLE32(frame, 0) == UInt32(length + 48))
             let opened = try FileFormatTests.openChunk(frame, length: length, seq: 7, previousTag: Array(0xE0..<0xF0), index: 0,
-                                                       chain: try FileFormatTests.chain(), fileKey: keys.fileKey, scratch: scratch)
+                                                       chain: try FileFormatTests.chain(), fileKey: keys.fileKey(), scratch: scratch)
             #expect(opened == chunk)
         }
         #expect(readLE32(try Self.sealedChunk(count: 1, keys: keys), 0) == 49)
@@ -171,7 +171,7 @@ extension BoundaryTests {
             let frame = [UInt8](repeating: 0, count: length + 64)
             #expect(Self.code {
                 _ = try FileFormatTests.openChunk(frame, length: length, seq: 7, previousTag: Array(0xE0..<0xF0), index: 0,
-                                                  chain: try FileFormatTests.chain(), fileKey: keys.fileKey, scratch: scratch)
+                                                  chain: try FileFormatTests.chain(), fileKey: keys.fileKey(), scratch: scratch)
             } == .invalidArgument, "\(length)")
         }
     }
@@ -179,7 +179,7 @@ extension BoundaryTests {
     static func sealedChunk(count: Int, keys: VaultKeys) throws -> [UInt8] {
         var chain = try FileFormatTests.chain()
         return try [UInt8](repeating: 1, count: count).withUnsafeBytes {
-            try ChunkFrame.seal($0, blobID: FileFormatTests.blobID, index: 0, chain: &chain, fileKey: keys.fileKey, random: SystemRandom())
+            try ChunkFrame.seal($0, blobID: FileFormatTests.blobID, index: 0, chain: &chain, fileKey: keys.fileKey(), random: SystemRandom())
         }
     }
 

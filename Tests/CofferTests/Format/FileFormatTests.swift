@@ -36,10 +36,10 @@ import Testing
         let vaultKey = try Self.key(0x3C)
         let keys = try VaultKeys(vaultKey: vaultKey)
         let expected = try BLAKE2b.deriveKey(Array("coffer/file-chunk/v1".utf8), key: vaultKey.bytes)
-        #expect(keys.fileKey.bytes == expected)
-        #expect(keys.fileKey.bytes != keys.recordKey.bytes)
-        #expect(keys.fileKey.bytes != keys.headerMACKey)
-        #expect(try VaultKeys(vaultKey: Self.key(0x3D)).fileKey.bytes != expected)
+        #expect(try keys.fileKey().bytes == expected)
+        #expect(try keys.fileKey().bytes != keys.recordKey.bytes)
+        #expect(try keys.fileKey().bytes != keys.headerMACKey)
+        #expect(try VaultKeys(vaultKey: Self.key(0x3D)).fileKey().bytes != expected)
     }
 
     // MARK: Run frames (§4.2, §4.3)
@@ -287,7 +287,7 @@ import Testing
         var sealing = try Self.chain()
         let chunk = Array(repeating: [UInt8]("content".utf8), count: 20).joined().map { $0 }
         let frame = try chunk.withUnsafeBytes {
-            try ChunkFrame.seal($0, blobID: Self.blobID, index: 5, chain: &sealing, fileKey: keys.fileKey, random: SystemRandom())
+            try ChunkFrame.seal($0, blobID: Self.blobID, index: 5, chain: &sealing, fileKey: try keys.fileKey(), random: SystemRandom())
         }
         let handAD = Array("coffer/chunks/v1".utf8) + Self.vaultID + Self.logID + le64(7) + Array(0xE0..<0xF0) + Self.blobID + le32(5)
         let opened = try XChaCha20Poly1305.open(Array(frame[16..<(frame.count - 8)]), associatedData: handAD, key: fileKey)
@@ -308,7 +308,7 @@ import Testing
             let seq = chain.nextSeq
             let previousTag = chain.lastTag
             let frame = try chunk.withUnsafeBytes {
-                try ChunkFrame.seal($0, blobID: Self.blobID, index: UInt32(i), chain: &chain, fileKey: keys.fileKey, random: SystemRandom())
+                try ChunkFrame.seal($0, blobID: Self.blobID, index: UInt32(i), chain: &chain, fileKey: try keys.fileKey(), random: SystemRandom())
             }
             #expect(frame.count == length + 64)
             #expect(readLE32(frame, 0) == UInt32(48 + length))
@@ -324,7 +324,7 @@ import Testing
         let opening = try Self.chain()
         for (i, entry) in frames.enumerated() {
             let plaintext = try Self.openChunk(entry.frame, length: entry.chunk.count, seq: entry.seq, previousTag: entry.previousTag,
-                                               index: UInt32(i), chain: opening, fileKey: keys.fileKey, scratch: scratch)
+                                               index: UInt32(i), chain: opening, fileKey: try keys.fileKey(), scratch: scratch)
             #expect(plaintext == entry.chunk, "chunk \(i)")
         }
         // A record frame that follows the chunks binds the last chunk's tag.
@@ -360,7 +360,7 @@ import Testing
         let scratch = try SecureScratch()
         let chunk = [UInt8](repeating: 0x5C, count: 300)
         let frame = try chunk.withUnsafeBytes {
-            try ChunkFrame.seal($0, blobID: Self.blobID, index: 3, chain: &chain, fileKey: keys.fileKey, random: SystemRandom())
+            try ChunkFrame.seal($0, blobID: Self.blobID, index: 3, chain: &chain, fileKey: try keys.fileKey(), random: SystemRandom())
         }
         let here = try Self.chain()
         let tag = here.lastTag
@@ -368,7 +368,7 @@ import Testing
                      chain: RecordChain? = nil, fileKey: SecretKey? = nil) -> ChunkFrame.Damage.Problem? {
             do {
                 _ = try Self.openChunk(edited ?? frame, length: 300, seq: seq, previousTag: previousTag ?? tag, blobID: blobID ?? Self.blobID,
-                                       index: index, chain: chain ?? here, fileKey: fileKey ?? keys.fileKey, scratch: scratch)
+                                       index: index, chain: chain ?? here, fileKey: fileKey ?? keys.fileKey(), scratch: scratch)
                 return nil
             } catch let damage as ChunkFrame.Damage {
                 return damage.problem
@@ -447,7 +447,7 @@ import Testing
             tag.withUnsafeBytes { t in
                 Self.blobID.withUnsafeBytes { id in
                     out.withUnsafeMutableBytes { o in
-                        Self.code { try ChunkFrame.open(f, chunkLength: 300, seq: 7, previousTag: t, blobID: id, index: 3, chain: here, fileKey: keys.fileKey, into: o) }
+                        Self.code { try ChunkFrame.open(f, chunkLength: 300, seq: 7, previousTag: t, blobID: id, index: 3, chain: here, fileKey: try keys.fileKey(), into: o) }
                     }
                 }
             }

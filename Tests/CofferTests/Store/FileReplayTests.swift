@@ -65,7 +65,7 @@ struct FileReplayTests {
                     let chunk = Array(plain[(k * chunkSize)..<min((k + 1) * chunkSize, padded)])
                     appended.chunkFrames.append(state.end + frames.count)
                     let frame = try chunk.withUnsafeBytes {
-                        try ChunkFrame.seal($0, blobID: blobID, index: UInt32(k), chain: &chain, fileKey: keys.fileKey, random: random)
+                        try ChunkFrame.seal($0, blobID: blobID, index: UInt32(k), chain: &chain, fileKey: try keys.fileKey(), random: random)
                     }
                     appended.chunkFrameCount.append(frame.count)
                     frames += frame
