@@ -14,3 +14,27 @@ extension Vault {
         }
     }
 }
+
+extension Vault {
+    /// Opens file `file` of item `item` for reading (spec/files.md §5.3): the reader has its own
+    /// descriptor and key copy, and reads without holding the vault's lock.
+    /// `store.item-not-found` or `store.file-not-found` when there is no such item or file.
+    public func openFile(_ file: FileID, of item: ItemID) throws -> FileReader {
+        try withOpenState { state in
+            guard let entry = state.index.entry(item) else { throw CofferError.itemNotFound(id: item) }
+            guard let attached = try readItem(entry, state: state).files.first(where: { $0.id == file }) else {
+                throw CofferError.fileNotFound("item \(item) has no file \(file)")
+            }
+            guard let keys = state.keys, let blob = state.blobs.blob(holding: attached.sha256), blob.size == attached.size else {
+                throw CofferError.fileNotFound("the vault holds no content for file \(file)")  // the open's check makes this unreachable
+            }
+            let handle = try fileSystem.open(path, writable: false)
+            do {
+                return try FileReader(file: attached, blob: blob, handle: handle, chain: state.chain, fileKey: try keys.fileKey())
+            } catch {
+                handle.close()
+                throw error
+            }
+        }
+    }
+}

@@ -32,14 +32,15 @@ struct FileReplayTests {
     /// file added — in one batch unless `batch` is false. `size` and `sha256` may lie (grammar tests).
     @discardableResult
     static func appendFile(to vault: Vault, item: Item, content: [UInt8], runs: [Int]? = nil, batch: Bool = true,
-                           declaredSize: UInt64? = nil, name: String = "scan.pdf") throws -> Appended {
+                           declaredSize: UInt64? = nil, declaredSHA256: [UInt8]? = nil, paddingByte: UInt8 = 0,
+                           name: String = "scan.pdf") throws -> Appended {
         let chunkLog2: UInt8 = 12, chunkSize = 1 << 12
         let padded = Int(Padme.padded(UInt64(content.count)))
-        let plain = content + [UInt8](repeating: 0, count: padded - content.count)
+        let plain = content + [UInt8](repeating: paddingByte, count: padded - content.count)
         let chunkCount = (padded + chunkSize - 1) / chunkSize
         let runCounts = runs ?? [chunkCount]
         #expect(runCounts.reduce(0, +) == chunkCount)
-        let sha = Array(SHA256.hash(data: content))
+        let sha = declaredSHA256 ?? Array(SHA256.hash(data: content))
         let file = AttachedFile(unchecked: .random(), name: name, mediaType: "application/pdf", size: declaredSize ?? UInt64(content.count),
                                 sha256: sha, created: Timestamp(millisecondsSince1970: 1_767_225_600_000))
         var withFile = item
@@ -334,5 +335,114 @@ struct FileReplayTests {
         #expect(extent?.code == .tampered)
         let unchecked = try damaged { file, a in file[a.runFrames[0] + 9] ^= 1 }
         #expect(unchecked?.code == .recordCorrupted)
+    }
+
+    // MARK: Reading (spec/files.md §5.3)
+
+    /// The bytes a reader hands out before it ends or throws, and the error if it threw.
+    static func extract(_ vault: Vault, _ item: ItemID, _ file: FileID, step: Int = 1000) throws -> (bytes: [UInt8], error: CofferError?) {
+        let reader = try vault.openFile(file, of: item)
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: step)
+        do {
+            while true {
+                let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+                if count == 0 { return (out, nil) }
+                out += buffer[0..<count]
+            }
+        } catch let error as CofferError {
+            return (out, error)
+        }
+    }
+
+    @Test("Extraction returns the exact content: sizes 0, 1, 255, 256, 257, 4,096, 16,384 (a power of two), 40,000 and a stream of runs; in any step size")
+    func extractionReturnsTheContent() throws {
+        let vault = try makeVault()
+        var expected: [(ItemID, FileID, [UInt8])] = []
+        for (k, size) in [0, 1, 255, 256, 257, 4096, 16_384, 40_000].enumerated() {
+            let item = Item(title: "f\(k)")
+            let content = Self.content(size, seed: UInt8(k))
+            let appended = try Self.appendFile(to: vault, item: item, content: content)
+            expected.append((item.id, appended.file.id, content))
+        }
+        let stream = Item(title: "stream")
+        let streamed = Self.content(42_000, seed: 99)
+        let appended = try Self.appendFile(to: vault, item: stream, content: streamed, runs: [8, 3])
+        expected.append((stream.id, appended.file.id, streamed))
+        vault.close()
+        let reopened = try open()
+        for (item, file, content) in expected {
+            for step in [1, 333, 4096, 100_000] where step > 1 || content.count < 5000 {
+                let (bytes, error) = try Self.extract(reopened, item, file, step: step)
+                #expect(error == nil && bytes == content, "\(content.count) bytes in steps of \(step)")
+            }
+        }
+        #expect(BoundaryTests.code { _ = try reopened.openFile(FileID.random(), of: stream.id) } == .fileNotFound)
+        #expect(BoundaryTests.code { _ = try reopened.openFile(appended.file.id, of: ItemID.random()) } == .itemNotFound)
+    }
+
+    @Test("Damage found at extraction (§5.2): flipped, forged, another file's chunk, an earlier chunk, non-zero padding, a content mismatch, a shrunk vault — nothing wrong is ever returned")
+    func damageAtExtraction() throws {
+        let content = Self.content(40_000)
+        /// A vault with two files (the second's chunks are edited), its path's bytes and what was appended.
+        func fixture(paddingByte: UInt8 = 0, declaredSHA256: [UInt8]? = nil) throws -> (Appended, Appended, Item) {
+            if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
+            let vault = try makeVault()
+            let first = try Self.appendFile(to: vault, item: Item(title: "other"), content: Self.content(40_000, seed: 7))
+            let item = Item(title: "passport")
+            let second = try Self.appendFile(to: vault, item: item, content: content, declaredSHA256: declaredSHA256, paddingByte: paddingByte)
+            try vault.add(Item(title: "after"))
+            vault.close()
+            return (first, second, item)
+        }
+        func check(_ expected: CofferError.Detail, _ edit: (inout [UInt8], Appended, Appended) -> Void, paddingByte: UInt8 = 0,
+                   declaredSHA256: [UInt8]? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let (first, second, item) = try fixture(paddingByte: paddingByte, declaredSHA256: declaredSHA256)
+            var file = try bytes
+            edit(&file, first, second)
+            try write(file)
+            let vault = try open()  // every one of these opens: the damage is inside the region
+            let (out, error) = try Self.extract(vault, item.id, second.file.id)
+            #expect(error?.code == .fileDamaged && error?.detail == expected, "\(String(describing: error))", sourceLocation: sourceLocation)
+            #expect(Array(content.prefix(out.count)) == out, "only the file's own bytes are handed out", sourceLocation: sourceLocation)
+            // The other file reads whole.
+            let other = try Self.extract(vault, try #require(try vault.list().first { $0.title == "other" }).id, first.file.id)
+            #expect(other.error == nil && other.bytes == Self.content(40_000, seed: 7), sourceLocation: sourceLocation)
+        }
+        try check(.fileDamage(.corrupted, chunk: 4)) { file, _, second in file[second.chunkFrames[4] + 200] ^= 0x01 }
+        try check(.fileDamage(.tampered, chunk: 4)) { file, _, second in
+            let at = second.chunkFrames[4], count = second.chunkFrameCount[4]
+            file[at + 200] ^= 0x01
+            file.replaceSubrange((at + count - 8)..<(at + count), with: BLAKE2b.hash(Array(file[(at + 8)..<(at + count - 8)])).prefix(8))
+        }
+        try check(.fileDamage(.foreign, chunk: 4)) { file, first, second in
+            file.replaceSubrange(second.chunkFrames[4]..<(second.chunkFrames[4] + 4160), with: file[first.chunkFrames[4]..<(first.chunkFrames[4] + 4160)])
+        }
+        try check(.fileDamage(.repeated, chunk: 2)) { file, _, second in
+            file.replaceSubrange(second.chunkFrames[2]..<(second.chunkFrames[2] + 4160), with: file[second.chunkFrames[1]..<(second.chunkFrames[1] + 4160)])
+        }
+        try check(.fileDamage(.missing, chunk: 2)) { file, _, second in  // two chunks swapped: found at the first of the two
+            let two = Array(file[second.chunkFrames[2]..<(second.chunkFrames[2] + 4160)])
+            file.replaceSubrange(second.chunkFrames[2]..<(second.chunkFrames[2] + 4160), with: file[second.chunkFrames[3]..<(second.chunkFrames[3] + 4160)])
+            file.replaceSubrange(second.chunkFrames[3]..<(second.chunkFrames[3] + 4160), with: two)
+        }
+        try check(.fileDamage(.padding, chunk: 9), { _, _, _ in }, paddingByte: 1)
+        try check(.fileDamage(.contentMismatch, chunk: nil), { _, _, _ in }, declaredSHA256: [UInt8](repeating: 0x5A, count: 32))
+
+        // The vault shrinks under a reader that opened it before.
+        let (_, second, item) = try fixture()
+        let vault = try open()
+        let reader = try vault.openFile(second.file.id, of: item.id)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        #expect(try buffer.withUnsafeMutableBytes { try reader.read(into: $0) } == 4096)
+        let shrink = try #require(FileHandle(forWritingAtPath: path))
+        try shrink.truncate(atOffset: UInt64(second.chunkFrames[5] + 100))
+        try shrink.close()
+        var error: CofferError?
+        do { while try buffer.withUnsafeMutableBytes({ try reader.read(into: $0) }) > 0 {} } catch let e as CofferError { error = e }
+        #expect(error?.detail == .fileDamage(.truncated, chunk: 5))
+        // Sticky: the reader reports the same damage again, and a closed reader is locked.
+        #expect(BoundaryTests.code { _ = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) } } == .fileDamaged)
+        reader.close()
     }
 }

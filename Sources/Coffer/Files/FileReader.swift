@@ -1,0 +1,172 @@
+import CSodium
+import Crypto
+
+/// Reads one file's content in order, chunk by chunk (spec/files.md §5.3). A chunk's bytes are
+/// handed out only once that chunk passed every check at its place; the end of the file is
+/// reported (`read` returns 0) only once the SHA-256 of everything handed out matched the end
+/// record's. So a caller that stops at an error holds a prefix of the file, every byte of it the
+/// file's. Memory: one chunk of plaintext (locked, wiped) and one sealed frame.
+///
+/// The reader has its own descriptor of the vault file and its own copy of the keys it needs,
+/// so a compaction or merge that replaces the file meanwhile does not disturb it. One reader is
+/// used by one thread at a time.
+public final class FileReader {
+    public let file: AttachedFile
+    private let handle: any VaultFileHandle
+    private let chain: RecordChain
+    private let fileKey: SecretKey
+    private let blob: BlobIndex.Blob
+    private let plaintext: LockedBuffer
+    private var hasher = SHA256()
+    /// The next chunk: its run, and its position in the run.
+    private var run = 0, position = 0
+    /// The part of `plaintext` not yet handed out.
+    private var pending = 0..<0
+    private var failure: CofferError?
+    private var ended = false
+
+    init(file: AttachedFile, blob: BlobIndex.Blob, handle: any VaultFileHandle, chain: RecordChain, fileKey: SecretKey) throws {
+        self.file = file
+        self.blob = blob
+        self.handle = handle
+        self.chain = chain
+        self.fileKey = fileKey
+        plaintext = try LockedBuffer(count: 1 << Int(blob.chunkLog2))
+    }
+
+    deinit { handle.close() }
+
+    /// Copies the next bytes of the file into `buffer` and returns how many; 0 once every byte
+    /// was returned and the content's SHA-256 matched. Throws `vault.file-damaged` at the first
+    /// chunk that fails a check, and again on every later call.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if let failure { throw failure }
+        guard buffer.count > 0 else { return 0 }
+        do {
+            while pending.isEmpty {
+                if ended { return 0 }
+                if run == blob.runs.count {
+                    try finish()
+                    return 0
+                }
+                try openNextChunk()
+            }
+        } catch let error as CofferError {
+            failure = error
+            throw error
+        }
+        let count = Swift.min(buffer.count, pending.count)
+        buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: plaintext.bytes[pending.lowerBound..<(pending.lowerBound + count)]))
+        pending = (pending.lowerBound + count)..<pending.upperBound
+        return count
+    }
+
+    /// Reads what is left into one array: for small files and tests (a large file is read in
+    /// steps with `read(into:)`).
+    public func readAll() throws -> [UInt8] {
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: plaintext.bytes.count)
+        while true {
+            let count = try buffer.withUnsafeMutableBytes { try read(into: $0) }
+            if count == 0 { return out }
+            out += buffer[0..<count]
+        }
+    }
+
+    /// Closes the reader's descriptor; further reads fail with `store.locked`.
+    public func close() {
+        handle.close()
+        if failure == nil { failure = CofferError.locked("the file reader was closed") }
+    }
+
+    private func damaged(_ problem: FileDamage, chunk: Int?, _ words: String) -> CofferError {
+        CofferError.fileDamaged(problem, chunk: chunk, "'\(file.name)' is damaged: \(words)")
+    }
+
+    /// Opens the next chunk into `plaintext` (spec/files.md §5.3's checks in order) and makes
+    /// its content bytes pending; checks its padding and hashes what it releases.
+    private func openNextChunk() throws {
+        let current = blob.runs[run]
+        let chunkSize = 1 << Int(blob.chunkLog2)
+        let count = Int(current.count)
+        let length = position == count - 1 ? Int(current.runBytes) - (count - 1) * chunkSize : chunkSize
+        let index = Int(current.firstIndex) + position
+        let frameOffset = current.chunkOffset + position * (chunkSize + ChunkFrame.overhead)
+        let frameCount = ChunkFrame.frameCount(chunkLength: length)
+        let seq = current.firstSeq + UInt64(position)
+        let tagAndCheck = XChaCha20Poly1305.tagCount + RecordFrame.bodyCheckCount
+        let bytes: [UInt8]
+        do {
+            bytes = try handle.read(at: frameOffset - tagAndCheck, count: tagAndCheck + frameCount)
+        } catch let error as CofferError where error.code == .truncated {
+            throw damaged(.truncated, chunk: index, "chunk \(index) is cut off: the vault file is shorter than when it was opened")
+        }
+        guard bytes.count == tagAndCheck + frameCount else {
+            throw damaged(.truncated, chunk: index, "chunk \(index) is cut off: the vault file is shorter than when it was opened")
+        }
+        try bytes.withUnsafeBytes { raw in
+            let previousTag = UnsafeRawBufferPointer(rebasing: raw[0..<XChaCha20Poly1305.tagCount])
+            let frame = UnsafeRawBufferPointer(rebasing: raw[tagAndCheck...])
+            do {
+                try blob.blobID.withUnsafeBytes { blobID in
+                    try ChunkFrame.open(frame, chunkLength: length, seq: seq, previousTag: previousTag, blobID: blobID,
+                                        index: UInt32(index), chain: chain, fileKey: fileKey,
+                                        into: UnsafeMutableRawBufferPointer(rebasing: plaintext.bytes[0..<length]))
+                }
+            } catch let damage as ChunkFrame.Damage {
+                switch damage.problem {
+                case .framing: throw damaged(.framing, chunk: index, "chunk \(index) was cut short, lengthened, or had bytes inserted or removed")
+                case .corrupted: throw damaged(.corrupted, chunk: index, "chunk \(index) fails its checksum (the file was damaged)")
+                case .tampered: throw damaged(.tampered, chunk: index, "chunk \(index) fails authentication (altered or forged)")
+                case .misplaced(let found):
+                    let runSeq = current.firstSeq - 1, last = runSeq + UInt64(count) + 1
+                    if runSeq < found && found < seq {
+                        throw damaged(.repeated, chunk: index, "chunk \(index) is repeated (an earlier chunk stands in its place)")
+                    } else if seq < found && found <= last {
+                        throw damaged(.missing, chunk: index, "chunk \(index) is missing (a later chunk stands in its place)")
+                    }
+                    throw damaged(.foreign, chunk: index, "chunk \(index) is out of place (a frame written elsewhere stands in its place)")
+                }
+            }
+        }
+        // The content's bytes in this chunk; the rest is padding, which must be zero and is never handed out.
+        let start = index * chunkSize
+        let content = Swift.max(0, Swift.min(length, Int(file.size) - start))
+        let paddingIsZero = plaintext.bytes[content..<length].allSatisfy { $0 == 0 }
+        guard paddingIsZero else { throw damaged(.padding, chunk: index, "the padding after the content in chunk \(index) is not zero") }
+        hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: plaintext.bytes[0..<content]))
+        pending = 0..<content
+        position += 1
+        if position == count {
+            run += 1
+            position = 0
+        }
+    }
+
+    /// After the last chunk: the SHA-256 of what was handed out must be the end record's.
+    private func finish() throws {
+        let digest = Array(hasher.finalize())
+        guard digest == blob.sha256, blob.sha256 == file.sha256 else {
+            throw damaged(.contentMismatch, chunk: nil, "its chunks authenticate but do not hash to the recorded SHA-256")
+        }
+        ended = true
+    }
+}
+
+/// One chunk of plaintext in locked memory (crypto.md §5, best effort), wiped when released.
+private final class LockedBuffer {
+    let bytes: UnsafeMutableRawBufferPointer
+
+    init(count: Int) throws {
+        try Sodium.ensureInitialized()
+        guard let pointer = malloc(count) else { throw CofferError.cryptoUnavailable("could not allocate \(count) bytes for a file's chunk") }
+        _ = sodium_mlock(pointer, count)  // best effort, as for SecureBytes' locked memory
+        sodium_memzero(pointer, count)
+        bytes = UnsafeMutableRawBufferPointer(start: pointer, count: count)
+    }
+
+    deinit {
+        sodium_munlock(bytes.baseAddress!, bytes.count)  // zeroes, then unlocks
+        free(bytes.baseAddress!)
+    }
+}
