@@ -154,7 +154,7 @@ public final class FileReader {
 }
 
 /// One chunk of plaintext in locked memory (crypto.md §5, best effort), wiped when released.
-private final class LockedBuffer {
+final class LockedBuffer {
     let bytes: UnsafeMutableRawBufferPointer
 
     init(count: Int) throws {

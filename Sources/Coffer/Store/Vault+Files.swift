@@ -1,4 +1,5 @@
 // Files on items (spec/files.md): what the store checks of the files a put names.
+import Crypto
 
 extension Vault {
     /// spec/files.md §6.5: a put may name only file content the vault holds (a complete blob
@@ -36,5 +37,239 @@ extension Vault {
                 throw error
             }
         }
+    }
+}
+
+extension Vault {
+    /// The chunk size attach writes: 1 MiB (spec/files.md §3.1).
+    package static let fileChunkLog2: UInt8 = 20
+    /// A stream is written in runs of this many chunks (spec/files.md §6.2).
+    package static let streamRunChunks = 8
+
+    /// Attaches a file to item `item` (spec/files.md §6): its content read from `source` in
+    /// chunks, sealed and written as one batch with the item's put, then one `fdatasync`; only
+    /// then is the file acknowledged. A failure (of the source, a write, the sync) or a source
+    /// that changes length leaves the vault as it was. Content the vault already holds is not
+    /// written again (§6.3). `progress` gets the bytes read so far, at most once per chunk, with
+    /// no lock of the vault held.
+    @discardableResult
+    public func attachFile(to item: ItemID, name: String, mediaType: String? = nil, created: Timestamp = .now(),
+                           from source: inout some FileSource, progress: ((UInt64) -> Void)? = nil) throws -> AttachedFile {
+        try attachFile(to: item, name: name, mediaType: mediaType, created: created, from: &source, chunkLog2: Self.fileChunkLog2,
+                       progress: progress)
+    }
+
+    /// `attachFile` with another chunk size (tests write 4 KiB chunks).
+    package func attachFile(to item: ItemID, name: String, mediaType: String?, created: Timestamp, from source: inout some FileSource,
+                            chunkLog2: UInt8, progress: ((UInt64) -> Void)? = nil) throws -> AttachedFile {
+        guard AttachedFile.isValidName(name.utf8) else {
+            throw CofferError.invalidArgument("'\(name)' cannot be a file name: 1 to 255 bytes of one path component, without control characters or '/', not '.' or '..'")
+        }
+        let type = try AttachedFile.mediaType(given: mediaType, name: name)
+        if let known = source.knownLength, known > AttachedFile.maximumSize {
+            throw CofferError.limitExceeded("a file may hold at most \(AttachedFile.maximumSize) bytes, this one has \(known)")
+        }
+        return try asWriter {
+            // Before anything is written: the item, its room for one more file, the header's version.
+            let (start, current) = try guarded.withLock { state -> (State, Item) in
+                try checkWritable(state)
+                guard let entry = state.index.entry(item) else { throw CofferError.itemNotFound(id: item) }
+                let current = try readItem(entry, state: state)
+                guard current.files.count < AttachedFile.maximumPerItem else {
+                    throw CofferError.limitExceeded("an item may have at most \(AttachedFile.maximumPerItem) files")
+                }
+                var probe = current
+                probe.files.append(AttachedFile(unchecked: .random(using: random), name: name, mediaType: type, size: 0,
+                                                sha256: [UInt8](repeating: 0, count: 32), created: created))
+                var encoded = try ItemCodec.encode(probe)
+                secureZero(&encoded)
+                try upgradeVersion(for: [probe], state: &state)
+                return (state, current)
+            }
+            var staged = start
+            do {
+                var writing = BlobWriting(vault: self, staged: staged, chunkLog2: chunkLog2)
+                let written = try writing.write(from: &source, progress: progress)
+                let file = AttachedFile(unchecked: .random(using: random), name: name, mediaType: type, size: written.blob.size,
+                                        sha256: written.blob.sha256, created: created)
+                var updated = current
+                updated.files.append(file)
+                updated.modified = Swift.max(current.modified, .now())
+                try guarded.withLock { state in
+                    guard let handle = state.handle, state.keys != nil else { throw closedError }
+                    if state.blobs.holds(file.sha256, size: file.size) {
+                        // §6.3: held already: the blob just written is cut off, the put alone follows.
+                        try handle.truncate(to: staged.end)
+                    } else {
+                        staged = written.staged
+                        staged.blobs.add(written.blob)
+                    }
+                    let frame = try stagePut(updated, at: staged.end, into: &staged, scratch: state.scratch)
+                    try frame.withUnsafeBytes { try handle.write($0, at: staged.end) }
+                    staged.end += frame.count
+                    try writeDurably([], .append, state: &state) { $0 = staged }
+                }
+                return file
+            } catch {
+                guarded.withLock { state in rollBack(&state) }
+                throw error
+            }
+        }
+    }
+}
+
+/// Writes one file's content after a vault's last frame as a batch record of 2 and a blob (its
+/// run frames, chunk frames and end record), nothing synced (spec/files.md §6.1–§6.2): the
+/// caller appends the item's put and syncs once. Plaintext is held in locked, wiped memory:
+/// one chunk for a source of known length, a run of 8 for a stream.
+struct BlobWriting {
+    let vault: Vault
+    var staged: Vault.State
+    let chunkLog2: UInt8
+    var chunkSize: Int { 1 << Int(chunkLog2) }
+
+    struct Written {
+        var staged: Vault.State
+        var blob: BlobIndex.Blob
+    }
+
+    private var blobID: [UInt8] = []
+    private var hasher = SHA256()
+    private var runs: [BlobIndex.Run] = []
+    private var blobStart = 0
+    private var chunksWritten: UInt32 = 0
+    private var contentRead: UInt64 = 0
+    private var fileKey: SecretKey?
+    private var scratch: SecureScratch?
+
+    init(vault: Vault, staged: Vault.State, chunkLog2: UInt8) {
+        self.vault = vault
+        self.staged = staged
+        self.chunkLog2 = chunkLog2
+    }
+
+    mutating func write(from source: inout some FileSource, progress: ((UInt64) -> Void)?) throws -> Written {
+        guard let keys = staged.keys else { throw vault.closedError }
+        fileKey = try keys.fileKey()
+        scratch = try SecureScratch()
+        blobID = vault.random.bytes(RunRecord.blobIDCount)
+        try emit(try RecordFrame.sealBatchHeader(count: 2, chain: &staged.chain, scratch: scratch!, random: vault.random))
+        staged.records += 1
+        blobStart = staged.end
+        let buffer = try LockedBuffer(count: chunkSize * (source.knownLength == nil ? Vault.streamRunChunks : 1))
+        if let known = source.knownLength {
+            try writeKnown(length: known, from: &source, buffer: buffer, progress: progress)
+        } else {
+            try writeStream(from: &source, buffer: buffer, progress: progress)
+        }
+        let sha256 = Array(hasher.finalize())
+        let end = try EndRecord(blobID: blobID, size: contentRead, sha256: sha256)
+        try emit(try RecordFrame.sealEnd(end, chain: &staged.chain, scratch: scratch!, random: vault.random))
+        staged.records += 1
+        let blob = BlobIndex.Blob(blobID: blobID, size: contentRead, sha256: sha256, chunkLog2: chunkLog2, runs: runs,
+                                  start: blobStart, frameBytes: staged.end - blobStart)
+        return Written(staged: staged, blob: blob)
+    }
+
+    /// One run of `⌈padded(length) / C⌉` chunks; the source must yield exactly `length` bytes.
+    private mutating func writeKnown(length: UInt64, from source: inout some FileSource, buffer: LockedBuffer,
+                                     progress: ((UInt64) -> Void)?) throws {
+        let padded = Padme.padded(length)
+        let count = Int((padded + UInt64(chunkSize) - 1) / UInt64(chunkSize))
+        try beginRun(count: count, runBytes: padded)
+        for k in 0..<count {
+            let chunkLength = Int(Swift.min(UInt64(chunkSize), padded - UInt64(k * chunkSize)))
+            let content = Int(Swift.min(UInt64(chunkLength), length - Swift.min(length, UInt64(k * chunkSize))))
+            let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[0..<chunkLength])
+            let got = try Self.fill(UnsafeMutableRawBufferPointer(rebasing: chunk[0..<content]), from: &source)
+            guard got == content else { throw Self.changed(announced: length, read: contentRead + UInt64(got)) }
+            chunk[content...].initializeMemory(as: UInt8.self, repeating: 0)
+            try sealChunk(UnsafeRawBufferPointer(chunk), content: content)
+            progress?(contentRead)
+        }
+        var probe: UInt8 = 0
+        let more = try withUnsafeMutableBytes(of: &probe) { try source.read(into: $0) }
+        guard more == 0 else { throw Self.changed(announced: length, read: length + 1) }
+    }
+
+    /// Runs of 8 full chunks while the stream has more, then the rest and the padding.
+    private mutating func writeStream(from source: inout some FileSource, buffer: LockedBuffer, progress: ((UInt64) -> Void)?) throws {
+        let runCapacity = buffer.bytes.count
+        var held = 0  // bytes of content in `buffer`
+        while true {
+            held += try Self.fill(UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[held...]), from: &source)
+            guard contentRead + UInt64(held) <= AttachedFile.maximumSize else {
+                throw CofferError.limitExceeded("a file may hold at most \(AttachedFile.maximumSize) bytes; the stream is longer")
+            }
+            guard held == runCapacity else { break }
+            var next: UInt8 = 0
+            guard try withUnsafeMutableBytes(of: &next, { try source.read(into: $0) }) == 1 else { break }
+            try beginRun(count: Vault.streamRunChunks, runBytes: UInt64(runCapacity))
+            for k in 0..<Vault.streamRunChunks {
+                try sealChunk(UnsafeRawBufferPointer(rebasing: buffer.bytes[(k * chunkSize)..<((k + 1) * chunkSize)]), content: chunkSize)
+                progress?(contentRead)
+            }
+            buffer.bytes[0] = next
+            held = 1
+        }
+        // The last run: what is held, then zeros up to the padded size.
+        let size = contentRead + UInt64(held)
+        let runBytes = Padme.padded(size) - contentRead
+        let count = Int((runBytes + UInt64(chunkSize) - 1) / UInt64(chunkSize))
+        try beginRun(count: count, runBytes: runBytes)
+        let chunk = try LockedBuffer(count: chunkSize)
+        for k in 0..<count {
+            let chunkLength = Int(Swift.min(UInt64(chunkSize), runBytes - UInt64(k * chunkSize)))
+            let content = Swift.max(0, Swift.min(chunkLength, held - k * chunkSize))
+            if content > 0 {
+                chunk.bytes.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer.bytes[(k * chunkSize)..<(k * chunkSize + content)]))
+            }
+            UnsafeMutableRawBufferPointer(rebasing: chunk.bytes[content..<chunkLength]).initializeMemory(as: UInt8.self, repeating: 0)
+            try sealChunk(UnsafeRawBufferPointer(rebasing: chunk.bytes[0..<chunkLength]), content: content)
+            progress?(contentRead)
+        }
+    }
+
+    private mutating func beginRun(count: Int, runBytes: UInt64) throws {
+        let run = try RunRecord(blobID: blobID, chunkLog2: chunkLog2, firstIndex: chunksWritten, count: UInt32(count), runBytes: runBytes)
+        let frame = try RecordFrame.sealRun(run, chain: &staged.chain, scratch: scratch!, random: vault.random)
+        runs.append(BlobIndex.Run(chunkOffset: staged.end + frame.count, firstSeq: staged.chain.nextSeq, firstIndex: chunksWritten,
+                                  count: UInt32(count), runBytes: runBytes))
+        try emit(frame)
+        staged.records += 1
+    }
+
+    /// Hashes the chunk's first `content` bytes, seals the whole chunk as the next chunk frame and writes it.
+    private mutating func sealChunk(_ chunk: UnsafeRawBufferPointer, content: Int) throws {
+        hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: chunk[0..<content]))
+        contentRead += UInt64(content)
+        let frame = try ChunkFrame.seal(chunk, blobID: blobID, index: chunksWritten, chain: &staged.chain, fileKey: fileKey!, random: vault.random)
+        chunksWritten += 1
+        try emit(frame)
+    }
+
+    /// Writes `frame` after the frames staged so far (under the vault's lock: the handle may close).
+    private mutating func emit(_ frame: [UInt8]) throws {
+        let at = staged.end
+        try vault.guarded.withLock { state in
+            guard let handle = state.handle, state.keys != nil else { throw vault.closedError }
+            try frame.withUnsafeBytes { try handle.write($0, at: at) }
+        }
+        staged.end += frame.count
+    }
+
+    /// Reads until `buffer` is full or the source ends; returns the bytes read.
+    private static func fill(_ buffer: UnsafeMutableRawBufferPointer, from source: inout some FileSource) throws -> Int {
+        var filled = 0
+        while filled < buffer.count {
+            let count = try source.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+            guard count > 0 else { break }
+            filled += count
+        }
+        return filled
+    }
+
+    private static func changed(announced: UInt64, read: UInt64) -> CofferError {
+        CofferError.io("the file changed while it was read: \(announced) bytes announced, \(read) read; nothing was attached")
     }
 }
