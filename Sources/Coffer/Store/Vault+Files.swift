@@ -41,6 +41,10 @@ extension Vault {
 }
 
 extension Vault {
+    /// How many stored contents (blobs) the vault holds, live or dead: the CLI tells from it
+    /// whether an attach stored its content or found it held already.
+    package var fileContentCount: Int { get throws { try withOpenState { $0.blobs.blobs.count } } }
+
     /// The chunk size attach writes: 1 MiB (spec/files.md §3.1).
     package static let fileChunkLog2: UInt8 = 20
     /// A stream is written in runs of this many chunks (spec/files.md §6.2).

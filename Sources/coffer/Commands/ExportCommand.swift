@@ -69,6 +69,7 @@ struct ExportCommand: ParsableCommand {
         var formulaCells = 0
         var notInCSV = 0
         var signOnlyKeys = 0
+        var files = 0
         switch format {
         case .csv:
             text = CSVReader.encode(["title", "username", "password", "url", "notes", "tags", "totp", "type"], quoteEvery: spreadsheetSafe)
@@ -83,6 +84,7 @@ struct ExportCommand: ParsableCommand {
                 if spreadsheetSafe && formulas > 0 { cells = cells.map(Self.spreadsheetSafe) }
                 text += CSVReader.encode(cells, quoteEvery: spreadsheetSafe)
                 if !item.details.isEmpty || item.sshPrivateKey != nil || !item.passkeys.isEmpty { notInCSV += 1 }
+                files += item.files.count
                 count += 1
             }
         case .json:
@@ -95,12 +97,17 @@ struct ExportCommand: ParsableCommand {
                     signOnlyKeys += 1
                 }
                 items.append(CofferJSON.object(item, .export))
+                files += item.files.count
                 count += 1
             }
             text = CofferJSON.export(items).render() + "\n"
         }
         if notInCSV > 0 {
             Terminal.warn("\(notInCSV) item(s) have card or identity fields, an SSH key or passkeys, which CSV cannot hold: they are not in this file; use --format json to keep them")
+        }
+        if files > 0 {
+            // spec/files.md §1: files are not part of an export (their content can be large and binary).
+            Terminal.warn("\(files) file(s) attached to items are not in this file: coffer extract writes each one out")
         }
         if signOnlyKeys > 0 {
             Terminal.warn("\(signOnlyKeys) sign-only SSH key(s) are in this file without their private key (sign-only keys are never exported; coffer ssh-key use --exportable lifts it)")

@@ -91,6 +91,7 @@ enum ItemPresentation {
             let user = passkey.userName.isEmpty ? "" : " " + passkey.userName
             lines.append(("passkey", "\(passkey.relyingPartyID)\(user) (\(passkey.algorithm), created \(passkey.created))"))
         }
+        for file in item.files { lines.append(("file", FileReference.line(file))) }
         for field in item.customFields { lines.append((field.name, reveal ? field.value.reveal() : mask)) }
         if let notes = item.notes { lines.append(("notes", notes)) }
         if !item.tags.isEmpty { lines.append(("tags", item.tags.joined(separator: ", "))) }

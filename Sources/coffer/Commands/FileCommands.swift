@@ -1,0 +1,273 @@
+import ArgumentParser
+import Foundation
+import CofferSystem
+import CofferProcess
+@_spi(CofferInternals) import Coffer
+
+// spec/cli.md §4.27: files on items (spec/files.md). Until the agent serves files (agent.md
+// §3.4, docs/plan-issue-38.md step 12) these commands unlock the vault themselves, even while
+// an agent is unlocked.
+
+/// A file of an item named on the command line: its id, an id prefix (4+ hex digits) or its name
+/// exactly as typed.
+enum FileReference {
+    static func find(_ reference: String, in item: Item) throws -> AttachedFile {
+        let lowered = reference.lowercased()
+        let isHex = lowered.count >= 4 && lowered.allSatisfy(\.isHexDigit)
+        let matches = item.files.filter { $0.name == reference || (isHex && $0.id.hex.hasPrefix(lowered)) }
+        if matches.count == 1 { return matches[0] }
+        let listed = (matches.isEmpty ? item.files : matches).prefix(10).map { "\($0.name) (\($0.id.hex.prefix(8)))" }.joined(separator: ", ")
+        if matches.isEmpty {
+            let has = item.files.isEmpty ? "it has no files" : "its files: \(listed)"
+            throw CofferError.fileNotFound("\(item.title) has no file '\(reference)'; \(has)")
+        }
+        throw CofferError.ambiguousItem("'\(reference)' names \(matches.count) files of \(item.title): \(listed); give the id")
+    }
+
+    /// "123 B", "1.5 KiB", "3.0 MiB", "1.2 GiB".
+    static func size(_ bytes: UInt64) -> String {
+        if bytes < 1024 { return "\(bytes) B" }
+        let units = ["KiB", "MiB", "GiB"]
+        var value = Double(bytes) / 1024
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 { value /= 1024; unit += 1 }
+        return String(format: "%.1f %@", value, units[unit])
+    }
+
+    static func line(_ file: AttachedFile) -> String {
+        "\(file.name)  \(size(file.size))  \(file.mediaType.isEmpty ? "application/octet-stream" : file.mediaType)  sha256 \(file.sha256.map { String(format: "%02x", $0) }.joined())  (id \(file.id.hex.prefix(8)), added \(file.created))"
+    }
+}
+
+struct AttachCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "attach",
+        abstract: "Add a file to an item (a scan, a recovery-code PDF, a key file).",
+        discussion: """
+            The file is read in chunks, sealed and written with the item in one durable write: \
+            interrupted, nothing is attached. Only a regular file is read (a symbolic link only to one); \
+            '-' reads standard input (a pipe or a file, with --name). The first file makes the vault \
+            format 2.1, which older Coffers refuse to open. Prints the new file's id.
+            """)
+
+    @Argument(help: "The item: an id, an id prefix or a name.")
+    var item: String
+
+    @Argument(help: ArgumentHelp("The file to attach, or - for standard input.", valueName: "file"))
+    var file: String
+
+    @Option(help: ArgumentHelp("The file's name in the vault (default: FILE's last path component; required with -).", valueName: "name"))
+    var name: String?
+
+    @Option(name: .customLong("type"), help: ArgumentHelp("Its media type, such as application/pdf (default: by the name's extension).", valueName: "media-type"))
+    var mediaType: String?
+
+    @OptionGroup var vaultOptions: VaultOptions
+
+    func run() throws {
+        // The input and the name are checked before the vault is unlocked: a bad input costs no password.
+        let fileName: String
+        let descriptor: Int32
+        if file == "-" {
+            guard let name else { throw CLIError.usage("with - (standard input) give the file's name with --name") }
+            guard isatty(STDIN_FILENO) == 0 else { throw CLIError.usage("standard input is a terminal: pipe the file in, or give its path") }
+            fileName = name
+            descriptor = STDIN_FILENO
+        } else {
+            fileName = name ?? (file as NSString).lastPathComponent
+            descriptor = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                let missing = errno == ENOENT
+                throw CLIError(missing ? Exit.noInput : Exit.ioError, "cannot open \(file): \(String(cString: strerror(errno)))")
+            }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+                close(descriptor)
+                throw CLIError(Exit.ioError, "\(file) is not a regular file (a device, FIFO, socket or directory is never read); nothing was attached")
+            }
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+        }
+        defer { if descriptor != STDIN_FILENO { close(descriptor) } }
+        guard AttachedFile.isValidName(fileName.utf8) else {
+            throw CofferError.invalidArgument("'\(fileName)' cannot be a file name (1 to 255 bytes, no '/' or control characters, not '.' or '..'); choose one with --name")
+        }
+        var source = try DescriptorFileSource(descriptor: descriptor)
+        if let length = source.knownLength, length > AttachedFile.maximumSize {
+            throw CofferError.limitExceeded("\(file) holds \(length) bytes; a file may hold at most 4 GiB")
+        }
+        let vault = try vaultOptions.open(mode: .readWrite)
+        defer { vault.close() }
+        let target = try ItemPicker.pick(item, in: vault)
+        let versionBefore = vault.header.version
+        let blobsBefore = try vault.fileContentCount
+        let attached = try vault.attachFile(to: target.id, name: fileName, mediaType: mediaType, from: &source)
+        Terminal.out(attached.id.hex)
+        Terminal.note("Attached \(attached.name) (\(FileReference.size(attached.size)), \(attached.mediaType.isEmpty ? "application/octet-stream" : attached.mediaType)) to \(target.title) (\(target.id.hex.prefix(8))); sha256 \(attached.sha256.map { String(format: "%02x", $0) }.joined())")
+        if try vault.fileContentCount == blobsBefore { Terminal.note("its content was already in the vault: stored once") }
+        if versionBefore < vault.header.version {
+            Terminal.note("the vault is now format \(vault.header.version) (files): a Coffer older than this one refuses to open it")
+        }
+    }
+}
+
+struct FilesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "files", abstract: "List an item's files.")
+
+    @Argument(help: "The item: an id, an id prefix or a name.")
+    var item: String
+
+    @Flag(help: "JSON: an array of {id, name, mediaType, size, sha256, created}.")
+    var json = false
+
+    @OptionGroup var vaultOptions: VaultOptions
+
+    func run() throws {
+        let vault = try vaultOptions.open(mode: .readOnly)
+        defer { vault.close() }
+        let found = try vault.get(ItemPicker.pick(item, in: vault).id)
+        let files = found.files.sorted { ($0.name, $0.id.hex) < ($1.name, $1.id.hex) }
+        let hex = { (bytes: [UInt8]) in bytes.map { String(format: "%02x", $0) }.joined() }
+        if json {
+            let objects = files.map { file -> [String: Any] in
+                ["id": file.id.hex, "name": file.name, "mediaType": file.mediaType, "size": file.size, "sha256": hex(file.sha256),
+                 "created": file.created.millisecondsSince1970]
+            }
+            let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+            print(String(decoding: data, as: UTF8.self))
+            return
+        }
+        guard !files.isEmpty else { Terminal.note("\(found.title) has no files"); return }
+        Terminal.out("ID        NAME  SIZE  TYPE  ADDED  SHA256")
+        for file in files {
+            let added = String(file.created.description.prefix(10))
+            Terminal.out("\(file.id.hex.prefix(8))  \(file.name)  \(FileReference.size(file.size))  \(file.mediaType.isEmpty ? "application/octet-stream" : file.mediaType)  \(added)  \(hex(file.sha256))")
+        }
+    }
+}
+
+struct ExtractCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "extract",
+        abstract: "Write a file's content out of the vault.",
+        discussion: """
+            The content goes to a new file (0600) that takes its name only once every chunk was \
+            authenticated and the SHA-256 matched; an existing file or link is never replaced. With \
+            --output - it goes to standard output (not a terminal), chunk by chunk: on damage the output \
+            stops and the exit is 65.
+            """)
+
+    @Argument(help: "The item: an id, an id prefix or a name.")
+    var item: String
+
+    @Argument(help: ArgumentHelp("The file: its id, an id prefix or its name.", valueName: "file"))
+    var file: String
+
+    @Option(help: ArgumentHelp("Where to write it (default: its name in the current directory; a directory: its name there; - for standard output).", valueName: "path"))
+    var output: String?
+
+    @OptionGroup var vaultOptions: VaultOptions
+
+    func run() throws {
+        if output == "-" && isatty(STDOUT_FILENO) != 0 {
+            throw CLIError.usage("standard output is a terminal; a file's bytes are not shown there: give --output PATH or redirect")
+        }
+        // An existing output is refused before the vault is opened.
+        var info = stat()
+        if let output, output != "-", lstat(output, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR {
+            throw CLIError(Exit.cannotCreate, "\(output) already exists; choose another --output or remove it first")
+        }
+        let vault = try vaultOptions.open(mode: .readOnly)
+        defer { vault.close() }
+        let found = try vault.get(ItemPicker.pick(item, in: vault).id)
+        let attached = try FileReference.find(file, in: found)
+        let reader = try vault.openFile(attached.id, of: found.id)
+        defer { reader.close() }
+        if output == "-" {
+            var written: UInt64 = 0
+            do {
+                try copy(reader, to: STDOUT_FILENO) { written += UInt64($0) }
+            } catch {
+                Terminal.note("\(written) bytes of \(attached.name) were written to standard output before the error (each of them the file's)")
+                throw error
+            }
+            return
+        }
+        var target = output ?? attached.name
+        if lstat(target, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { target = (target as NSString).appendingPathComponent(attached.name) }
+        if lstat(target, &info) == 0 { throw CLIError(Exit.cannotCreate, "\(target) already exists; choose another --output or remove it first") }
+        let directory = (target as NSString).deletingLastPathComponent
+        let temporary = ((directory.isEmpty ? "." : directory) as NSString)
+            .appendingPathComponent(".coffer-extract-" + (0..<6).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined())
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CLIError(Exit.ioError, "cannot create a file in \(directory.isEmpty ? "." : directory): \(String(cString: strerror(errno)))") }
+        var linked = false
+        defer { unlink(temporary) }
+        do {
+            defer { close(fd) }
+            try copy(reader, to: fd) { _ in }
+            guard fsync(fd) == 0 else { throw CLIError(Exit.ioError, "cannot sync \(temporary): \(String(cString: strerror(errno)))") }
+            // link(2) never replaces: a file or link that appeared at the target meanwhile stays.
+            guard link(temporary, target) == 0 else {
+                if errno == EEXIST { throw CLIError(Exit.cannotCreate, "\(target) appeared while extracting; it was left alone") }
+                throw CLIError(Exit.ioError, "cannot create \(target): \(String(cString: strerror(errno)))")
+            }
+            linked = true
+        }
+        if linked {
+            let dirfd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if dirfd >= 0 { _ = fsync(dirfd); close(dirfd) }
+        }
+        Terminal.note("Extracted \(attached.name) (\(FileReference.size(attached.size))) to \(target)")
+    }
+
+    /// Copies everything the reader hands out to `fd`.
+    private func copy(_ reader: FileReader, to fd: Int32, wrote: (Int) -> Void) throws {
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        defer { secureZero(&buffer) }
+        while true {
+            let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+            if count == 0 { return }
+            guard Descriptor.writeAll(fd, Array(buffer[0..<count])) else {
+                throw CLIError(Exit.ioError, "cannot write the file's content: \(String(cString: strerror(errno)))")
+            }
+            wrote(count)
+        }
+    }
+}
+
+struct DetachCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "detach",
+        abstract: "Remove a file from an item.",
+        discussion: "An edit of the item: `coffer undo` brings the file back; the content stays in the vault file.")
+
+    @Argument(help: "The item: an id, an id prefix or a name.")
+    var item: String
+
+    @Argument(help: ArgumentHelp("The file: its id, an id prefix or its name.", valueName: "file"))
+    var file: String
+
+    @Flag(name: [.customShort("y"), .long], help: "Remove without asking.")
+    var yes = false
+
+    @OptionGroup var vaultOptions: VaultOptions
+
+    func run() throws {
+        let vault = try vaultOptions.open(mode: .readWrite)
+        defer { vault.close() }
+        var found = try vault.get(ItemPicker.pick(item, in: vault).id)
+        let attached = try FileReference.find(file, in: found)
+        if !yes {
+            guard let answer = ItemPicker.confirm("Remove \(Terminal.safe(attached.name)) (\(FileReference.size(attached.size))) from \(Terminal.safe(found.title))?") else {
+                throw CLIError.usage("no terminal to confirm on: give --yes to remove the file")
+            }
+            guard answer else { throw CLIError(Exit.failed, "nothing was removed") }
+        }
+        found.files.removeAll { $0.id == attached.id }
+        try vault.update(found)
+        let others = found.files.filter { $0.sha256 == attached.sha256 }.count
+        Terminal.note("Removed \(attached.name) from \(found.title); "
+            + (others > 0 ? "its content stays: \(others) other file(s) use it"
+                : "its content stays in the vault file (this Coffer does not compact file content yet); coffer undo brings the file back"))
+    }
+}

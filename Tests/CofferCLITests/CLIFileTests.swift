@@ -1,0 +1,147 @@
+@testable import CofferTestHelpers
+import CofferProcess
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// spec/cli.md §4.27 (`attach`, `files`, `extract`, `detach`) through the installed `coffer`,
+/// run by name, with the test KDF; SHA-256 compared with Debian's `sha256sum`.
+@Suite("CLI: files")
+struct CLIFileTests {
+    static func content(_ count: Int, seed: UInt32 = 1) -> [UInt8] {
+        var state = seed
+        return (0..<count).map { _ in
+            state = state &* 1_103_515_245 &+ 12_345
+            return UInt8(truncatingIfNeeded: state >> 16)
+        }
+    }
+
+    static func sha256sum(_ path: String) throws -> String {
+        let (status, output) = try ChildProcess(["/usr/bin/sha256sum", path]).runCapturingOutput(timeoutSeconds: 60)
+        #expect(status == 0)
+        return String(String(decoding: output, as: UTF8.self).prefix(64))
+    }
+
+    func workspaceWithItem() throws -> CLIWorkspace {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        #expect(try ws.coffer("add", "Passport", "--no-password").status == 0)
+        return ws
+    }
+
+    @Test("attach, files, show, extract and detach: the SHA-256 is sha256sum's, the extracted bytes equal, the name kept")
+    func attachListShowExtractDetach() throws {
+        let ws = try workspaceWithItem()
+        let bytes = Self.content(3 << 20)
+        try ws.write("scan.pdf", bytes)
+        let attached = try ws.coffer("attach", "Passport", ws.file("scan.pdf"))
+        #expect(attached.status == 0, "\(attached)")
+        let id = attached.firstLine
+        #expect(id.count == 32)
+        let sum = try Self.sha256sum(ws.file("scan.pdf"))
+        #expect(attached.stderr.contains("Attached scan.pdf (3.0 MiB, application/pdf) to Passport") && attached.stderr.contains(sum), "\(attached)")
+        #expect(attached.stderr.contains("format 2.1"))
+
+        let files = try ws.coffer("files", "Passport")
+        #expect(files.status == 0 && files.stdout.contains(String(id.prefix(8))) && files.stdout.contains(sum), "\(files)")
+        let json = try ws.coffer("files", "Passport", "--json")
+        let array = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(array.count == 1 && array[0]["name"] as? String == "scan.pdf" && array[0]["sha256"] as? String == sum
+                && (array[0]["size"] as? NSNumber)?.intValue == 3 << 20 && array[0]["id"] as? String == id)
+        let export = try ws.run(["export", "--format", "json", "--output", ws.file("export.json")] + ws.unlock)
+        #expect(export.status == 0 && export.stderr.contains("1 file(s) attached to items are not in this file"), "\(export)")
+        let show = try ws.coffer("show", "Passport")
+        #expect(show.stdout.contains("file") && show.stdout.contains("scan.pdf  3.0 MiB  application/pdf  sha256 \(sum)"), "\(show)")
+
+        try FileManager.default.createDirectory(atPath: ws.file("out"), withIntermediateDirectories: true)
+        let extracted = try ws.coffer("extract", "Passport", "scan.pdf", "--output", ws.file("out"))
+        #expect(extracted.status == 0, "\(extracted)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: ws.file("out/scan.pdf"))) == Data(bytes))
+        #expect(try Self.sha256sum(ws.file("out/scan.pdf")) == sum)
+        var info = stat()
+        #expect(stat(ws.file("out/scan.pdf"), &info) == 0 && info.st_mode & 0o777 == 0o600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: ws.file("out")) == ["scan.pdf"])  // no temporary left
+        // By id prefix, to a new name; and to standard output.
+        #expect(try ws.coffer("extract", "Passport", String(id.prefix(6)), "--output", ws.file("copy.bin")).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: ws.file("copy.bin"))) == Data(bytes))
+        try ws.write("note.txt", "recovery codes: 1234-5678\n")
+        #expect(try ws.coffer("attach", "Passport", ws.file("note.txt")).status == 0)
+        let stdout = try ws.coffer("extract", "Passport", "note.txt", "--output", "-")
+        #expect(stdout.status == 0 && stdout.stdout == "recovery codes: 1234-5678\n", "\(stdout)")
+
+        let detached = try ws.coffer("detach", "Passport", "scan.pdf", "--yes")
+        #expect(detached.status == 0, "\(detached)")
+        #expect(try ws.coffer("files", "Passport").stdout.contains("scan.pdf") == false)
+        #expect(try ws.coffer("extract", "Passport", "scan.pdf", "--output", ws.file("gone")).status == 1)
+        #expect(try ws.coffer("verify").status == 0)
+    }
+
+    @Test("extract never replaces: an existing file, a dangling link; attach refuses non-regular inputs before the password")
+    func hostileInputsAndOutputs() throws {
+        let ws = try workspaceWithItem()
+        try ws.write("a.txt", "alpha")
+        #expect(try ws.coffer("attach", "Passport", ws.file("a.txt")).status == 0)
+        try ws.write("exists", "keep me")
+        let existing = try ws.coffer("extract", "Passport", "a.txt", "--output", ws.file("exists"))
+        let kept = try String(contentsOfFile: ws.file("exists"), encoding: .utf8)
+        #expect(existing.status == 73 && kept == "keep me", "\(existing)")
+        symlink(ws.file("nowhere"), ws.file("dangling"))
+        #expect(try ws.coffer("extract", "Passport", "a.txt", "--output", ws.file("dangling")).status == 73)
+        #expect(!FileManager.default.fileExists(atPath: ws.file("nowhere")))
+
+        let before = try Data(contentsOf: URL(fileURLWithPath: ws.vault))
+        mkfifo(ws.file("fifo"), 0o600)
+        symlink("/dev/zero", ws.file("zero-link"))
+        for (input, status) in [("/dev/zero", Int32(74)), (ws.file("zero-link"), 74), (ws.file("fifo"), 74), (ws.path, 74),
+                                (ws.file("missing"), 66)] {
+            // No password file: a refusal must come before the password is asked for.
+            let result = try ws.run(["attach", "Passport", input, "--vault", ws.vault])
+            #expect(result.status == status, "\(input): \(result)")
+        }
+        let badName = try ws.coffer("attach", "Passport", ws.file("a.txt"), "--name", "a/b")
+        #expect(badName.status == 64, "\(badName)")
+        #expect(try ws.coffer("attach", "Passport", "-").status == 64)  // - without --name
+        #expect(try Data(contentsOf: URL(fileURLWithPath: ws.vault)) == before)
+    }
+
+    @Test("attach - reads standard input; the same content attached twice is stored once")
+    func standardInputAndContentStoredOnce() throws {
+        let ws = try workspaceWithItem()
+        #expect(try ws.coffer("add", "Other", "--no-password").status == 0)
+        let bytes = Self.content(200_000, seed: 7)
+        let first = try ws.run(["attach", "Passport", "-", "--name", "key.bin"] + ws.unlock, stdin: bytes)
+        #expect(first.status == 0, "\(first)")
+        let size = try FileManager.default.attributesOfItem(atPath: ws.vault)[.size] as! Int
+        try ws.write("key.bin", bytes)
+        let second = try ws.coffer("attach", "Other", ws.file("key.bin"))
+        #expect(second.status == 0 && second.stderr.contains("stored once"), "\(second)")
+        #expect(try FileManager.default.attributesOfItem(atPath: ws.vault)[.size] as! Int - size < 4096)
+        for item in ["Passport", "Other"] {
+            let out = ws.file("out-\(item)")
+            #expect(try ws.coffer("extract", item, "key.bin", "--output", out).status == 0)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Data(bytes))
+        }
+    }
+
+    @Test("A damaged chunk: extract exits 65 naming the damage, nothing appears at the output, no temporary is left")
+    func damageIsExit65AndNothingAppears() throws {
+        let ws = try workspaceWithItem()
+        let bytes = Self.content(3 << 20, seed: 3)
+        try ws.write("big.bin", bytes)
+        #expect(try ws.coffer("attach", "Passport", ws.file("big.bin")).status == 0)
+        // Flip a byte in the middle of the vault file: inside the second of the three 1 MiB chunks.
+        var vault = [UInt8](try Data(contentsOf: URL(fileURLWithPath: ws.vault)))
+        let middle = vault.count / 2
+        vault[middle] ^= 0x40
+        try Data(vault).write(to: URL(fileURLWithPath: ws.vault))
+        #expect(try ws.coffer("ls").status == 0)  // the vault opens: the damage costs that file only
+        try FileManager.default.createDirectory(atPath: ws.file("out"), withIntermediateDirectories: true)
+        let result = try ws.coffer("extract", "Passport", "big.bin", "--output", ws.file("out/big.bin"))
+        #expect(result.status == 65 && result.stderr.contains("vault.file-damaged") && result.stderr.contains("chunk 1"), "\(result)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: ws.file("out")).isEmpty)
+        let piped = try ws.coffer("extract", "Passport", "big.bin", "--output", "-")
+        #expect(piped.status == 65 && piped.stderr.contains("1048576 bytes"), "\(piped.stderr)")
+    }
+}
