@@ -143,5 +143,7 @@ struct CLIFileTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: ws.file("out")).isEmpty)
         let piped = try ws.coffer("extract", "Passport", "big.bin", "--output", "-")
         #expect(piped.status == 65 && piped.stderr.contains("1048576 bytes"), "\(piped.stderr)")
+        let verify = try ws.coffer("verify")
+        #expect(verify.status == 65 && verify.stderr.contains("vault.file-damaged") && verify.stderr.contains("chunk 1"), "\(verify)")
     }
 }

@@ -277,3 +277,22 @@ struct BlobWriting {
         CofferError.io("the file changed while it was read: \(announced) bytes announced, \(read) read; nothing was attached")
     }
 }
+
+extension Vault {
+    /// spec/files.md §5.4: every blob, live or dead, read chunk by chunk with extraction's
+    /// checks (padding and SHA-256 included); the first damage is thrown (`vault.file-damaged`).
+    func verifyContent(_ blobs: BlobIndex, keys: VaultKeys, chain: RecordChain) throws {
+        guard !blobs.isEmpty else { return }
+        let fileKey = try keys.fileKey()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        defer { secureZero(&buffer) }
+        for blob in blobs.blobs {
+            let described = AttachedFile(unchecked: FileID(bytes: blob.blobID)!, name: "the file content at offset \(blob.start)",
+                                         mediaType: "", size: blob.size, sha256: blob.sha256, created: Timestamp(millisecondsSince1970: 0))
+            let reader = try FileReader(file: described, blob: blob, handle: try fileSystem.open(path, writable: false), chain: chain,
+                                        fileKey: fileKey)
+            defer { reader.close() }
+            while try buffer.withUnsafeMutableBytes({ try reader.read(into: $0) }) > 0 {}
+        }
+    }
+}

@@ -99,6 +99,7 @@ extension Vault {
             let (header, headerBytes) = try Self.readHeader(handle, fileSize: fileSize)
             let replay = try Self.replayLog(handle, fileSize: fileSize, header: header, headerBytes: headerBytes, keys: keys,
                                             fullDecode: true)
+            try verifyContent(replay.blobs, keys: keys, chain: replay.chain)
             return VerifyReport(records: replay.records, liveItems: replay.index.count,
                                 deadRecords: replay.records - replay.index.count, tornTailBytes: fileSize - replay.end)
         }

@@ -377,6 +377,7 @@ struct FileReplayTests {
                 #expect(error == nil && bytes == content, "\(content.count) bytes in steps of \(step)")
             }
         }
+        #expect(try reopened.verify().liveItems == expected.count + 1)
         #expect(BoundaryTests.code { _ = try reopened.openFile(FileID.random(), of: stream.id) } == .fileNotFound)
         #expect(BoundaryTests.code { _ = try reopened.openFile(appended.file.id, of: ItemID.random()) } == .itemNotFound)
     }
@@ -405,6 +406,10 @@ struct FileReplayTests {
             let (out, error) = try Self.extract(vault, item.id, second.file.id)
             #expect(error?.code == .fileDamaged && error?.detail == expected, "\(String(describing: error))", sourceLocation: sourceLocation)
             #expect(Array(content.prefix(out.count)) == out, "only the file's own bytes are handed out", sourceLocation: sourceLocation)
+            // verify reads every blob (§5.4) and names the same damage.
+            var verified: CofferError?
+            do { _ = try vault.verify() } catch let e as CofferError { verified = e }
+            #expect(verified?.detail == expected, "\(String(describing: verified))", sourceLocation: sourceLocation)
             // The other file reads whole.
             let other = try Self.extract(vault, try #require(try vault.list().first { $0.title == "other" }).id, first.file.id)
             #expect(other.error == nil && other.bytes == Self.content(40_000, seed: 7), sourceLocation: sourceLocation)
