@@ -214,4 +214,60 @@ struct CLIFileTests {
         #expect(try ws.coffer("extract", "Passport", "big.bin", "--output", ws.file("out.bin")).status == 0)
         #expect(try Self.sha256sum(ws.file("out.bin")) == sum)
     }
+
+    /// Real git, two clones of a repository holding the vault: a file attached in each clone
+    /// apart; `git pull` runs the merge driver (the key from the agent unlocked for the clone),
+    /// and after the other clone pulls, both extract both files whole.
+    @Test func aFileAttachedInEachCloneArrivesInTheOther() throws {
+        let git = "/usr/bin/git"
+        try #require(FileManager.default.isExecutableFile(atPath: git), "git is needed (apt-get install git)")
+        let ws = try CLIWorkspace()
+        var env = try ws.makeRuntimeDirectory()
+        for (key, value) in ["GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+                             "GIT_COMMITTER_EMAIL": "t@example.org", "GIT_CONFIG_NOSYSTEM": "1"] { env[key] = value }
+        @discardableResult
+        func must(_ arguments: [String], in clone: String, coffer: Bool = false) throws -> CLI.Result {
+            let result = coffer ? try CLI.run(arguments, in: ws, environment: env, workingDirectory: ws.file(clone))
+                : try ws.run([git, "-C", ws.file(clone)] + arguments, environment: env, viaPath: true)
+            try #require(result.status == 0, "\(arguments): \(result)")
+            return result
+        }
+        func vault(_ clone: String) -> [String] { ["--vault", ws.file(clone + "/vault.coffer"), "--password-file", ws.file("pw")] }
+
+        _ = try ws.run([git, "init", "-q", "--bare", ws.file("origin.git")], environment: env, viaPath: true)
+        _ = try ws.run([git, "clone", "-q", ws.file("origin.git"), ws.file("a")], environment: env, viaPath: true)
+        try must(["init", "--kdf", "insecure-test-only"] + vault("a"), in: "a", coffer: true)
+        try must(["add", "Passport", "--no-password"] + vault("a"), in: "a", coffer: true)
+        try must(["git-setup"], in: "a", coffer: true)
+        try must(["add", "-A"], in: "a")
+        try must(["commit", "-qm", "vault"], in: "a")
+        try must(["push", "-q", "origin", "HEAD"], in: "a")
+        _ = try ws.run([git, "clone", "-q", ws.file("origin.git"), ws.file("b")], environment: env, viaPath: true)
+        try must(["git-setup"], in: "b", coffer: true)
+
+        let fromA = Self.content(1_500_000, seed: 21), fromB = Self.content(700_000, seed: 22)
+        try ws.write("from-a.pdf", fromA)
+        try ws.write("from-b.png", fromB)
+        try must(["attach", "Passport", ws.file("from-a.pdf")] + vault("a"), in: "a", coffer: true)
+        try must(["commit", "-qam", "a attaches"], in: "a")
+        try must(["push", "-q"], in: "a")
+        try must(["attach", "Passport", ws.file("from-b.png")] + vault("b"), in: "b", coffer: true)
+        try must(["commit", "-qam", "b attaches"], in: "b")
+
+        try must(["unlock"] + vault("b"), in: "b", coffer: true)
+        let pull = try ws.run([git, "-C", ws.file("b"), "pull", "--no-rebase", "--no-edit"], environment: env, viaPath: true)
+        _ = try? CLI.run(["lock", "--vault", ws.file("b/vault.coffer")], in: ws, environment: env, workingDirectory: ws.file("b"))
+        #expect(pull.status == 0 && !(pull.stdout + pull.stderr).contains("CONFLICT"), "\(pull)")
+        try must(["push", "-q"], in: "b")
+        try must(["pull", "-q", "--no-rebase"], in: "a")
+
+        for clone in ["a", "b"] {
+            for (name, bytes) in [("from-a.pdf", fromA), ("from-b.png", fromB)] {
+                let out = ws.file("\(clone)-\(name)")
+                try must(["extract", "Passport", name, "--output", out] + vault(clone), in: clone, coffer: true)
+                #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Data(bytes), "\(clone): \(name)")
+            }
+            try must(["verify"] + vault(clone), in: clone, coffer: true)
+        }
+    }
 }

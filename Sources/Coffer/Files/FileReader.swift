@@ -36,6 +36,9 @@ public final class FileReader {
 
     deinit { handle.close() }
 
+    /// The chunk size of the content being read (a copy keeps it).
+    var chunkLog2: UInt8 { blob.chunkLog2 }
+
     /// Copies the next bytes of the file into `buffer` and returns how many; 0 once every byte
     /// was returned and the content's SHA-256 matched. Throws `vault.file-damaged` at the first
     /// chunk that fails a check, and again on every later call.

@@ -29,10 +29,17 @@ package enum CommonPrefix {
         var a = Window(handle: ours, end: oursEnd, size: windowSize)
         var b = Window(handle: theirs, end: theirsEnd, size: windowSize)
         var x = oursHeader, y = theirsHeader, frames = 0
-        while let length = try a.frameLength(at: x), try b.frameLength(at: y) == length,
-              a.sameBytes(at: x, as: b, at: y, count: length) {
-            x += length
-            y += length
+        while let step = try a.step(at: x), try b.step(at: y) == step, a.sameBytes(at: x, as: b, at: y, count: step.frame) {
+            if step.region > 0 {
+                // spec/files.md §9.3: a run frame's chunks are taken as equal when the tags of
+                // their last chunk frames are (the frame after them is chained to that tag); the
+                // region's bytes are not compared (the shared part is read from ours alone).
+                let tagAt = step.frame + step.region - RecordFrame.bodyCheckCount - XChaCha20Poly1305.tagCount
+                guard try a.load(x + tagAt, XChaCha20Poly1305.tagCount), try b.load(y + tagAt, XChaCha20Poly1305.tagCount),
+                      a.sameBytes(at: x + tagAt, as: b, at: y + tagAt, count: XChaCha20Poly1305.tagCount) else { break }
+            }
+            x += step.frame + step.region
+            y += step.frame + step.region
             frames += 1
         }
         return Result(frames: frames, oursEnd: x, theirsEnd: y)
@@ -70,16 +77,31 @@ package enum CommonPrefix {
             return bytes.count >= count
         }
 
-        /// The whole frame's length at `offset` if its length field is in bounds and the frame
-        /// fits before `end`; the frame is then in `bytes`.
-        mutating func frameLength(at offset: Int) throws -> Int? {
+        /// One step of the walk: a frame's whole length and, for a run frame (spec/files.md
+        /// §4.2), the bytes of the chunk frames after it.
+        struct Step: Equatable {
+            var frame: Int
+            var region = 0
+        }
+
+        /// The step at `offset` if its length fields are in bounds and the frame (and a run's
+        /// region) fits before `end`; the frame is then in `bytes`.
+        mutating func step(at offset: Int) throws -> Step? {
             guard try load(offset, 4) else { return nil }
-            let at = offset - start
-            let field = UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
+            let field = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset - start, as: UInt32.self).littleEndian }
+            if RecordFrame.isRunFrame(field) {
+                guard try load(offset, RecordFrame.runFrameHeaderCount) else { return nil }
+                let extent = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset - start + 8, as: UInt64.self).littleEndian }
+                let body = Int(field & ~RecordFrame.runFlag)
+                guard RecordFrame.bodyLengthBounds.contains(body), RecordFrame.extentBounds.contains(extent) else { return nil }
+                let total = RecordFrame.runFrameCount(bodyLength: body)
+                guard Int(extent) <= end - offset - Swift.min(total, end - offset), try load(offset, total) else { return nil }
+                return Step(frame: total, region: Int(extent))
+            }
             let body = Int(field)
             guard RecordFrame.bodyLengthBounds.contains(body) else { return nil }
             let total = RecordFrame.frameHeaderCount + body + RecordFrame.bodyCheckCount
-            return try load(offset, total) ? total : nil
+            return try load(offset, total) ? Step(frame: total) : nil
         }
 
         /// Whether `count` bytes at `offset` here equal those at `otherOffset` in `other` (both loaded).

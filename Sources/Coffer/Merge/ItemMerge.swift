@@ -174,6 +174,7 @@ package enum ItemMerge {
         result.sshPrivateKey = sshKey.value
         if let loser = sshKey.loser { keepSecret("ssh-key", loser) }
         result.passkeys = mergePasskeys(base: twoWay ? nil : base?.passkeys, first.passkeys, second.passkeys)
+        result.files = mergeFiles(base: twoWay ? nil : base?.files, first.files, second.files)
         result.customFields = mergeFields(base: twoWay ? nil : base?.customFields, first.customFields, second.customFields,
                                           item: ours.id, side: side, conflicts: &conflicts, kept: &kept) + kept
         result.extensionFields = pick(\.extensionFields).value
@@ -189,12 +190,25 @@ package enum ItemMerge {
     /// one added on either side since the base is kept; one the base had and a side removed is
     /// removed. The winner's order, then the other side's additions.
     static func mergePasskeys(base: [Passkey]?, _ first: [Passkey], _ second: [Passkey]) -> [Passkey] {
+        mergeByKey(base: base, first, second, key: \.credentialID)
+    }
+
+    /// Files as a set by file id (spec/files.md §9.1), as passkeys are: a file added on each
+    /// side keeps both, one removed on a side is removed, one on both sides is the winner's.
+    static func mergeFiles(base: [AttachedFile]?, _ first: [AttachedFile], _ second: [AttachedFile]) -> [AttachedFile] {
+        mergeByKey(base: base, first, second, key: \.id)
+    }
+
+    /// Elements as a set by `key`: on both sides, the winner's (`first`); added on either side
+    /// since the base, kept; the base's and removed on a side, removed. The winner's order, then
+    /// the other side's additions.
+    static func mergeByKey<T: Equatable, K: Hashable>(base: [T]?, _ first: [T], _ second: [T], key: (T) -> K) -> [T] {
         if first == second || (base != nil && second == base!) { return first }
         if let base, first == base { return second }
-        let a = Set(first.map(\.credentialID)), b = Set(second.map(\.credentialID)), o = Set((base ?? []).map(\.credentialID))
-        let keep: ([UInt8]) -> Bool = { (a.contains($0) && b.contains($0)) || (!o.contains($0) && (a.contains($0) || b.contains($0))) }
-        var seen = Set<[UInt8]>(), out: [Passkey] = []
-        for passkey in first + second where keep(passkey.credentialID) && seen.insert(passkey.credentialID).inserted { out.append(passkey) }
+        let a = Set(first.map(key)), b = Set(second.map(key)), o = Set((base ?? []).map(key))
+        let keep: (K) -> Bool = { (a.contains($0) && b.contains($0)) || (!o.contains($0) && (a.contains($0) || b.contains($0))) }
+        var seen = Set<K>(), out: [T] = []
+        for element in first + second where keep(key(element)) && seen.insert(key(element)).inserted { out.append(element) }
         return out
     }
 

@@ -175,6 +175,7 @@ extension Vault {
             let puts = (report.changed + report.added).map { outcome.items[$0]! }
             report.write = Self.writeKind(puts: puts.count, deletes: report.deleted.count, headerChanges: newSlot.slot != nil)
             guard !dryRun, report.write != .none else { return report }
+            try copyMissingContent(named: puts, from: other)
             try guarded.withLock { state in
                 try checkWritable(state)
                 try applyMerge(puts: puts, deletes: report.deleted, passwordSlot: newSlot.slot, state: &state)

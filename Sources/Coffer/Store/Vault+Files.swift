@@ -130,6 +130,9 @@ struct BlobWriting {
     let vault: Vault
     var staged: Vault.State
     let chunkLog2: UInt8
+    /// Whether the blob goes in a batch of 2 with the put that follows (an attach), or stands
+    /// alone (content a merge copies, before its own write).
+    var batched = true
     var chunkSize: Int { 1 << Int(chunkLog2) }
 
     struct Written {
@@ -146,10 +149,11 @@ struct BlobWriting {
     private var fileKey: SecretKey?
     private var scratch: SecureScratch?
 
-    init(vault: Vault, staged: Vault.State, chunkLog2: UInt8) {
+    init(vault: Vault, staged: Vault.State, chunkLog2: UInt8, batched: Bool = true) {
         self.vault = vault
         self.staged = staged
         self.chunkLog2 = chunkLog2
+        self.batched = batched
     }
 
     mutating func write(from source: inout some FileSource, progress: ((UInt64) -> Void)?) throws -> Written {
@@ -157,8 +161,10 @@ struct BlobWriting {
         fileKey = try keys.fileKey()
         scratch = try SecureScratch()
         blobID = vault.random.bytes(RunRecord.blobIDCount)
-        try emit(try RecordFrame.sealBatchHeader(count: 2, chain: &staged.chain, scratch: scratch!, random: vault.random))
-        staged.records += 1
+        if batched {
+            try emit(try RecordFrame.sealBatchHeader(count: 2, chain: &staged.chain, scratch: scratch!, random: vault.random))
+            staged.records += 1
+        }
         blobStart = staged.end
         let buffer = try LockedBuffer(count: chunkSize * (source.knownLength == nil ? Vault.streamRunChunks : 1))
         if let known = source.knownLength {
@@ -295,4 +301,55 @@ extension Vault {
             while try buffer.withUnsafeMutableBytes({ try reader.read(into: $0) }) > 0 {}
         }
     }
+}
+
+extension Vault {
+    /// spec/files.md §9.2: the content merged items name that this vault lacks, copied from the
+    /// other copy (read with extraction's checks, re-sealed here), once per SHA-256, as blobs
+    /// standing alone and made durable by one sync before the merge's own write. A crash between
+    /// the two leaves blobs no item names (dead), never an item naming absent content. A chunk of
+    /// the other copy that fails a check stops the merge with `vault.file-damaged`; nothing of
+    /// the merge is written.
+    func copyMissingContent(named items: [Item], from other: Vault) throws {
+        var seen = Set<[UInt8]>()
+        let lacking = try withOpenState { state in
+            items.flatMap(\.files).filter { !state.blobs.holds($0.sha256, size: $0.size) && seen.insert($0.sha256).inserted }
+        }
+        guard !lacking.isEmpty else { return }
+        var staged = try guarded.withLock { state in
+            try checkWritable(state)
+            return state
+        }
+        do {
+            for file in lacking {
+                var source = ReaderSource(reader: try other.openContent(of: file))
+                var writing = BlobWriting(vault: self, staged: staged, chunkLog2: source.reader.chunkLog2, batched: false)
+                let written = try writing.write(from: &source, progress: nil)
+                staged = written.staged
+                staged.blobs.add(written.blob)
+            }
+            try guarded.withLock { state in try writeDurably([], .append, state: &state) { $0 = staged } }
+        } catch {
+            guarded.withLock { state in rollBack(&state) }
+            throw error
+        }
+    }
+
+    /// A reader of the content `file` names, whichever item names it (a merge's other copy).
+    func openContent(of file: AttachedFile) throws -> FileReader {
+        try withOpenState { state in
+            guard let keys = state.keys, let blob = state.blobs.blob(holding: file.sha256), blob.size == file.size else {
+                throw CofferError.fileNotFound("the other copy does not hold the content of file \(file.id) either; nothing was merged")
+            }
+            return try FileReader(file: file, blob: blob, handle: try fileSystem.open(path, writable: false), chain: state.chain,
+                                  fileKey: try keys.fileKey())
+        }
+    }
+}
+
+/// A file read from a `FileReader` as the source of a new blob (a merge's copy).
+struct ReaderSource: FileSource {
+    let reader: FileReader
+    var knownLength: UInt64? { reader.file.size }
+    mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try reader.read(into: buffer) }
 }
