@@ -45,6 +45,15 @@ extension Vault {
     /// whether an attach stored its content or found it held already.
     package var fileContentCount: Int { get throws { try withOpenState { $0.blobs.blobs.count } } }
 
+    /// Writes a frame at `offset` of the vault file, not yet synced (under the state lock: the
+    /// handle may be closed meanwhile). The writers' lock is the caller's.
+    func appendingToTheLog(_ frame: [UInt8], at offset: Int) throws {
+        try guarded.withLock { state in
+            guard let handle = state.handle, state.keys != nil else { throw closedError }
+            try frame.withUnsafeBytes { try handle.write($0, at: offset) }
+        }
+    }
+
     /// The chunk size attach writes: 1 MiB (spec/files.md §3.1).
     package static let fileChunkLog2: UInt8 = 20
     /// A stream is written in runs of this many chunks (spec/files.md §6.2).
@@ -92,10 +101,12 @@ extension Vault {
             }
             var staged = start
             do {
-                var writing = BlobWriting(vault: self, staged: staged, chunkLog2: chunkLog2)
-                let written = try writing.write(from: &source, progress: progress)
-                let file = AttachedFile(unchecked: .random(using: random), name: name, mediaType: type, size: written.blob.size,
-                                        sha256: written.blob.sha256, created: created)
+                guard let keys = start.keys else { throw closedError }
+                var writing = try BlobWriting(chain: staged.chain, end: staged.end, chunkLog2: chunkLog2, fileKey: try keys.fileKey(),
+                                              random: random, batched: true, emit: appendingToTheLog)
+                let blob = try writing.write(from: &source, progress: progress)
+                let file = AttachedFile(unchecked: .random(using: random), name: name, mediaType: type, size: blob.size,
+                                        sha256: blob.sha256, created: created)
                 var updated = current
                 updated.files.append(file)
                 updated.modified = Swift.max(current.modified, .now())
@@ -105,8 +116,9 @@ extension Vault {
                         // §6.3: held already: the blob just written is cut off, the put alone follows.
                         try handle.truncate(to: staged.end)
                     } else {
-                        staged = written.staged
-                        staged.blobs.add(written.blob)
+                        (staged.chain, staged.end) = (writing.chain, writing.end)
+                        staged.records += writing.records
+                        staged.blobs.add(blob)
                     }
                     let frame = try stagePut(updated, at: staged.end, into: &staged, scratch: state.scratch)
                     try frame.withUnsafeBytes { try handle.write($0, at: staged.end) }
@@ -122,50 +134,52 @@ extension Vault {
     }
 }
 
-/// Writes one file's content after a vault's last frame as a batch record of 2 and a blob (its
-/// run frames, chunk frames and end record), nothing synced (spec/files.md §6.1–§6.2): the
-/// caller appends the item's put and syncs once. Plaintext is held in locked, wiped memory:
-/// one chunk for a source of known length, a run of 8 for a stream.
+/// Writes one file's content as a blob (spec/files.md §6.1–§6.2): optionally a batch record of
+/// 2 first (an attach, whose put follows), then its run frames, chunk frames and end record,
+/// each frame handed to `emit` with the offset it goes to; nothing is synced. Plaintext is held
+/// in locked, wiped memory: one chunk for a source of known length, a run of 8 for a stream.
 struct BlobWriting {
-    let vault: Vault
-    var staged: Vault.State
+    /// The chain and the offset the next frame continues; `records` counts the record and run
+    /// frames written (chunk frames are not records).
+    private(set) var chain: RecordChain
+    private(set) var end: Int
+    private(set) var records = 0
     let chunkLog2: UInt8
-    /// Whether the blob goes in a batch of 2 with the put that follows (an attach), or stands
-    /// alone (content a merge copies, before its own write).
-    var batched = true
+    let fileKey: SecretKey
+    let random: any RandomSource
+    /// A batch of 2 (the blob and the put the caller appends), or the blob alone.
+    let batched: Bool
+    let emit: (_ frame: [UInt8], _ offset: Int) throws -> Void
     var chunkSize: Int { 1 << Int(chunkLog2) }
 
-    struct Written {
-        var staged: Vault.State
-        var blob: BlobIndex.Blob
-    }
-
+    private let scratch: SecureScratch
     private var blobID: [UInt8] = []
     private var hasher = SHA256()
     private var runs: [BlobIndex.Run] = []
     private var blobStart = 0
     private var chunksWritten: UInt32 = 0
     private var contentRead: UInt64 = 0
-    private var fileKey: SecretKey?
-    private var scratch: SecureScratch?
 
-    init(vault: Vault, staged: Vault.State, chunkLog2: UInt8, batched: Bool = true) {
-        self.vault = vault
-        self.staged = staged
+    init(chain: RecordChain, end: Int, chunkLog2: UInt8, fileKey: SecretKey, random: any RandomSource, batched: Bool,
+         emit: @escaping (_ frame: [UInt8], _ offset: Int) throws -> Void) throws {
+        self.chain = chain
+        self.end = end
         self.chunkLog2 = chunkLog2
+        self.fileKey = fileKey
+        self.random = random
         self.batched = batched
+        self.emit = emit
+        scratch = try SecureScratch()
     }
 
-    mutating func write(from source: inout some FileSource, progress: ((UInt64) -> Void)?) throws -> Written {
-        guard let keys = staged.keys else { throw vault.closedError }
-        fileKey = try keys.fileKey()
-        scratch = try SecureScratch()
-        blobID = vault.random.bytes(RunRecord.blobIDCount)
+    /// Reads the source to its end and writes its blob; returns what the index holds of it.
+    mutating func write(from source: inout some FileSource, progress: ((UInt64) -> Void)?) throws -> BlobIndex.Blob {
+        blobID = random.bytes(RunRecord.blobIDCount)
         if batched {
-            try emit(try RecordFrame.sealBatchHeader(count: 2, chain: &staged.chain, scratch: scratch!, random: vault.random))
-            staged.records += 1
+            try put(try RecordFrame.sealBatchHeader(count: 2, chain: &chain, scratch: scratch, random: random))
+            records += 1
         }
-        blobStart = staged.end
+        blobStart = end
         let buffer = try LockedBuffer(count: chunkSize * (source.knownLength == nil ? Vault.streamRunChunks : 1))
         if let known = source.knownLength {
             try writeKnown(length: known, from: &source, buffer: buffer, progress: progress)
@@ -173,12 +187,11 @@ struct BlobWriting {
             try writeStream(from: &source, buffer: buffer, progress: progress)
         }
         let sha256 = Array(hasher.finalize())
-        let end = try EndRecord(blobID: blobID, size: contentRead, sha256: sha256)
-        try emit(try RecordFrame.sealEnd(end, chain: &staged.chain, scratch: scratch!, random: vault.random))
-        staged.records += 1
-        let blob = BlobIndex.Blob(blobID: blobID, size: contentRead, sha256: sha256, chunkLog2: chunkLog2, runs: runs,
-                                  start: blobStart, frameBytes: staged.end - blobStart)
-        return Written(staged: staged, blob: blob)
+        let endRecord = try EndRecord(blobID: blobID, size: contentRead, sha256: sha256)
+        try put(try RecordFrame.sealEnd(endRecord, chain: &chain, scratch: scratch, random: random))
+        records += 1
+        return BlobIndex.Blob(blobID: blobID, size: contentRead, sha256: sha256, chunkLog2: chunkLog2, runs: runs,
+                              start: blobStart, frameBytes: end - blobStart)
     }
 
     /// One run of `⌈padded(length) / C⌉` chunks; the source must yield exactly `length` bytes.
@@ -242,30 +255,25 @@ struct BlobWriting {
 
     private mutating func beginRun(count: Int, runBytes: UInt64) throws {
         let run = try RunRecord(blobID: blobID, chunkLog2: chunkLog2, firstIndex: chunksWritten, count: UInt32(count), runBytes: runBytes)
-        let frame = try RecordFrame.sealRun(run, chain: &staged.chain, scratch: scratch!, random: vault.random)
-        runs.append(BlobIndex.Run(chunkOffset: staged.end + frame.count, firstSeq: staged.chain.nextSeq, firstIndex: chunksWritten,
+        let frame = try RecordFrame.sealRun(run, chain: &chain, scratch: scratch, random: random)
+        runs.append(BlobIndex.Run(chunkOffset: end + frame.count, firstSeq: chain.nextSeq, firstIndex: chunksWritten,
                                   count: UInt32(count), runBytes: runBytes))
-        try emit(frame)
-        staged.records += 1
+        try put(frame)
+        records += 1
     }
 
     /// Hashes the chunk's first `content` bytes, seals the whole chunk as the next chunk frame and writes it.
     private mutating func sealChunk(_ chunk: UnsafeRawBufferPointer, content: Int) throws {
         hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: chunk[0..<content]))
         contentRead += UInt64(content)
-        let frame = try ChunkFrame.seal(chunk, blobID: blobID, index: chunksWritten, chain: &staged.chain, fileKey: fileKey!, random: vault.random)
+        let frame = try ChunkFrame.seal(chunk, blobID: blobID, index: chunksWritten, chain: &chain, fileKey: fileKey, random: random)
         chunksWritten += 1
-        try emit(frame)
+        try put(frame)
     }
 
-    /// Writes `frame` after the frames staged so far (under the vault's lock: the handle may close).
-    private mutating func emit(_ frame: [UInt8]) throws {
-        let at = staged.end
-        try vault.guarded.withLock { state in
-            guard let handle = state.handle, state.keys != nil else { throw vault.closedError }
-            try frame.withUnsafeBytes { try handle.write($0, at: at) }
-        }
-        staged.end += frame.count
+    private mutating func put(_ frame: [UInt8]) throws {
+        try emit(frame, end)
+        end += frame.count
     }
 
     /// Reads until `buffer` is full or the source ends; returns the bytes read.
@@ -321,12 +329,16 @@ extension Vault {
             return state
         }
         do {
+            guard let keys = staged.keys else { throw closedError }
+            let fileKey = try keys.fileKey()
             for file in lacking {
                 var source = ReaderSource(reader: try other.openContent(of: file))
-                var writing = BlobWriting(vault: self, staged: staged, chunkLog2: source.reader.chunkLog2, batched: false)
-                let written = try writing.write(from: &source, progress: nil)
-                staged = written.staged
-                staged.blobs.add(written.blob)
+                var writing = try BlobWriting(chain: staged.chain, end: staged.end, chunkLog2: source.reader.chunkLog2, fileKey: fileKey,
+                                              random: random, batched: false, emit: appendingToTheLog)
+                let blob = try writing.write(from: &source, progress: nil)
+                (staged.chain, staged.end) = (writing.chain, writing.end)
+                staged.records += writing.records
+                staged.blobs.add(blob)
             }
             try guarded.withLock { state in try writeDurably([], .append, state: &state) { $0 = staged } }
         } catch {

@@ -115,12 +115,6 @@ extension Vault {
 
     func compact(_ state: inout State, newKeys: VaultKeys?, keyslots: [Keyslot]? = nil) throws {
         guard let keys = state.keys else { throw closedError }
-        // Compaction and rekey re-seal file content (spec/files.md §8.2, §8.3): not built yet
-        // (docs/plan-issue-38.md step 8), and dropping the content would orphan the files.
-        guard state.blobs.isEmpty else {
-            throw CofferError.unsupportedVersion(
-                "this vault holds file content, which this Coffer cannot compact or re-key yet (spec/files.md §8); nothing was changed")
-        }
         let keys2 = newKeys ?? keys
         var header = state.header
         header.logID = random.bytes(16)
@@ -131,6 +125,8 @@ extension Vault {
         index.reserveCapacity(state.index.count)
         var offset = headerBytes.count
         let live = state.index.entries.sorted { $0.offset < $1.offset }
+        var blobs = BlobIndex()
+        var blobRecords = 0
         let sealScratch = try SecureScratch()
         try rewrite(state: &state) { [state] write in
             try write(headerBytes)
@@ -153,13 +149,29 @@ extension Vault {
                 }
             }
             try write(buffer)
+            // Then the live content, one blob per SHA-256, each one run re-sealed at its new place
+            // (spec/files.md §8.2); dead blobs and second copies are dropped unread.
+            try withoutActuallyEscaping(write) { write in
+                for old in Self.liveBlobs(state) {
+                    let described = AttachedFile(unchecked: FileID(bytes: old.blobID)!, name: "the file content at offset \(old.start)",
+                                                 mediaType: "", size: old.size, sha256: old.sha256, created: Timestamp(millisecondsSince1970: 0))
+                    var source = ReaderSource(reader: try FileReader(file: described, blob: old, handle: try fileSystem.open(path, writable: false),
+                                                                     chain: state.chain, fileKey: try keys.fileKey()))
+                    var writing = try BlobWriting(chain: chain, end: offset, chunkLog2: old.chunkLog2, fileKey: try keys2.fileKey(),
+                                                  random: random, batched: false) { frame, _ in try write(frame) }
+                    blobs.add(try writing.write(from: &source, progress: nil))
+                    (chain, offset) = (writing.chain, writing.end)
+                    blobRecords += writing.records
+                }
+            }
         } commit: { state in
             state.header = header
             state.headerLength = headerBytes.count
             state.keys = keys2
             state.chain = chain
             state.index = index
-            state.records = index.count
+            state.blobs = blobs
+            state.records = index.count + blobRecords
             state.end = offset
         }
     }
@@ -180,5 +192,18 @@ extension Vault {
             state.poisoned = true
             throw error
         }
+    }
+}
+
+extension Vault {
+    /// The blobs compaction keeps (spec/files.md §8.2): the first of each SHA-256 that a live
+    /// item names, in the order they stand in the file.
+    static func liveBlobs(_ state: State) -> [BlobIndex.Blob] {
+        guard !state.blobs.isEmpty else { return [] }
+        var named = Set<[UInt8]>()
+        for entry in state.index.entries {
+            for file in state.index.withText(entry, ItemCodec.indexedFiles) { named.insert(file.sha256) }
+        }
+        return named.compactMap { state.blobs.blob(holding: $0) }.sorted { $0.start < $1.start }
     }
 }

@@ -193,7 +193,8 @@ extension Vault {
 
     func compactIfNeeded(_ state: inout State) throws {
         let dead = state.records - state.index.count
-        // A vault with file content waits for spec/files.md §8.2's own rule (not built yet).
+        // A vault with file content waits for spec/files.md §8.2's own rule, by bytes (not built
+        // yet): `coffer compact` compacts it.
         if state.blobs.isEmpty && dead > Self.autoCompactionThreshold && dead > state.index.count {
             try compact(&state, newKeys: nil)
         }

@@ -239,7 +239,7 @@ struct DetachCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "detach",
         abstract: "Remove a file from an item.",
-        discussion: "An edit of the item: `coffer undo` brings the file back; the content stays in the vault file.")
+        discussion: "An edit of the item: `coffer undo` brings the file back until `coffer compact` frees its content.")
 
     @Argument(help: "The item: an id, an id prefix or a name.")
     var item: String
@@ -268,6 +268,6 @@ struct DetachCommand: ParsableCommand {
         let others = found.files.filter { $0.sha256 == attached.sha256 }.count
         Terminal.note("Removed \(attached.name) from \(found.title); "
             + (others > 0 ? "its content stays: \(others) other file(s) use it"
-                : "its content stays in the vault file (this Coffer does not compact file content yet); coffer undo brings the file back"))
+                : "its content is freed by the next compaction (coffer compact); until then coffer undo brings the file back"))
     }
 }

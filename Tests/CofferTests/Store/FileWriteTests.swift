@@ -153,7 +153,7 @@ struct FileWriteTests {
         #expect(try vault.get(item.id).files.count == 128)
     }
 
-    @Test("Detaching is an edit: the content stays (dead) until a compaction; attaching it again writes the put alone")
+    @Test("Detaching is an edit: the content stays (dead); attaching it again writes the put alone")
     func detachLeavesTheContent() throws {
         let vault = try Fixtures.createVault(in: directory)
         let item = Item(title: "passport")
@@ -170,8 +170,46 @@ struct FileWriteTests {
         let reopened = try Vault.open(at: path, password: Fixtures.password, mode: .readOnly)
         let (out, error) = try FileReplayTests.extract(reopened, item.id, again.id)
         #expect(error == nil && out == bytes)
-        // Until compaction can re-seal content (docs/plan-issue-38.md step 8) it refuses, and changes nothing.
-        #expect(BoundaryTests.code { try vault.compact() } == .unsupportedVersion)
+    }
+
+    @Test("Compaction keeps live content once, one run each, re-sealed; drops dead content unread; a rekey re-seals every chunk")
+    func compactionAndRekeyReSealContent() throws {
+        let vault = try Fixtures.createVault(in: directory)
+        let one = Item(title: "one"), two = Item(title: "two")
+        try vault.add(one)
+        try vault.add(two)
+        let a = Self.content(30_000, seed: 1), b = Self.content(60_000, seed: 2), c = Self.content(70_000, seed: 3)
+        let fileA = try attach(vault, one.id, a, name: "a.pdf")
+        _ = try attach(vault, two.id, b, name: "b.pdf")
+        let fileC = try attach(vault, two.id, c, name: "c.bin", stream: true)  // three runs
+        let fileA2 = try attach(vault, two.id, a, name: "a-again.pdf")  // held: no second blob
+        var detached = try vault.get(two.id)
+        detached.files.removeAll { $0.name == "b.pdf" }
+        try vault.update(detached)
+        let before = try fileSize
+        try vault.compact()
+        let after = try fileSize
+        #expect(after < before - 50_000, "\(before) → \(after)")
+        let blobs = try vault.withOpenState { $0.blobs.blobs }
+        #expect(blobs.count == 2 && blobs.allSatisfy { $0.runs.count == 1 })
+        for reader in [vault, try Vault.open(at: path, password: Fixtures.password, mode: .readOnly)] {
+            for (item, file, bytes) in [(one.id, fileA, a), (two.id, fileC, c), (two.id, fileA2, a)] {
+                let (out, error) = try FileReplayTests.extract(reader, item, file.id)
+                #expect(error == nil && out == bytes, "\(file.name)")
+            }
+            _ = try reader.verify()
+        }
+        // A rekey: a new vault key, every chunk sealed anew; the old key opens none of them.
+        let oldKey = try vault.withOpenState { $0.keys!.vaultKey }
+        try vault.rekey(password: Fixtures.password, kdf: .minimal)
+        let (out, error) = try FileReplayTests.extract(vault, two.id, fileC.id)
+        #expect(error == nil && out == c)
+        #expect(BoundaryTests.code { _ = try Vault.open(at: path, vaultKey: oldKey.bytes, mode: .readOnly) } == .tampered)
+        let newKeys = try vault.withOpenState { $0.keys! }
+        #expect(try newKeys.fileKey() != VaultKeys(vaultKey: oldKey).fileKey())
+        let reopened = try Vault.open(at: path, password: Fixtures.password, mode: .readOnly)
+        #expect(try FileReplayTests.extract(reopened, one.id, fileA.id).bytes == a)
+        _ = try reopened.verify()
     }
 
     @Test("DescriptorFileSource: a regular file has its length from fstat, a pipe is a stream; both attach whole")
