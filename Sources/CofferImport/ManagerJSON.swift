@@ -148,7 +148,9 @@ enum DashlaneJSON {
             custom.append(CustomField(name: key, value: try Secret(value)))
             result.keptAsField(key)
         }
-        guard let title = ManagerJSON.text(entry["title"]) ?? custom.first.map({ $0.value.reveal() }) else {
+        // The title, else the first value that is not blank (a title of spaces names nothing).
+        let candidates = [ManagerJSON.text(entry["title"])] + custom.map { Optional($0.value.reveal()) }
+        guard let title = candidates.lazy.compactMap({ $0 }).first(where: { !$0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }) else {
             throw ManagerJSON.RowError(reason: "an empty \(kind) entry")
         }
         result.append(try ManagerJSON.item(kind: .secureNote, title: title, username: nil, password: nil, urls: [],
