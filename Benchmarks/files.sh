@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Files in the vault against Debian's `age` (issue 38, spec/files.md §15): attaching and
+# extracting one file of random bytes (256 MiB unless FILES_MIB says) against `age` encrypting and
+# decrypting the same file to an X25519 recipient, as ratios of wall times from one run (this VM's
+# timings vary between runs: compare within a run); each command's peak RSS from /usr/bin/time
+# beside `coffer info` on the same vault (the open vault's own memory); and opening a vault of
+# 1,000 items that also holds 4 such files against the same items without them (`coffer ls`,
+# hyperfine). Coffer's attach and extract sync what they write; age does not: the line with
+# `sync` adds a `sync --data` of age's output, for equal durability. A temporary vault with the
+# test KDF (only file work is timed).
+#
+#   Benchmarks/files.sh                        # results: Benchmarks/Results/files.json
+#   FILES_MIB=64 Benchmarks/files.sh           # a smaller file
+#   COFFER=path/to/coffer Benchmarks/files.sh  # another binary (no build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+mib=${FILES_MIB:-256}
+for tool in age age-keygen hyperfine /usr/bin/time python3; do
+  command -v "$tool" >/dev/null || { echo "files: $tool is not installed (apt-get install age hyperfine time); skipping"; exit 0; }
+done
+if [ -z "${COFFER:-}" ]; then
+  swift build -c release --product coffer >&2
+  COFFER="$root/.build/release/coffer"
+fi
+work=$(mktemp -d /tmp/coffer-files.XXXXXX)
+export HOME="$work/home" XDG_RUNTIME_DIR="$work/runtime"
+mkdir -p "$HOME"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+printf 'files-bench-Passw0rd-2026\n' > pw
+vault=(--vault v.coffer --password-file pw)
+"$COFFER" init --kdf insecure-test-only "${vault[@]}" 2>/dev/null
+"$COFFER" add Passport --no-password "${vault[@]}" >/dev/null 2>&1
+head -c $((mib << 20)) /dev/urandom > big.bin
+age-keygen -o key.txt 2>/dev/null
+recipient=$(age-keygen -y key.txt)
+
+# One measurement: wall seconds and peak RSS in KiB of a command.
+measure() { /usr/bin/time -f '%e %M' -o "$work/time.txt" "$@" >/dev/null 2>&1; cat "$work/time.txt"; }
+sync --file-system . || true
+read -r coffer_attach coffer_attach_kib < <(measure "$COFFER" attach Passport big.bin "${vault[@]}")
+read -r age_encrypt age_encrypt_kib < <(measure age -r "$recipient" -o big.age big.bin)
+read -r age_encrypt_sync _ < <(measure sh -c "age -r '$recipient' -o big2.age big.bin && sync --data big2.age")
+read -r coffer_extract coffer_extract_kib < <(measure "$COFFER" extract Passport big.bin --output out.bin "${vault[@]}")
+read -r age_decrypt age_decrypt_kib < <(measure age -d -i key.txt -o out.age.bin big.age)
+read -r age_decrypt_sync _ < <(measure sh -c "age -d -i key.txt -o out2.age.bin big.age && sync --data out2.age.bin")
+read -r _ info_kib < <(measure "$COFFER" info "${vault[@]}")
+cmp -s big.bin out.bin || { echo "files: the extracted file differs" >&2; exit 1; }
+cmp -s big.bin out.age.bin || { echo "files: age's output differs" >&2; exit 1; }
+
+# Opening: 1,000 items, then the same vault with 4 files of the size above attached.
+python3 - "$work/items.csv" <<'EOF'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("title,username,password,url\n")
+    for i in range(1000):
+        f.write(f"site{i}.example,user{i},pw-{i:06d}-x,https://site{i}.example/\n")
+EOF
+for name in plain files; do
+  "$COFFER" init --kdf insecure-test-only --vault "$name.coffer" --password-file pw 2>/dev/null
+  "$COFFER" import items.csv --from csv --vault "$name.coffer" --password-file pw >/dev/null 2>&1
+done
+for k in 1 2 3 4; do
+  head -c $((mib << 20)) /dev/urandom > "f$k.bin"
+  "$COFFER" attach site$k.example "f$k.bin" --vault files.coffer --password-file pw >/dev/null 2>&1
+  rm "f$k.bin"
+done
+hyperfine --warmup 3 --runs 20 --export-json open.json \
+  "$COFFER ls --vault plain.coffer --password-file pw" "$COFFER ls --vault files.coffer --password-file pw" >/dev/null 2>&1
+
+mkdir -p "$root/Benchmarks/Results"
+python3 - "$root/Benchmarks/Results/files.json" "$mib" "$coffer_attach" "$age_encrypt" "$age_encrypt_sync" \
+  "$coffer_extract" "$age_decrypt" "$age_decrypt_sync" "$coffer_attach_kib" "$coffer_extract_kib" "$info_kib" \
+  "$age_encrypt_kib" "$age_decrypt_kib" "$(stat -c %s files.coffer)" <<'EOF'
+import json, sys
+out, mib = sys.argv[1], int(sys.argv[2])
+attach, enc, enc_sync, extract, dec, dec_sync = map(float, sys.argv[3:9])
+attach_kib, extract_kib, info_kib, enc_kib, dec_kib, files_bytes = map(int, sys.argv[9:15])
+runs = json.load(open("open.json"))["results"]
+plain, files = runs[0]["mean"], runs[1]["mean"]
+result = {
+    "file_mib": mib,
+    "attach_s": attach, "age_encrypt_s": enc, "age_encrypt_and_sync_s": enc_sync,
+    "attach_over_age": round(attach / enc, 2), "attach_over_age_with_sync": round(attach / enc_sync, 2),
+    "extract_s": extract, "age_decrypt_s": dec, "age_decrypt_and_sync_s": dec_sync,
+    "extract_over_age": round(extract / dec, 2), "extract_over_age_with_sync": round(extract / dec_sync, 2),
+    "peak_kib": {"attach": attach_kib, "extract": extract_kib, "info": info_kib, "age_encrypt": enc_kib, "age_decrypt": dec_kib},
+    "above_open_vault_mib": {"attach": round((attach_kib - info_kib) / 1024, 1), "extract": round((extract_kib - info_kib) / 1024, 1)},
+    "open_1k_items_s": plain, "open_1k_items_with_4_files_s": files, "open_with_files_over_without": round(files / plain, 3),
+    "vault_with_files_bytes": files_bytes,
+}
+json.dump(result, open(out, "w"), indent=1)
+print(json.dumps(result, indent=1))
+EOF
