@@ -59,22 +59,22 @@ with open(sys.argv[1], "w") as f:
     for i in range(1000):
         f.write(f"site{i}.example,user{i},pw-{i:06d}-x,https://site{i}.example/\n")
 EOF
-for name in plain files; do
+for name in bare loaded; do
   "$COFFER" init --kdf insecure-test-only --vault "$name.coffer" --password-file pw 2>/dev/null
   "$COFFER" import items.csv --from csv --vault "$name.coffer" --password-file pw >/dev/null 2>&1
 done
 for k in 1 2 3 4; do
   head -c $((mib << 20)) /dev/urandom > "f$k.bin"
-  "$COFFER" attach site$k.example "f$k.bin" --vault files.coffer --password-file pw >/dev/null 2>&1
+  "$COFFER" attach site$k.example "f$k.bin" --vault loaded.coffer --password-file pw >/dev/null 2>&1
   rm "f$k.bin"
 done
 hyperfine --warmup 3 --runs 20 --export-json open.json \
-  "$COFFER ls --vault plain.coffer --password-file pw" "$COFFER ls --vault files.coffer --password-file pw" >/dev/null 2>&1
+  "$COFFER ls --vault bare.coffer --password-file pw" "$COFFER ls --vault loaded.coffer --password-file pw" >/dev/null 2>&1
 
 mkdir -p "$root/Benchmarks/Results"
 python3 - "$root/Benchmarks/Results/files.json" "$mib" "$coffer_attach" "$age_encrypt" "$age_encrypt_sync" \
   "$coffer_extract" "$age_decrypt" "$age_decrypt_sync" "$coffer_attach_kib" "$coffer_extract_kib" "$info_kib" \
-  "$age_encrypt_kib" "$age_decrypt_kib" "$(stat -c %s files.coffer)" <<'EOF'
+  "$age_encrypt_kib" "$age_decrypt_kib" "$(stat -c %s loaded.coffer)" <<'EOF'
 import json, sys
 out, mib = sys.argv[1], int(sys.argv[2])
 attach, enc, enc_sync, extract, dec, dec_sync = map(float, sys.argv[3:9])
