@@ -45,13 +45,17 @@ BIG = 10_000     # items of the open and import scenarios (the issue's 10k)
 #    whether a worker is created or reused moves futex waits, thread starts, a few reads, maps
 #    and allocations (two runs of verify-10k: futex 21/27, rt_sigprocmask 13/9, allocations
 #    65,215/65,216). Each kind of system call may rise by 16 and allocations by 64: one more
-#    per record at 10k records is 10,000, still caught.
+#    per record at 10k records is 10,000, still caught. Dispatch's manager thread waits on a
+#    timer for idle workers, so its epoll_wait, epoll_ctl and timerfd_settime follow elapsed time,
+#    not work: a loaded CI machine saw verify-10k's epoll_wait at 23 against 3 (2026-11-27); they
+#    are not gated for these scenarios.
 #  - "random": `gen` draws until its rules are met, a random number of times: allocations
 #    (2,152/2,807) and getrandom follow the draws and are not gated; instructions moved 0.87 %
 #    between two runs of `gen --words 6`, so they may rise 5 %.
 WIDENED = {
     None: {"instructions": TOLERANCE, "allocations": 0, "syscalls": 0, "ungated_syscalls": set()},
-    "parallel": {"instructions": TOLERANCE, "allocations": 64, "syscalls": 16, "ungated_syscalls": set()},
+    "parallel": {"instructions": TOLERANCE, "allocations": 64, "syscalls": 16,
+                 "ungated_syscalls": {"epoll_wait", "epoll_ctl", "timerfd_settime"}},
     "random": {"instructions": 0.05, "allocations": None, "syscalls": 0, "ungated_syscalls": {"getrandom"}},
 }
 PASSWORD = "cost-bench-Passw0rd-2026"
