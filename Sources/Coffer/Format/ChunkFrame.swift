@@ -43,8 +43,10 @@ enum ChunkFrame {
     /// next frame of `chain`, into `frame` (exactly `frameCount(chunkLength: chunk.count)` bytes),
     /// and advances the chain past it, as sealing a record does.
     /// - Throws: `crypto.invalid-argument` for a chunk, blob id or frame buffer of the wrong size.
+    /// With `bodyCheck` false the frame's last 8 bytes stay zero until `RecordFrame.writeBodyCheck`
+    /// fills them (the chain needs only the tag, so the next chunk can be sealed meanwhile).
     static func seal(_ chunk: UnsafeRawBufferPointer, blobID: [UInt8], index: UInt32, chain: inout RecordChain, fileKey: SecretKey,
-                     random: some RandomSource, into frame: UnsafeMutableRawBufferPointer) throws {
+                     random: some RandomSource, bodyCheck: Bool = true, into frame: UnsafeMutableRawBufferPointer) throws {
         guard chunkLengthBounds.contains(chunk.count) else {
             throw CofferError.invalidArgument("a chunk holds \(chunkLengthBounds) bytes, not \(chunk.count)")
         }
@@ -59,7 +61,7 @@ enum ChunkFrame {
         try chain.lastTag.withUnsafeBytes { previousTag in
             try blobID.withUnsafeBytes { id in
                 try withAssociatedData(chain: chain, seq: seq, previousTag: previousTag, blobID: id, index: index) { ad in
-                    try RecordFrame.sealBody(chunk, seq: seq, associatedData: ad, key: fileKey, random: random,
+                    try RecordFrame.sealBody(chunk, seq: seq, associatedData: ad, key: fileKey, random: random, bodyCheck: bodyCheck,
                                              into: UnsafeMutableRawBufferPointer(rebasing: frame[RecordFrame.frameHeaderCount...]))
                 }
             }
@@ -69,9 +71,11 @@ enum ChunkFrame {
 
     /// `seal(…, into:)` into a new array: the whole frame.
     static func seal(_ chunk: UnsafeRawBufferPointer, blobID: [UInt8], index: UInt32, chain: inout RecordChain, fileKey: SecretKey,
-                     random: some RandomSource) throws -> [UInt8] {
+                     random: some RandomSource, bodyCheck: Bool = true) throws -> [UInt8] {
         var frame = [UInt8](repeating: 0, count: frameCount(chunkLength: chunk.count))
-        try frame.withUnsafeMutableBytes { try seal(chunk, blobID: blobID, index: index, chain: &chain, fileKey: fileKey, random: random, into: $0) }
+        try frame.withUnsafeMutableBytes {
+            try seal(chunk, blobID: blobID, index: index, chain: &chain, fileKey: fileKey, random: random, bodyCheck: bodyCheck, into: $0)
+        }
         return frame
     }
 

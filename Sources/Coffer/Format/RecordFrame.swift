@@ -205,8 +205,10 @@ enum RecordFrame {
     /// Writes `seq ‖ nonce ‖ Seal(key, plaintext, associatedData) ‖ body_check` into `out`, which
     /// holds exactly `bodyOverhead + plaintext.count + bodyCheckCount` bytes: the part of every
     /// frame after its header (record, run and chunk frames alike).
+    /// With `bodyCheck` false the last 8 bytes are left for `writeBodyCheck`, which a writer
+    /// thread runs while the next chunk is sealed (spec/files.md §6.4).
     static func sealBody(_ plaintext: UnsafeRawBufferPointer, seq: UInt64, associatedData: UnsafeRawBufferPointer, key: SecretKey,
-                         random: some RandomSource, into out: UnsafeMutableRawBufferPointer) throws {
+                         random: some RandomSource, bodyCheck: Bool = true, into out: UnsafeMutableRawBufferPointer) throws {
         let bodyLength = bodyOverhead + plaintext.count
         guard out.count == bodyLength + bodyCheckCount else {
             throw CofferError.invalidArgument("a frame body of \(bodyLength) bytes needs \(bodyLength + bodyCheckCount), got \(out.count)")
@@ -219,9 +221,15 @@ enum RecordFrame {
             plaintext, associatedData: associatedData, key: key, nonce: UnsafeRawBufferPointer(nonce),
             into: UnsafeMutableRawBufferPointer(start: body.advanced(by: 8 + XChaCha20Poly1305.nonceCount),
                                                 count: plaintext.count + XChaCha20Poly1305.tagCount))
+        if bodyCheck { writeBodyCheck(body: out) }
+    }
+
+    /// Fills the last 8 bytes of `body ‖ body_check` with the first 8 bytes of `H(body)`.
+    static func writeBodyCheck(body out: UnsafeMutableRawBufferPointer) {
+        let bodyLength = out.count - bodyCheckCount
         withUnsafeTemporaryAllocation(byteCount: 32, alignment: 8) { digest in
-            BLAKE2b.hash(UnsafeRawBufferPointer(start: body, count: bodyLength), into: digest)
-            body.advanced(by: bodyLength).copyMemory(from: digest.baseAddress!, byteCount: bodyCheckCount)
+            BLAKE2b.hash(UnsafeRawBufferPointer(start: out.baseAddress!, count: bodyLength), into: digest)
+            out.baseAddress!.advanced(by: bodyLength).copyMemory(from: digest.baseAddress!, byteCount: bodyCheckCount)
         }
     }
 

@@ -149,7 +149,8 @@ struct BlobWriting {
     let random: any RandomSource
     /// A batch of 2 (the blob and the put the caller appends), or the blob alone.
     let batched: Bool
-    let emit: (_ frame: [UInt8], _ offset: Int) throws -> Void
+    /// Hands each frame to `emit` on its own thread, in order (`FrameWriteLane`).
+    private let lane: FrameWriteLane
     var chunkSize: Int { 1 << Int(chunkLog2) }
 
     private let scratch: SecureScratch
@@ -168,12 +169,24 @@ struct BlobWriting {
         self.fileKey = fileKey
         self.random = random
         self.batched = batched
-        self.emit = emit
+        lane = FrameWriteLane(emit: emit)
         scratch = try SecureScratch()
     }
 
     /// Reads the source to its end and writes its blob; returns what the index holds of it.
+    /// Returns only when every frame is written; on a failure, only when no write is under way.
     mutating func write(from source: inout some FileSource, progress: ((UInt64) -> Void)?) throws -> BlobIndex.Blob {
+        do {
+            let blob = try writeFrames(from: &source, progress: progress)
+            try lane.finish()
+            return blob
+        } catch {
+            lane.abandon()
+            throw error
+        }
+    }
+
+    private mutating func writeFrames(from source: inout some FileSource, progress: ((UInt64) -> Void)?) throws -> BlobIndex.Blob {
         blobID = random.bytes(RunRecord.blobIDCount)
         if batched {
             try put(try RecordFrame.sealBatchHeader(count: 2, chain: &chain, scratch: scratch, random: random))
@@ -266,13 +279,14 @@ struct BlobWriting {
     private mutating func sealChunk(_ chunk: UnsafeRawBufferPointer, content: Int) throws {
         hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: chunk[0..<content]))
         contentRead += UInt64(content)
-        let frame = try ChunkFrame.seal(chunk, blobID: blobID, index: chunksWritten, chain: &chain, fileKey: fileKey, random: random)
+        let frame = try ChunkFrame.seal(chunk, blobID: blobID, index: chunksWritten, chain: &chain, fileKey: fileKey, random: random,
+                                        bodyCheck: false)
         chunksWritten += 1
-        try put(frame)
+        try put(frame, pending: .bodyCheck)
     }
 
-    private mutating func put(_ frame: [UInt8]) throws {
-        try emit(frame, end)
+    private mutating func put(_ frame: [UInt8], pending: FrameWriteLane.Pending = .nothing) throws {
+        try lane.submit(frame, at: end, pending: pending)
         end += frame.count
     }
 
