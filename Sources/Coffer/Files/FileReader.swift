@@ -1,5 +1,6 @@
 import CSodium
 import Crypto
+import Dispatch
 
 /// Reads one file's content in order, chunk by chunk (spec/files.md §5.3). A chunk's bytes are
 /// handed out only once that chunk passed every check at its place; the end of the file is
@@ -24,6 +25,10 @@ public final class FileReader {
     private var pending = 0..<0
     private var failure: CofferError?
     private var ended = false
+    /// Reads and checks the next chunk while the caller's thread opens this one (spec/files.md §6.4).
+    private let readAhead = DispatchQueue(label: "coffer.files.read", qos: .userInitiated)
+    /// The chunk after the one being opened, when it is being read.
+    private var ahead: Fetch?
 
     init(file: AttachedFile, blob: BlobIndex.Blob, handle: any VaultFileHandle, chain: RecordChain, fileKey: SecretKey) throws {
         self.file = file
@@ -34,7 +39,10 @@ public final class FileReader {
         plaintext = try LockedBuffer(count: 1 << Int(blob.chunkLog2))
     }
 
-    deinit { handle.close() }
+    deinit {
+        readAhead.sync {}
+        handle.close()
+    }
 
     /// The chunk size of the content being read (a copy keeps it).
     var chunkLog2: UInt8 { blob.chunkLog2 }
@@ -78,6 +86,8 @@ public final class FileReader {
 
     /// Closes the reader's descriptor; further reads fail with `store.locked`.
     public func close() {
+        readAhead.sync {}
+        ahead = nil
         handle.close()
         if failure == nil { failure = CofferError.locked("the file reader was closed") }
     }
@@ -86,54 +96,106 @@ public final class FileReader {
         CofferError.fileDamaged(problem, chunk: chunk, "'\(file.name)' is damaged: \(words)")
     }
 
-    /// Opens the next chunk into `plaintext` (spec/files.md §5.3's checks in order) and makes
-    /// its content bytes pending; checks its padding and hashes what it releases.
-    private func openNextChunk() throws {
+    /// Where chunk `position` of run `run` lies, and what it must carry.
+    private struct Place {
+        let index: Int, length: Int, frameOffset: Int, seq: UInt64
+        /// The run's frame and last chunk frame: the sequence numbers a misplaced frame is compared with.
+        let runSeq: UInt64, lastSeq: UInt64
+    }
+
+    private func place(run: Int, position: Int) -> Place {
         let current = blob.runs[run]
         let chunkSize = 1 << Int(blob.chunkLog2)
         let count = Int(current.count)
         let length = position == count - 1 ? Int(current.runBytes) - (count - 1) * chunkSize : chunkSize
-        let index = Int(current.firstIndex) + position
-        let frameOffset = current.chunkOffset + position * (chunkSize + ChunkFrame.overhead)
-        let frameCount = ChunkFrame.frameCount(chunkLength: length)
-        let seq = current.firstSeq + UInt64(position)
-        let tagAndCheck = XChaCha20Poly1305.tagCount + RecordFrame.bodyCheckCount
-        let bytes: [UInt8]
+        let runSeq = current.firstSeq - 1
+        return Place(index: Int(current.firstIndex) + position, length: length,
+                     frameOffset: current.chunkOffset + position * (chunkSize + ChunkFrame.overhead),
+                     seq: current.firstSeq + UInt64(position), runSeq: runSeq, lastSeq: runSeq + UInt64(count) + 1)
+    }
+
+    /// One chunk read ahead on `readAhead`'s thread: the frame with the tag before it, checked up to
+    /// authentication (framing, `seq`, `body_check`; no key is used there). The semaphore orders
+    /// the thread's writes before the reader's reads. The reader's handle is only ever used on
+    /// the read-ahead thread (`close` and `deinit` wait for that thread first), so it is carried here.
+    private final class Fetch: @unchecked Sendable {
+        let place: Place
+        let handle: any VaultFileHandle
+        let done = DispatchSemaphore(value: 0)
+        var bytes: [UInt8] = []
+        var failure: (any Error)?
+        init(place: Place, handle: any VaultFileHandle) { (self.place, self.handle) = (place, handle) }
+    }
+
+    /// Starts reading the chunk at `place` on the read-ahead thread.
+    private func fetch(_ place: Place) -> Fetch {
+        let fetch = Fetch(place: place, handle: handle)
+        readAhead.async {
+            defer { fetch.done.signal() }
+            let tagAndCheck = XChaCha20Poly1305.tagCount + RecordFrame.bodyCheckCount
+            let frameCount = ChunkFrame.frameCount(chunkLength: place.length)
+            do {
+                let bytes = try fetch.handle.read(at: place.frameOffset - tagAndCheck, count: tagAndCheck + frameCount)
+                guard bytes.count == tagAndCheck + frameCount else {
+                    throw CofferError.truncated("the vault file is shorter than when it was opened")
+                }
+                try bytes.withUnsafeBytes { raw in
+                    try ChunkFrame.checkBeforeOpening(UnsafeRawBufferPointer(rebasing: raw[tagAndCheck...]), chunkLength: place.length,
+                                                      seq: place.seq, index: UInt32(place.index))
+                }
+                fetch.bytes = bytes
+            } catch {
+                fetch.failure = error
+            }
+        }
+        return fetch
+    }
+
+    /// Opens the next chunk into `plaintext` (spec/files.md §5.3's checks in order) and makes
+    /// its content bytes pending; checks its padding and hashes what it releases. The chunk after
+    /// it is read and checked meanwhile on the read-ahead thread; its faults are reported only
+    /// when the reader reaches it, so what comes before is still handed out.
+    private func openNextChunk() throws {
+        let current = ahead ?? fetch(place(run: run, position: position))
+        ahead = nil
+        current.done.wait()
+        let count = Int(blob.runs[run].count)
+        if position + 1 < count {
+            ahead = fetch(place(run: run, position: position + 1))
+        } else if run + 1 < blob.runs.count {
+            ahead = fetch(place(run: run + 1, position: 0))
+        }
+        let place = current.place
+        let index = place.index, length = place.length
         do {
-            bytes = try handle.read(at: frameOffset - tagAndCheck, count: tagAndCheck + frameCount)
+            if let failure = current.failure { throw failure }
+            let tagAndCheck = XChaCha20Poly1305.tagCount + RecordFrame.bodyCheckCount
+            try current.bytes.withUnsafeBytes { raw in
+                try blob.blobID.withUnsafeBytes { blobID in
+                    try ChunkFrame.openChecked(UnsafeRawBufferPointer(rebasing: raw[tagAndCheck...]), seq: place.seq,
+                                               previousTag: UnsafeRawBufferPointer(rebasing: raw[0..<XChaCha20Poly1305.tagCount]),
+                                               blobID: blobID, index: UInt32(index), chain: chain, fileKey: fileKey,
+                                               into: UnsafeMutableRawBufferPointer(rebasing: plaintext.bytes[0..<length]))
+                }
+            }
         } catch let error as CofferError where error.code == .truncated {
             throw damaged(.truncated, chunk: index, "chunk \(index) is cut off: the vault file is shorter than when it was opened")
-        }
-        guard bytes.count == tagAndCheck + frameCount else {
-            throw damaged(.truncated, chunk: index, "chunk \(index) is cut off: the vault file is shorter than when it was opened")
-        }
-        try bytes.withUnsafeBytes { raw in
-            let previousTag = UnsafeRawBufferPointer(rebasing: raw[0..<XChaCha20Poly1305.tagCount])
-            let frame = UnsafeRawBufferPointer(rebasing: raw[tagAndCheck...])
-            do {
-                try blob.blobID.withUnsafeBytes { blobID in
-                    try ChunkFrame.open(frame, chunkLength: length, seq: seq, previousTag: previousTag, blobID: blobID,
-                                        index: UInt32(index), chain: chain, fileKey: fileKey,
-                                        into: UnsafeMutableRawBufferPointer(rebasing: plaintext.bytes[0..<length]))
+        } catch let damage as ChunkFrame.Damage {
+            switch damage.problem {
+            case .framing: throw damaged(.framing, chunk: index, "chunk \(index) was cut short, lengthened, or had bytes inserted or removed")
+            case .corrupted: throw damaged(.corrupted, chunk: index, "chunk \(index) fails its checksum (the file was damaged)")
+            case .tampered: throw damaged(.tampered, chunk: index, "chunk \(index) fails authentication (altered or forged)")
+            case .misplaced(let found):
+                if place.runSeq < found && found < place.seq {
+                    throw damaged(.repeated, chunk: index, "chunk \(index) is repeated (an earlier chunk stands in its place)")
+                } else if place.seq < found && found <= place.lastSeq {
+                    throw damaged(.missing, chunk: index, "chunk \(index) is missing (a later chunk stands in its place)")
                 }
-            } catch let damage as ChunkFrame.Damage {
-                switch damage.problem {
-                case .framing: throw damaged(.framing, chunk: index, "chunk \(index) was cut short, lengthened, or had bytes inserted or removed")
-                case .corrupted: throw damaged(.corrupted, chunk: index, "chunk \(index) fails its checksum (the file was damaged)")
-                case .tampered: throw damaged(.tampered, chunk: index, "chunk \(index) fails authentication (altered or forged)")
-                case .misplaced(let found):
-                    let runSeq = current.firstSeq - 1, last = runSeq + UInt64(count) + 1
-                    if runSeq < found && found < seq {
-                        throw damaged(.repeated, chunk: index, "chunk \(index) is repeated (an earlier chunk stands in its place)")
-                    } else if seq < found && found <= last {
-                        throw damaged(.missing, chunk: index, "chunk \(index) is missing (a later chunk stands in its place)")
-                    }
-                    throw damaged(.foreign, chunk: index, "chunk \(index) is out of place (a frame written elsewhere stands in its place)")
-                }
+                throw damaged(.foreign, chunk: index, "chunk \(index) is out of place (a frame written elsewhere stands in its place)")
             }
         }
         // The content's bytes in this chunk; the rest is padding, which must be zero and is never handed out.
-        let start = index * chunkSize
+        let start = index * (1 << Int(blob.chunkLog2))
         let content = Swift.max(0, Swift.min(length, Int(file.size) - start))
         let paddingIsZero = plaintext.bytes[content..<length].allSatisfy { $0 == 0 }
         guard paddingIsZero else { throw damaged(.padding, chunk: index, "the padding after the content in chunk \(index) is not zero") }

@@ -121,6 +121,18 @@ enum ChunkFrame {
               blobID.count == RunRecord.blobIDCount, previousTag.count == XChaCha20Poly1305.tagCount else {
             throw CofferError.invalidArgument("chunk \(index): a chunk of \(chunkLength) bytes is opened from \(frameCount(chunkLength: chunkLength)) frame bytes")
         }
+        try checkBeforeOpening(frame, chunkLength: chunkLength, seq: seq, index: index)
+        try openChecked(frame, seq: seq, previousTag: previousTag, blobID: blobID, index: index, chain: chain, fileKey: fileKey,
+                        into: plaintext)
+    }
+
+    /// The checks of `open` before authentication, in its order: framing, `seq`, `body_check`.
+    /// Needs no key: an extraction runs them on a thread that reads ahead (spec/files.md §5.3).
+    /// - Throws: `ChunkFrame.Damage`; `crypto.invalid-argument` for a frame of the wrong size.
+    static func checkBeforeOpening(_ frame: UnsafeRawBufferPointer, chunkLength: Int, seq: UInt64, index: UInt32) throws {
+        guard chunkLengthBounds.contains(chunkLength), frame.count == frameCount(chunkLength: chunkLength) else {
+            throw CofferError.invalidArgument("chunk \(index): a chunk of \(chunkLength) bytes is opened from \(frameCount(chunkLength: chunkLength)) frame bytes")
+        }
         func damage(_ problem: Damage.Problem, _ what: String) -> Damage {
             Damage(problem: problem, reason: "chunk \(index) (frame \(seq)): \(what)")
         }
@@ -147,12 +159,24 @@ enum ChunkFrame {
         guard RecordFrame.bodyCheckMatches(body, UnsafeRawBufferPointer(rebasing: frame[(frame.count - RecordFrame.bodyCheckCount)...])) else {
             throw damage(.corrupted, "checksum mismatch (the file was damaged)")
         }
+    }
+
+    /// The last step of `open`, for a frame that passed `checkBeforeOpening`:
+    /// `Open(K_file, …, ad_chunk)` into `plaintext` (the frame's chunk length).
+    /// - Throws: `ChunkFrame.Damage` (`tampered`).
+    static func openChecked(_ frame: UnsafeRawBufferPointer, seq: UInt64, previousTag: UnsafeRawBufferPointer, blobID: UnsafeRawBufferPointer,
+                            index: UInt32, chain: RecordChain, fileKey: SecretKey, into plaintext: UnsafeMutableRawBufferPointer) throws {
+        guard frame.count >= overhead, plaintext.count == frame.count - overhead, blobID.count == RunRecord.blobIDCount,
+              previousTag.count == XChaCha20Poly1305.tagCount else {
+            throw CofferError.invalidArgument("chunk \(index): \(plaintext.count) bytes cannot be opened from a frame of \(frame.count)")
+        }
+        let body = UnsafeRawBufferPointer(rebasing: frame[RecordFrame.frameHeaderCount..<(frame.count - RecordFrame.bodyCheckCount)])
         do {
             try withAssociatedData(chain: chain, seq: seq, previousTag: previousTag, blobID: blobID, index: index) { ad in
                 try XChaCha20Poly1305.open(UnsafeRawBufferPointer(rebasing: body[8...]), associatedData: ad, key: fileKey, into: plaintext)
             }
         } catch {
-            throw damage(.tampered, "fails authentication")
+            throw Damage(problem: .tampered, reason: "chunk \(index) (frame \(seq)): fails authentication")
         }
     }
 

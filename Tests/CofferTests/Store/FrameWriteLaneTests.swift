@@ -1,0 +1,84 @@
+import Dispatch
+import Foundation
+import Testing
+@_spi(CofferInternals) @testable import Coffer
+
+/// spec/files.md §6.4: the writer thread beside the sealer keeps the frames' order, completes
+/// each body check, stops at the first failure (no write after it), and gives control back only
+/// when no write is under way, so a roll-back cannot race a late write.
+@Suite("Files: the writer thread")
+struct FrameWriteLaneTests {
+    /// What the writer did, in order, as the thread saw it.
+    final class Log: @unchecked Sendable {
+        let entries = Locked<[(offset: Int, frame: [UInt8])]>([])
+        var offsets: [Int] { entries.withLock { $0.map(\.offset) } }
+    }
+
+    /// A record-form frame of `count` body bytes with a zero body check.
+    static func frame(_ seed: UInt8, count: Int = 64) -> [UInt8] {
+        [UInt8](repeating: 0, count: RecordFrame.frameHeaderCount) + (0..<count).map { UInt8(truncatingIfNeeded: Int(seed) &+ $0) }
+            + [UInt8](repeating: 0, count: RecordFrame.bodyCheckCount)
+    }
+
+    @Test("Frames are written in order at their offsets, each with its body check")
+    func framesKeepTheirOrderAndGetTheirBodyCheck() throws {
+        let log = Log()
+        let lane = FrameWriteLane { frame, offset in log.entries.withLock { $0.append((offset, frame)) } }
+        var offset = 0
+        var sent: [[UInt8]] = []
+        for k in 0..<50 {
+            let frame = Self.frame(UInt8(k))
+            sent.append(frame)
+            try lane.submit(frame, at: offset, pending: k % 2 == 0 ? .bodyCheck : .nothing)
+            offset += frame.count
+        }
+        try lane.finish()
+        #expect(log.offsets == (0..<50).map { $0 * Self.frame(0).count })
+        let written = log.entries.withLock { $0.map(\.frame) }
+        for (k, frame) in written.enumerated() {
+            var expected = sent[k]
+            if k % 2 == 0 {
+                expected.withUnsafeMutableBytes { RecordFrame.writeBodyCheck(body: UnsafeMutableRawBufferPointer(rebasing: $0[RecordFrame.frameHeaderCount...])) }
+                #expect(expected.suffix(RecordFrame.bodyCheckCount) != [UInt8](repeating: 0, count: RecordFrame.bodyCheckCount))
+            }
+            #expect(frame == expected, "frame \(k)")
+        }
+    }
+
+    @Test("After a failed write nothing more is written, and the caller gets that failure")
+    func theFirstFailureStopsTheWrites() throws {
+        let log = Log()
+        let lane = FrameWriteLane { frame, offset in
+            if offset == 3 { throw CofferError.io("the disk is full") }
+            log.entries.withLock { $0.append((offset, frame)) }
+        }
+        var thrown: CofferError?
+        do {
+            for k in 0..<100 { try lane.submit(Self.frame(UInt8(k)), at: k, pending: .bodyCheck) }
+            try lane.finish()
+        } catch let error as CofferError {
+            thrown = error
+            lane.abandon()
+        }
+        #expect(thrown?.code == .io)
+        #expect(log.offsets == [0, 1, 2])
+    }
+
+    @Test("abandon returns only once no write is under way, and drops what was queued")
+    func abandonWaitsForTheWriteUnderWay() throws {
+        let log = Log()
+        let started = DispatchSemaphore(value: 0)
+        let lane = FrameWriteLane { frame, offset in
+            if offset == 0 { started.signal(); usleep(100_000) }
+            log.entries.withLock { $0.append((offset, frame)) }
+        }
+        try lane.submit(Self.frame(0), at: 0, pending: .nothing)
+        try lane.submit(Self.frame(1), at: 1, pending: .nothing)
+        started.wait()
+        lane.abandon()
+        let after = log.offsets
+        #expect(after == [0])
+        usleep(50_000)
+        #expect(log.offsets == after)
+    }
+}
