@@ -308,17 +308,22 @@ public enum Descriptor {
     /// whether every byte was written (false: `errno` says why, when the write failed).
     @discardableResult
     public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { all in
-            // What is left is always a slice of the bytes: no pointer arithmetic to get wrong.
-            var rest = all[...]
-            while !rest.isEmpty {
-                let n = write(fd, UnsafeRawBufferPointer(rebasing: rest).baseAddress, rest.count)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return false }
-                rest = rest.dropFirst(n)
-            }
-            return true
+        bytes.withUnsafeBytes { writeAll(fd, $0) }
+    }
+
+    /// `writeAll` from memory the caller owns (no copy of it is made: a file's plaintext
+    /// written out stays only in the caller's wiped buffer).
+    @discardableResult
+    public static func writeAll(_ fd: Int32, _ all: UnsafeRawBufferPointer) -> Bool {
+        // What is left is always a slice of the bytes: no pointer arithmetic to get wrong.
+        var rest = all[...]
+        while !rest.isEmpty {
+            let n = write(fd, UnsafeRawBufferPointer(rebasing: rest).baseAddress, rest.count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            rest = rest.dropFirst(n)
         }
+        return true
     }
 }
 

@@ -270,4 +270,37 @@ struct CLIFileTests {
             try must(["verify"] + vault(clone), in: clone, coffer: true)
         }
     }
+
+    /// spec/cli.md §4.27: a copy that runs past half a second shows a progress line on a terminal
+    /// ("Attaching NAME… | 1.0 MiB", "Extracting NAME… | 2.0 MiB of 3.0 MiB (66 %)"), on stderr
+    /// only; into a pipe or file nothing is drawn. The slow side is a shell pipeline that pauses
+    /// (a producer for attach, a consumer for extract), so no timing of Coffer's is assumed.
+    @Test func progressShowsOnATerminalOnly() throws {
+        let ws = try workspaceWithItem()
+        let bytes = Self.content(3 << 20, seed: 5)
+        try ws.write("part.bin", bytes)
+        func onTerminal(_ script: String) throws -> String {
+            let tty = try PseudoTerminal()
+            var child = ChildProcess(["/bin/sh", "-c", script, "sh"] + ws.unlock)
+            child.environment = CLI.environment(in: ws, adding: ["TERM": "xterm"])
+            child.directory = ws.path
+            child.stdin = .terminal(tty.slavePath)
+            child.stdout = .terminal(tty.slavePath)
+            child.stderr = .terminal(tty.slavePath)
+            child.newSession = true
+            let running = try child.start()
+            let screen = tty.readToEnd(timeoutSeconds: 60)
+            #expect(try running.wait(timeoutSeconds: 60) == 0, "\(screen.debugDescription)")
+            return screen
+        }
+        let attach = try onTerminal(#"{ head -c 1048576 part.bin; sleep 1.5; tail -c +1048577 part.bin; } | coffer attach Passport - --name part.bin "$@""#)
+        #expect(attach.contains("Attaching part.bin") && attach.contains("1.0 MiB"), "\(attach.debugDescription)")
+        let extract = try onTerminal(#"coffer extract Passport part.bin --output - "$@" | { head -c 1048576 > out.bin; sleep 1.5; cat >> out.bin; }"#)
+        #expect(extract.contains("Extracting part.bin") && extract.contains("of 3.0 MiB ("), "\(extract.debugDescription)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: ws.file("out.bin"))) == Data(bytes))
+
+        // Piped: the same slow copies draw nothing.
+        let piped = try ws.run(["/bin/sh", "-c", #"{ head -c 1048576 part.bin; sleep 1.5; tail -c +1048577 part.bin; } | coffer attach Passport - --name again.bin "$@""#, "sh"] + ws.unlock, viaPath: true)
+        #expect(piped.status == 0 && !piped.stderr.contains("Attaching"), "\(piped)")
+    }
 }

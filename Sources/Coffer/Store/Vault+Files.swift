@@ -63,7 +63,7 @@ extension Vault {
     /// chunks, sealed and written as one batch with the item's put, then one `fdatasync`; only
     /// then is the file acknowledged. A failure (of the source, a write, the sync) or a source
     /// that changes length leaves the vault as it was. Content the vault already holds is not
-    /// written again (§6.3). `progress` gets the bytes read so far, at most once per chunk, with
+    /// written again (§6.3). `progress` gets the bytes read so far, at most once per chunk read, with
     /// no lock of the vault held.
     @discardableResult
     public func attachFile(to item: ItemID, name: String, mediaType: String? = nil, created: Timestamp = .now(),
@@ -233,7 +233,14 @@ struct BlobWriting {
         let runCapacity = buffer.bytes.count
         var held = 0  // bytes of content in `buffer`
         while true {
-            held += try Self.fill(UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[held...]), from: &source)
+            // A chunk at a time, so a slow stream (a pipe) still reports its progress once per chunk read.
+            while held < runCapacity {
+                let slice = held..<Swift.min(runCapacity, (held / chunkSize + 1) * chunkSize)
+                let got = try Self.fill(UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[slice]), from: &source)
+                held += got
+                if got > 0 { progress?(contentRead + UInt64(held)) }
+                guard got == slice.count else { break }
+            }
             guard contentRead + UInt64(held) <= AttachedFile.maximumSize else {
                 throw CofferError.limitExceeded("a file may hold at most \(AttachedFile.maximumSize) bytes; the stream is longer")
             }
@@ -243,7 +250,6 @@ struct BlobWriting {
             try beginRun(count: Vault.streamRunChunks, runBytes: UInt64(runCapacity))
             for k in 0..<Vault.streamRunChunks {
                 try sealChunk(UnsafeRawBufferPointer(rebasing: buffer.bytes[(k * chunkSize)..<((k + 1) * chunkSize)]), content: chunkSize)
-                progress?(contentRead)
             }
             buffer.bytes[0] = next
             held = 1
@@ -262,7 +268,6 @@ struct BlobWriting {
             }
             UnsafeMutableRawBufferPointer(rebasing: chunk.bytes[content..<chunkLength]).initializeMemory(as: UInt8.self, repeating: 0)
             try sealChunk(UnsafeRawBufferPointer(rebasing: chunk.bytes[0..<chunkLength]), content: content)
-            progress?(contentRead)
         }
     }
 

@@ -34,6 +34,15 @@ enum FileReference {
         return String(format: "%.1f %@", value, units[unit])
     }
 
+    /// Seconds a file's copy runs before its progress line shows (a small file never flashes one).
+    static let progressDelay = 0.5
+
+    /// A progress line's count: "12.0 MiB of 256.0 MiB (4 %)", or "12.0 MiB" when the total is not known.
+    static func progress(_ done: UInt64, of total: UInt64?) -> String {
+        guard let total, total > 0 else { return size(done) }
+        return "\(size(done)) of \(size(total)) (\(done * 100 / total) %)"
+    }
+
     static func line(_ file: AttachedFile) -> String {
         "\(file.name)  \(size(file.size))  \(file.mediaType.isEmpty ? "application/octet-stream" : file.mediaType)  sha256 \(file.sha256.map { String(format: "%02x", $0) }.joined())  (id \(file.id.hex.prefix(8)), added \(file.created))"
     }
@@ -100,7 +109,12 @@ struct AttachCommand: ParsableCommand {
         let target = try ItemPicker.pick(item, in: vault)
         let versionBefore = vault.header.version
         let blobsBefore = try vault.fileContentCount
-        let attached = try vault.attachFile(to: target.id, name: fileName, mediaType: mediaType, from: &source)
+        let total = source.knownLength
+        let attached = try Progress.counting("Attaching \(fileName)", after: FileReference.progressDelay) { update in
+            try vault.attachFile(to: target.id, name: fileName, mediaType: mediaType, from: &source) { read in
+                update(FileReference.progress(read, of: total))
+            }
+        }
         Terminal.out(attached.id.hex)
         Terminal.note("Attached \(attached.name) (\(FileReference.size(attached.size)), \(attached.mediaType.isEmpty ? "application/octet-stream" : attached.mediaType)) to \(target.title) (\(target.id.hex.prefix(8))); sha256 \(attached.sha256.map { String(format: "%02x", $0) }.joined())")
         if try vault.fileContentCount == blobsBefore { Terminal.note("its content was already in the vault: stored once") }
@@ -182,10 +196,18 @@ struct ExtractCommand: ParsableCommand {
         let attached = try FileReference.find(file, in: found)
         let reader = try vault.openFile(attached.id, of: found.id)
         defer { reader.close() }
+        let progress = { (body: (_ update: @escaping (String) -> Void) throws -> Void) in
+            try Progress.counting("Extracting \(attached.name)", after: FileReference.progressDelay, body)
+        }
         if output == "-" {
             var written: UInt64 = 0
             do {
-                try copy(reader, to: STDOUT_FILENO) { written += UInt64($0) }
+                try progress { update in
+                    try copy(reader, to: STDOUT_FILENO) {
+                        written += UInt64($0)
+                        update(FileReference.progress(written, of: attached.size))
+                    }
+                }
             } catch {
                 Terminal.note("\(written) bytes of \(attached.name) were written to standard output before the error (each of them the file's)")
                 throw error
@@ -204,7 +226,13 @@ struct ExtractCommand: ParsableCommand {
         defer { unlink(temporary) }
         do {
             defer { close(fd) }
-            try copy(reader, to: fd) { _ in }
+            var written: UInt64 = 0
+            try progress { update in
+                try copy(reader, to: fd) {
+                    written += UInt64($0)
+                    update(FileReference.progress(written, of: attached.size))
+                }
+            }
             guard fsync(fd) == 0 else { throw CLIError(Exit.ioError, "cannot sync \(temporary): \(String(cString: strerror(errno)))") }
             // link(2) never replaces: a file or link that appeared at the target meanwhile stays.
             guard link(temporary, target) == 0 else {
@@ -227,7 +255,8 @@ struct ExtractCommand: ParsableCommand {
         while true {
             let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
             if count == 0 { return }
-            guard Descriptor.writeAll(fd, Array(buffer[0..<count])) else {
+            // Written from the buffer itself: an Array copy would leave the plaintext unwiped on the heap.
+            guard buffer.withUnsafeBytes({ Descriptor.writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[0..<count])) }) else {
                 throw CLIError(Exit.ioError, "cannot write the file's content: \(String(cString: strerror(errno)))")
             }
             wrote(count)
