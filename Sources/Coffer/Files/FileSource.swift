@@ -11,7 +11,7 @@ public protocol FileSource {
 }
 
 /// Content already in memory (tests, small files an app holds).
-public struct BytesFileSource: FileSource {
+public struct BytesFileSource: FileSource, Sendable {
     private let bytes: [UInt8]
     private var offset = 0
 
@@ -29,7 +29,7 @@ public struct BytesFileSource: FileSource {
 
 /// An open file descriptor: a regular file's length comes from `fstat`, anything else (a pipe,
 /// standard input) is read as a stream. The descriptor stays the caller's to close.
-public struct DescriptorFileSource: FileSource {
+public struct DescriptorFileSource: FileSource, Sendable {
     private let descriptor: Int32
     public let knownLength: UInt64?
 

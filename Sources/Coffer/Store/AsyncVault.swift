@@ -54,6 +54,55 @@ public final class AsyncVault: Sendable {
 
     public func verify() async throws -> Vault.VerifyReport { try await serially { try $0.verify() } }
 
+    /// `Vault.attachFile` on the vault's queue (spec/files.md §10): the source is read there.
+    @discardableResult
+    public func attachFile(to item: ItemID, name: String, mediaType: String? = nil, created: Timestamp = .now(),
+                           from source: some FileSource & Sendable) async throws -> AttachedFile {
+        try await serially { vault in
+            var source = source
+            return try vault.attachFile(to: item, name: name, mediaType: mediaType, created: created, from: &source)
+        }
+    }
+
+    /// `Vault.detachFile` on the vault's queue.
+    public func detachFile(_ file: FileID, from item: ItemID) async throws {
+        try await serially { try $0.detachFile(file, from: item) }
+    }
+
+    /// A file's content as a stream of chunks (spec/files.md §10), each handed out only once it
+    /// passed its checks; the stream ends only once the SHA-256 matched, and fails with
+    /// `vault.file-damaged` at the first bad chunk. The reader works on a queue of its own, so a
+    /// long read does not hold the vault's other calls back. The arrays are ordinary memory that
+    /// Swift cannot wipe: an app that cares reads with `Vault.openFile`'s `FileReader`. Ending the
+    /// iteration early stops the reader.
+    public func fileContents(_ file: FileID, of item: ItemID) -> AsyncThrowingStream<[UInt8], any Error> {
+        let vault = self.vault
+        let (stream, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream(bufferingPolicy: .bufferingOldest(2))
+        let stopped = Locked(false)
+        continuation.onTermination = { _ in stopped.withLock { $0 = true } }
+        DispatchQueue(label: "coffer.vault.file", qos: .userInitiated).async {
+            do {
+                let reader = try vault.openFile(file, of: item)
+                defer { reader.close() }
+                var buffer = [UInt8](repeating: 0, count: 1 << 20)
+                defer { secureZero(&buffer) }
+                while !stopped.withLock({ $0 }) {
+                    let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+                    if count == 0 { break }
+                    while case .dropped = continuation.yield(Array(buffer[0..<count])) {
+                        // The consumer is two chunks behind: wait for room rather than lose a chunk.
+                        if stopped.withLock({ $0 }) { break }
+                        ThreadIdentity.sleep(milliseconds: 1)
+                    }
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        return stream
+    }
+
     /// Wipes the keys and closes the file once the calls already made have run.
     public func close() async {
         _ = try? await serially { $0.close() }

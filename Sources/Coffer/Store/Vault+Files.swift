@@ -54,6 +54,24 @@ extension Vault {
         }
     }
 
+    /// Removes file `file` from item `item` (spec/files.md §8.1): an edit of the item (a put
+    /// without that file, `modified` now), one frame and one sync, checked and written under the
+    /// writer's lock so a concurrent edit of the item is not lost. The content stays in the log,
+    /// dead once no live item names it, until a compaction; `undo` brings the file back until then.
+    /// - Throws: `store.item-not-found`, `store.file-not-found`.
+    public func detachFile(_ file: FileID, from item: ItemID) throws {
+        try withWritableState { state in
+            guard let entry = state.index.entry(item) else { throw CofferError.itemNotFound(id: item) }
+            var current = try readItem(entry, state: state)
+            guard current.files.contains(where: { $0.id == file }) else {
+                throw CofferError.fileNotFound("\(current.title) has no file \(file.hex)")
+            }
+            current.files.removeAll { $0.id == file }
+            current.modified = Swift.max(current.modified, .now())
+            try put(current, state: &state)
+        }
+    }
+
     /// The chunk size attach writes: 1 MiB (spec/files.md §3.1).
     package static let fileChunkLog2: UInt8 = 20
     /// A stream is written in runs of this many chunks (spec/files.md §6.2).

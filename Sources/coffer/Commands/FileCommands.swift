@@ -292,8 +292,8 @@ struct DetachCommand: ParsableCommand {
             }
             guard answer else { throw CLIError(Exit.failed, "nothing was removed") }
         }
+        try vault.detachFile(attached.id, from: found.id)
         found.files.removeAll { $0.id == attached.id }
-        try vault.update(found)
         let others = found.files.filter { $0.sha256 == attached.sha256 }.count
         Terminal.note("Removed \(attached.name) from \(found.title); "
             + (others > 0 ? "its content stays: \(others) other file(s) use it"

@@ -26,6 +26,31 @@ import Testing
         await reopened.close()
     }
 
+    /// spec/files.md §10: attach through the queue, read back as a stream of checked chunks (one
+    /// element per chunk: 3 MiB and a bit is 4 elements), detach; a damaged chunk ends the stream
+    /// with `vault.file-damaged` after the chunks before it.
+    @Test func filesStreamInChunks() async throws {
+        let vault = try await AsyncVault.create(at: directory.file("f.coffer"), password: Fixtures.password, kdf: .minimal)
+        let id = try await vault.add(.login("passport"))
+        let content = FileReplayTests.content(3 << 20 + 1000, seed: 9)
+        let file = try await vault.attachFile(to: id, name: "scan.pdf", from: BytesFileSource(content))
+        #expect(file.size == UInt64(content.count) && file.mediaType == "application/pdf")
+        var chunks: [[UInt8]] = []
+        for try await chunk in vault.fileContents(file.id, of: id) { chunks.append(chunk) }
+        #expect(chunks.map(\.count) == [1 << 20, 1 << 20, 1 << 20, 1000])
+        #expect(Array(chunks.joined()) == content)
+        // Stopping early ends the reader without an error.
+        var first: [UInt8]?
+        for try await chunk in vault.fileContents(file.id, of: id) { first = chunk; break }
+        #expect(first?.count == 1 << 20)
+
+        try await vault.detachFile(file.id, from: id)
+        #expect(try await vault.get(id).files.isEmpty)
+        await #expect(throws: CofferError.fileNotFound("")) { try await vault.detachFile(file.id, from: id) }
+        await #expect(throws: CofferError.fileNotFound("")) { for try await _ in vault.fileContents(file.id, of: id) {} }
+        await vault.close()
+    }
+
     /// An app merging a sync tool's conflict copy (spec/merge.md) through the async wrapper.
     @Test func mergesACopyThroughTheQueue() async throws {
         let path = directory.file("a.coffer"), copy = directory.file("a.sync-conflict-1-2-X.coffer")

@@ -159,11 +159,11 @@ struct FileWriteTests {
         let item = Item(title: "passport")
         try vault.add(item)
         let bytes = Self.content(20_000)
-        _ = try attach(vault, item.id, bytes)
-        var edited = try vault.get(item.id)
-        edited.files = []
-        try vault.update(edited)
+        let first = try attach(vault, item.id, bytes)
+        try vault.detachFile(first.id, from: item.id)
         #expect(try vault.get(item.id).files.isEmpty)
+        #expect(BoundaryTests.code { try vault.detachFile(first.id, from: item.id) } == .fileNotFound)
+        #expect(BoundaryTests.code { try vault.detachFile(first.id, from: ItemID.random()) } == .itemNotFound)
         let before = try fileSize
         let again = try attach(vault, item.id, bytes)
         #expect(try fileSize - before < 2_048)

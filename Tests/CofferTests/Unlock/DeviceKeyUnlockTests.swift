@@ -51,6 +51,27 @@ struct DeviceKeyUnlockTests {
         #expect(try opened.get(github.id).password?.reveal() == "hunter2")
     }
 
+    /// spec/files.md §10, the extension path: a vault opened by the device key reads a file (and
+    /// attaches one) with no key derivation on the thread.
+    @Test func aFileIsReadWithNoKeyDerivation() throws {
+        let (device, vault) = try enrolled()
+        let github = try #require(try vault.list().first { $0.title == "github" })
+        let content = FileReplayTests.content(2 << 20 + 7, seed: 4)
+        var source = BytesFileSource(content)
+        let attached = try vault.attachFile(to: github.id, name: "recovery-codes.txt", from: &source)
+        vault.close()
+
+        let before = Argon2id.derivationsOnThisThread
+        let opened = try device.open(mode: .readWrite)
+        defer { opened.close() }
+        let reader = try opened.openFile(attached.id, of: github.id)
+        #expect(try reader.readAll() == content)
+        var more = BytesFileSource(Array("a key file".utf8))
+        let second = try opened.attachFile(to: github.id, name: "key.txt", from: &more)
+        #expect(try opened.openFile(second.id, of: github.id).readAll() == Array("a key file".utf8))
+        #expect(Argon2id.derivationsOnThisThread == before, "the device key must read and attach files without Argon2id")
+    }
+
     @Test func aRekeyOrARevocationEndsIt() throws {
         let (device, vault) = try enrolled()
         try vault.rekey(password: Fixtures.password, kdf: .minimal)
