@@ -172,6 +172,36 @@ struct FileWriteTests {
         #expect(error == nil && out == bytes)
     }
 
+    /// spec/files.md §8.2, "when it runs by itself": with content in the vault, the record rule
+    /// alone no longer compacts; the dead bytes must also reach the live bytes. 1,030 edits of a
+    /// note (dead records past 1,024 and the live count) beside a live file larger than all of
+    /// them leave the log as it is; detaching the file makes the dead bytes the larger, and that
+    /// write compacts: the content is dropped, the items kept.
+    @Test func aVaultWithContentCompactsByItselfOnlyWhenItHalves() throws {
+        let vault = try Fixtures.createVault(in: directory)
+        var note = Item(title: "note")
+        let holder = Item(title: "passport")
+        try vault.add(note)
+        try vault.add(holder)
+        let file = try attach(vault, holder.id, Self.content(1_200_000))
+        let edits = Vault.autoCompactionThreshold + 6
+        for k in 0..<edits {
+            note.notes = "edit \(k)"
+            try vault.update(note)
+        }
+        var info = try vault.info()
+        let bytes = try vault.guarded.withLock { Vault.logBytes($0) }
+        #expect(info.deadRecords >= edits && bytes.dead < bytes.live, "\(info), \(bytes)")
+
+        try vault.detachFile(file.id, from: holder.id)
+        info = try vault.info()
+        #expect(info.deadRecords == 0 && info.records == 2, "\(info)")
+        #expect(try vault.withOpenState { $0.blobs.isEmpty })
+        #expect(try fileSize < 100_000)
+        #expect(try vault.get(note.id).notes == "edit \(edits - 1)")
+        _ = try vault.verify()
+    }
+
     @Test("Compaction keeps live content once, one run each, re-sealed; drops dead content unread; a rekey re-seals every chunk")
     func compactionAndRekeyReSealContent() throws {
         let vault = try Fixtures.createVault(in: directory)
