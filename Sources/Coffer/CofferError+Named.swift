@@ -116,6 +116,10 @@ extension CofferError {
     }
 
     /// `store.ambiguous-item`.
+    package static func ambiguousFile(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
+        CofferError(.ambiguousFile, reason, file: file, line: line)
+    }
+
     package static func ambiguousItem(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
         CofferError(.ambiguousItem, reason, file: file, line: line)
     }

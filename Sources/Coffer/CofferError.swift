@@ -66,6 +66,8 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let fileNotFound = Code(rawValue: "store.file-not-found")
         /// A name matches more than one item (cli.md §4).
         public static let ambiguousItem = Code(rawValue: "store.ambiguous-item")
+        /// A name or id prefix matches more than one file of the item (spec/files.md §12).
+        public static let ambiguousFile = Code(rawValue: "store.ambiguous-file")
         /// The vault was closed (locked): its keys are wiped (unlock.md §1).
         public static let locked = Code(rawValue: "store.locked")
         /// A write to a vault opened read-only (format.md §10).
@@ -169,7 +171,7 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
             .cryptoUnavailable, .invalidArgument, .kdfParametersRefused, .kdfFailed, .kdfOverMemoryBudget, .authenticationFailed,
             .wrongPassword, .notAVault, .headerCorrupted, .tampered, .recordCorrupted, .truncated, .unsupportedVersion,
             .limitExceeded, .malformedItem, .fileDamaged,
-            .vaultMissing, .vaultExists, .vaultBusy, .io, .itemNotFound, .fileNotFound, .ambiguousItem, .locked, .readOnly, .duplicateItem,
+            .vaultMissing, .vaultExists, .vaultBusy, .io, .itemNotFound, .fileNotFound, .ambiguousItem, .ambiguousFile, .locked, .readOnly, .duplicateItem,
             .unsupportedFile, .noPrivateDirectory,
             .wrongPIN, .throttled, .pinDisabled, .pinUnavailable, .deviceKeyUnavailable, .throttleStateTampered, .cancelled,
             .masterPasswordNeeded,

@@ -303,4 +303,21 @@ struct CLIFileTests {
         let piped = try ws.run(["/bin/sh", "-c", #"{ head -c 1048576 part.bin; sleep 1.5; tail -c +1048577 part.bin; } | coffer attach Passport - --name again.bin "$@""#, "sh"] + ws.unlock, viaPath: true)
         #expect(piped.status == 0 && !piped.stderr.contains("Attaching"), "\(piped)")
     }
+
+    /// spec/files.md §12: two files of one item under one name; naming it is exit 1
+    /// `store.ambiguous-file` listing both ids, and an id prefix picks one.
+    @Test func aNameOfTwoFilesIsAmbiguous() throws {
+        let ws = try workspaceWithItem()
+        try ws.write("scan.pdf", Self.content(1000, seed: 1))
+        let first = try ws.coffer("attach", "Passport", ws.file("scan.pdf")).firstLine
+        try ws.write("scan.pdf", Self.content(2000, seed: 2))
+        let second = try ws.coffer("attach", "Passport", ws.file("scan.pdf")).firstLine
+        let ambiguous = try ws.coffer("extract", "Passport", "scan.pdf", "--output", ws.file("out.pdf"))
+        #expect(ambiguous.status == 1 && ambiguous.stderr.contains("[store.ambiguous-file]")
+                && ambiguous.stderr.contains(String(first.prefix(8))) && ambiguous.stderr.contains(String(second.prefix(8))), "\(ambiguous)")
+        #expect(!FileManager.default.fileExists(atPath: ws.file("out.pdf")))
+        let picked = try ws.coffer("extract", "Passport", String(second.prefix(8)), "--output", ws.file("out.pdf"))
+        #expect(picked.status == 0, "\(picked)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: ws.file("out.pdf"))) == Data(Self.content(2000, seed: 2)))
+    }
 }

@@ -21,7 +21,7 @@ enum FileReference {
             let has = item.files.isEmpty ? "it has no files" : "its files: \(listed)"
             throw CofferError.fileNotFound("\(item.title) has no file '\(reference)'; \(has)")
         }
-        throw CofferError.ambiguousItem("'\(reference)' names \(matches.count) files of \(item.title): \(listed); give the id")
+        throw CofferError.ambiguousFile("'\(reference)' names \(matches.count) files of \(item.title): \(listed); give the id")
     }
 
     /// "123 B", "1.5 KiB", "3.0 MiB", "1.2 GiB".

@@ -32,7 +32,7 @@ enum Exit {
     /// The exit code for a core error code (spec/cli.md §5 lists this table).
     static func code(for code: CofferError.Code) -> Int32 {
         switch code {
-        case .itemNotFound, .fileNotFound, .ambiguousItem, .policyViolation, .passkeyCredentialNotAllowed:
+        case .itemNotFound, .fileNotFound, .ambiguousItem, .ambiguousFile, .policyViolation, .passkeyCredentialNotAllowed:
             return failed
         case .invalidRules, .unsatisfiablePolicy, .invalidOption, .invalidArgument, .differentVault:
             return usage
@@ -73,6 +73,7 @@ enum Exit {
         case .vaultExists: return "choose another path with --vault, or remove the old file yourself"
         case .vaultBusy: return nil  // the core's reason already says who holds it and what to do
         case .ambiguousItem: return nil
+        case .ambiguousFile: return "`coffer files ITEM` lists the item's files with their ids"
         case .itemNotFound: return "`coffer ls` lists the items"
         case .wrongPIN: return "try again, or unlock with the master password"
         case .pinDisabled, .pinUnavailable: return "unlock with the master password (and `coffer pin set` to re-enable)"
