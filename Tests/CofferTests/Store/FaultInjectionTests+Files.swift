@@ -55,6 +55,8 @@ extension FaultInjectionTests {
         var effects: [Int: Effect] = [:]
         /// Disk operations once the setup (create, four adds) is done: faults are injected from here.
         var setupOperations = 0
+        /// The header's version then (before the first attach) and at the end.
+        var versions: [FormatVersion] = []
     }
 
     static let fileScriptItems: [Item] = {
@@ -151,7 +153,10 @@ extension FaultInjectionTests {
         }
         defer { vault.close() }
         for (index, op) in ops.enumerated() {
-            if index == setup { run.setupOperations = disk.operations }
+            if index == setup {
+                run.setupOperations = disk.operations
+                run.versions.append(vault.header.version)
+            }
             do {
                 let effect = try perform(op, on: vault)
                 run.effects[index] = effect
@@ -161,6 +166,7 @@ extension FaultInjectionTests {
                 if stopOnFailure { break }
             }
         }
+        run.versions.append(vault.header.version)
         return run
     }
 
@@ -248,6 +254,8 @@ extension FaultInjectionTests {
     func fileScriptRunsClean() throws {
         let (run, operations) = Self.referenceFileRun
         #expect(run.uncertain.isEmpty)
+        // The first attach under faults upgrades the header (files.md §7's second row).
+        #expect(run.versions.count == 2 && run.versions[0] < FormatVersion(2, 1) && run.versions[1] == FormatVersion(2, 1), "\(run.versions)")
         #expect(operations - run.setupOperations > 300, "only \(operations - run.setupOperations) I/O calls under faults")
         let disk = SimulatedDisk()
         _ = Self.runFiles(on: disk, stopOnFailure: true)
