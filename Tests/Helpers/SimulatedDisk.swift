@@ -151,6 +151,17 @@ final class SimulatedDisk: VaultFileSystem, @unchecked Sendable {
         return names[path] != nil
     }
 
+    /// The names in `path`'s directory that begin with `prefix` (a writer removes leftover
+    /// temporaries through it, spec/format.md §10).
+    func siblings(of path: String, withPrefix prefix: String) -> [String] {
+        lock.lock(); defer { lock.unlock() }
+        let directory = POSIXFileSystem.directory(of: path)
+        return names.keys.compactMap { name in
+            let base = name.split(separator: "/").last.map(String.init) ?? name
+            return POSIXFileSystem.directory(of: name) == directory && base.hasPrefix(prefix) ? base : nil
+        }.sorted()
+    }
+
     func syncDirectory(containing path: String) throws {
         lock.lock(); defer { lock.unlock() }
         try inject(try step())

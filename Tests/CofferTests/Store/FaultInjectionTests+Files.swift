@@ -233,6 +233,8 @@ extension FaultInjectionTests {
             defer { reread.close() }
             let contents = try Fixtures.contents(of: reread)
             #expect(contents[target]?.files.last == file, "\(label): the attach after reopening is not on its item")
+            // A rewrite cut before its rename left a temporary: the writer removed it (format.md §10).
+            #expect(disk.fileNames == [path], "\(label): \(disk.fileNames)")
             try expectFilesExtract(reread, contents, label: "\(label), after attaching again")
             _ = try reread.verify()
         } catch {
