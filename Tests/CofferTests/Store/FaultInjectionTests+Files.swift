@@ -53,6 +53,8 @@ extension FaultInjectionTests {
         /// The operations that failed (error) or was cut (crash), by their index in the script.
         var uncertain: [Int] = []
         var effects: [Int: Effect] = [:]
+        /// Each finished operation's last I/O call (its final sync or directory sync).
+        var lastCalls: [Int: Int] = [:]
         /// Disk operations once the setup (create, four adds) is done: faults are injected from here.
         var setupOperations = 0
         /// The header's version then (before the first attach) and at the end.
@@ -160,6 +162,7 @@ extension FaultInjectionTests {
             do {
                 let effect = try perform(op, on: vault)
                 run.effects[index] = effect
+                run.lastCalls[index] = disk.operations - 1
                 run.acknowledged = applying(effect, to: run.acknowledged)
             } catch {
                 run.uncertain.append(index)
@@ -186,11 +189,14 @@ extension FaultInjectionTests {
     }
 
     /// The reopened vault holds the acknowledged items, or those with the operation in flight
-    /// applied; each file extracts whole; `verify` passes; an attach then succeeds and extracts.
-    static func checkFiles(disk: SimulatedDisk, run: FileRun, label: String) {
+    /// applied — after a crash, only if it hit that operation's last I/O call (its final sync:
+    /// the durable point), since before it nothing of the operation may survive; each file
+    /// extracts whole; `verify` passes; an attach then succeeds and extracts.
+    static func checkFiles(disk: SimulatedDisk, run: FileRun, crashedAt: Int? = nil, label: String) {
         var candidates = [run.acknowledged]
         for index in run.uncertain {
             guard let effect = referenceFileRun.run.effects[index] else { continue }
+            if let crashedAt, crashedAt != referenceFileRun.run.lastCalls[index] { continue }
             candidates += candidates.map { applying(effect, to: $0) }
         }
         var opened: (Vault, String)?
@@ -275,7 +281,7 @@ extension FaultInjectionTests {
                 let (disk, run) = Self.runFilesWithFault(.crash, at: point)
                 #expect(disk.crashed, "crash point \(point) was not reached")
                 disk.reboot(survival)
-                Self.checkFiles(disk: disk, run: run, label: "crash at call \(point) (op \(run.uncertain)), \(survival)")
+                Self.checkFiles(disk: disk, run: run, crashedAt: point, label: "crash at call \(point) (op \(run.uncertain)), \(survival)")
             }
         }
     }
