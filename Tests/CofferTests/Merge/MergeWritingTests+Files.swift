@@ -22,10 +22,12 @@ extension MergeWritingTests {
     }
 
     /// Two copies with one file in common; then theirs attaches content 1 to one item and
-    /// content 0 to another, ours content 0 to a third. The merge copies content 1 alone.
-    static func divergedWithFiles(on disk: SimulatedDisk) throws {
+    /// content 0 to another (and with `.deletionsAndEdits` deletes a fourth: the merge then
+    /// rewrites the file, copying its chunk frames), ours content 0 to a third. The merge copies
+    /// content 1 alone.
+    static func divergedWithFiles(_ scenario: Scenario, on disk: SimulatedDisk) throws {
         let random = SeededRandom(seed: Array("merge writing with files".utf8))
-        let items = Fixtures.items(count: 3, random: random).map { item -> Item in
+        let items = Fixtures.items(count: 4, random: random).map { item -> Item in
             var item = item
             item.modified = Self.time(0)
             return item
@@ -38,6 +40,7 @@ extension MergeWritingTests {
         let b = try Vault.open(at: theirs, password: Fixtures.password, fileSystem: disk, random: random)
         try attach(b, items[1].id, content: 1, name: "on-b.bin")
         try attach(b, items[2].id, content: 0, name: "both-b.bin")
+        if scenario == .deletionsAndEdits { try b.delete(items[3].id) }
         b.close()
         let a2 = try Vault.open(at: ours, password: Fixtures.password, fileSystem: disk, random: random)
         try attach(a2, items[0].id, content: 0, name: "both-a.bin")
@@ -61,27 +64,30 @@ extension MergeWritingTests {
         return (items, try vault.fileContentCount)
     }
 
-    static func cleanRunWithFiles() throws -> (before: [ItemID: Item], merged: [ItemID: Item], calls: Int) {
+    static func cleanRunWithFiles(_ scenario: Scenario) throws -> (before: [ItemID: Item], merged: [ItemID: Item], calls: Int) {
         let clean = SimulatedDisk()
-        try divergedWithFiles(on: clean)
+        try divergedWithFiles(scenario, on: clean)
         let (before, blobsBefore) = try itemsWithFiles(on: clean, label: "before")
-        let calls = try mergeCountingCalls(on: clean).calls
+        let (report, calls) = try mergeCountingCalls(on: clean)
+        #expect(report.write == (scenario == .additionsAndEdits ? .append : .rewrite))
         let (merged, blobsAfter) = try itemsWithFiles(on: clean, label: "merged")
         // Content 1 copied, content 0 held already: one blob more.
         #expect(blobsBefore == 2 && blobsAfter == 3)
         #expect(merged.values.flatMap(\.files).map(\.name).sorted() == ["before.bin", "both-a.bin", "both-b.bin", "on-b.bin"])
+        #expect(merged.count == (scenario == .additionsAndEdits ? 4 : 3))
         return (before, merged, calls)
     }
 
-    @Test("Files: a crash at every I/O call of a merge that copies content leaves ours as it was or merged, every file whole")
-    func crashAtEveryCallWithFiles() throws {
-        let (before, merged, calls) = try Self.cleanRunWithFiles()
+    @Test("Files: a crash at every I/O call of a merge that copies content leaves ours as it was or merged, every file whole",
+          arguments: Scenario.allCases)
+    func crashAtEveryCallWithFiles(_ scenario: Scenario) throws {
+        let (before, merged, calls) = try Self.cleanRunWithFiles(scenario)
         #expect(calls > 10 && before != merged)
         for point in 0..<calls {
             for survival in [SimulatedDisk.Survival.nothingUnsynced, .everythingWritten, .unsyncedZeroed] {
                 let label = "crash at merge call \(point), \(survival)"
                 let disk = SimulatedDisk()
-                try Self.divergedWithFiles(on: disk)
+                try Self.divergedWithFiles(scenario, on: disk)
                 #expect(throws: (any Error).self) { try Self.merge(on: disk, faultAt: point) }
                 disk.reboot(survival)
                 let (found, blobs) = try Self.itemsWithFiles(on: disk, label: label)
@@ -97,13 +103,14 @@ extension MergeWritingTests {
         }
     }
 
-    @Test("Files: an I/O error at every call of a merge that copies content: ours as it was or merged, usable, no temporary")
-    func errorAtEveryCallWithFiles() throws {
-        let (before, merged, calls) = try Self.cleanRunWithFiles()
+    @Test("Files: an I/O error at every call of a merge that copies content: ours as it was or merged, usable, no temporary",
+          arguments: Scenario.allCases)
+    func errorAtEveryCallWithFiles(_ scenario: Scenario) throws {
+        let (before, merged, calls) = try Self.cleanRunWithFiles(scenario)
         for point in 0..<calls {
             let label = "error at merge call \(point)"
             let disk = SimulatedDisk()
-            try Self.divergedWithFiles(on: disk)
+            try Self.divergedWithFiles(scenario, on: disk)
             _ = try? Self.merge(on: disk, faultAt: point, fault: .error)
             disk.faultAt = nil
             let (found, _) = try Self.itemsWithFiles(on: disk, label: label)
