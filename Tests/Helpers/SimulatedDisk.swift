@@ -19,6 +19,12 @@ final class SimulatedDisk: VaultFileSystem, @unchecked Sendable {
     enum Survival {
         case nothingUnsynced
         case everythingWritten
+        /// The file sizes and names reached the disk, the unsynced data did not: bytes past what
+        /// was synced read as zeros (a tail preallocated with zeros, spec/files.md §7).
+        case unsyncedZeroed
+        /// Of the bytes past what was synced, the first `n` reached the disk and the rest read as
+        /// zeros (a file system that keeps appends in order up to a point, spec/files.md §7).
+        case unsyncedPrefixThenZeros(Int)
     }
 
     fileprivate final class Inode {
@@ -60,12 +66,29 @@ final class SimulatedDisk: VaultFileSystem, @unchecked Sendable {
     /// Restarts after a crash (or at any time): unsynced state is dropped or kept per `survival`.
     func reboot(_ survival: Survival) {
         lock.lock(); defer { lock.unlock() }
-        if survival == .nothingUnsynced {
+        switch survival {
+        case .nothingUnsynced:
             names = durableNames
             for inode in inodes.values { inode.volatile = inode.durable }
-        } else {
+        case .everythingWritten:
             durableNames = names
             for inode in inodes.values { inode.durable = inode.volatile }
+        case .unsyncedZeroed:
+            durableNames = names
+            for inode in inodes.values {
+                let kept = Swift.min(inode.durable.count, inode.volatile.count)
+                inode.durable = Array(inode.durable[0..<kept]) + [UInt8](repeating: 0, count: inode.volatile.count - kept)
+                inode.volatile = inode.durable
+            }
+        case .unsyncedPrefixThenZeros(let prefix):
+            durableNames = names
+            for inode in inodes.values {
+                let synced = Swift.min(inode.durable.count, inode.volatile.count)
+                let kept = Swift.min(inode.volatile.count, synced + prefix)
+                inode.durable = Array(inode.durable[0..<synced]) + Array(inode.volatile[synced..<kept])
+                    + [UInt8](repeating: 0, count: inode.volatile.count - kept)
+                inode.volatile = inode.durable
+            }
         }
         locks.removeAll()
         crashed = false
@@ -126,6 +149,17 @@ final class SimulatedDisk: VaultFileSystem, @unchecked Sendable {
     func fileExists(_ path: String) -> Bool {
         lock.lock(); defer { lock.unlock() }
         return names[path] != nil
+    }
+
+    /// The names in `path`'s directory that begin with `prefix` (a writer removes leftover
+    /// temporaries through it, spec/format.md §10).
+    func siblings(of path: String, withPrefix prefix: String) -> [String] {
+        lock.lock(); defer { lock.unlock() }
+        let directory = POSIXFileSystem.directory(of: path)
+        return names.keys.compactMap { name in
+            let base = name.split(separator: "/").last.map(String.init) ?? name
+            return POSIXFileSystem.directory(of: name) == directory && base.hasPrefix(prefix) ? base : nil
+        }.sorted()
     }
 
     func syncDirectory(containing path: String) throws {
