@@ -63,6 +63,15 @@ ITEMS["ssh-key"] = item(5, bytes([0x88] * 16), [(1, b"laptop"), (40, b"-----BEGI
 ITEMS["passkeys"] = item(1, bytes([0x99] * 16), [(1, b"site"), (3, b"pw"),
                                                  (50, passkey(b"example.com", bytes(16), b"\x01\x02", b"u", b"U", 2, 1767225600000, ED25519_PKCS8)),
                                                  (50, passkey(b"example.com", bytes([1] * 20), b"", b"", b"", 1, 0, b"\x30\x00", b'{"credBlob":"AA"}'))])
+# Format 2.1 (spec/files.md §2.1): files, tag 60 (file_id, sha256, size, created, name, media type).
+def file_field(ident, sha, size, name, media=b"application/pdf", created=1767229200000):
+    return ident + sha + struct.pack("<Qq", size, created) + struct.pack("<I", len(name)) + name + struct.pack("<I", len(media)) + media
+
+
+ITEMS["files"] = item(1, bytes([0xBB] * 16), [(1, b"passport"), (3, b"pw"),
+                                              (60, file_field(bytes([1] * 16), bytes(range(32)), 40000, b"scan.pdf")),
+                                              (60, file_field(bytes([2] * 16), bytes([7] * 32), 0, "résumé.txt".encode(), b""))])
+ITEMS["file-name-overrun"] = item(1, bytes([0xCC] * 16), [(1, b"t"), (60, file_field(bytes(16), bytes(32), 3, b"a.pdf")[:-3])])
 ITEMS["passkey-overrun"] = item(1, bytes([0xAA] * 16), [(1, b"site"), (50, passkey(b"e", b"\x01", b"", b"", b"", 2, 0, b"")[:-1])])
 # A few malformed ones: the decoder's error paths.
 ITEMS["bad-order"] = item(1, bytes([0x44] * 16), [(1, b"t"), (3, b"p"), (2, b"u")])
@@ -108,6 +117,11 @@ RECORDS = {
     "raw-short": b"\x00" + rec(3, b"\x01" + bytes(100)),
     "malformed-item": b"\x00" + rec(0, ITEMS["bad-order"]),
     "bad-tombstone": b"\x00" + rec(1, b"\x01\x02\x03"),
+    # Format 2.1 (spec/files.md §4): a run record (type 4) in a record frame, an end record
+    # (type 5) with no blob open, and a put naming content no blob holds: each malformed item.
+    "raw-run-record": b"\x00" + rec(0, login) + rec(3, padded(4, bytes([0xB1] * 16) + struct.pack("<BIIQ", 12, 0, 1, 256))),
+    "raw-end-record": b"\x00" + rec(0, login) + rec(3, padded(5, bytes([0xB1] * 16) + struct.pack("<Q", 100) + bytes(32))),
+    "put-file-absent": b"\x00" + rec(0, ITEMS["files"]),
     "empty": b"\x00",
 }
 for name, data in RECORDS.items():

@@ -1,4 +1,5 @@
 import CofferSpecWriter
+import Crypto
 @_spi(CofferInternals) import Coffer
 
 /// Shared checks for a vault that opened.
@@ -68,10 +69,23 @@ enum OpenedVault {
                           "torn bytes \(report.recoveredTornBytes) outside the file (\(file.count) bytes)")
         let summaries = try attempt("list()") { try vault.list() }
         try Check.require(Set(summaries.map(\.id)).count == summaries.count, target, "list() repeats an id")
-        let verify = try attempt("verify()") { try vault.verify() }
-        try Check.require(verify.records == report.records && verify.tornTailBytes == report.recoveredTornBytes
-                          && verify.liveItems == summaries.count, target,
-                          "verify() \(verify) disagrees with the open \(report), \(summaries.count) items")
+        // spec/files.md §5.2, §5.4: damage inside a chunk's body opens, and verify() (which reads
+        // every blob) reports it as vault.file-damaged; it fails with no other code.
+        var contentDamaged = false
+        do {
+            let verify = try vault.verify()
+            try Check.require(verify.records == report.records && verify.tornTailBytes == report.recoveredTornBytes
+                              && verify.liveItems == summaries.count, target,
+                              "verify() \(verify) disagrees with the open \(report), \(summaries.count) items")
+        } catch let e as CofferError where e.code == .fileDamaged {
+            contentDamaged = true
+            let held = try attempt("fileContentCount") { try vault.fileContentCount }
+            try Check.require(held > 0, target,
+                              "verify() reports damaged content in a vault that holds none: \(e)")
+        } catch {
+            let e = try Check.cofferError(error, target, during: "verify()")
+            throw Check.fail(target, "the vault opened, but verify() failed: \(e)")
+        }
         let info = try attempt("info()") { try vault.info() }
         try Check.require(info.itemCount == summaries.count && info.records == report.records
                           && info.fileSize == file.count - report.recoveredTornBytes, target,
@@ -84,6 +98,20 @@ enum OpenedVault {
             let back = try attempt("decoding re-encoded item \(summary.id)") { try ItemCodec.decode(encoded) }
             try Check.require(back == item, target, "item \(summary.id) changes through encode/decode")
             items[item.id] = item
+            // spec/files.md §5.3: every file extracts whole (its SHA-256 and size), or fails with
+            // vault.file-damaged — never other bytes; and only when verify() found damage.
+            for file in item.files {
+                do {
+                    let bytes = try vault.openFile(file.id, of: item.id).readAll()
+                    try Check.require(bytes.count == Int(file.size) && Array(SHA256.hash(data: bytes)) == file.sha256, target,
+                                      "file \(file.id) of item \(item.id) extracted \(bytes.count) bytes that are not its content")
+                } catch let e as CofferError where e.code == .fileDamaged {
+                    try Check.require(contentDamaged, target, "verify() passed, but extracting file \(file.id) fails: \(e)")
+                } catch {
+                    let e = try Check.cofferError(error, target, during: "extracting file \(file.id)")
+                    throw Check.fail(target, "the vault opened, but extracting file \(file.id) failed: \(e)")
+                }
+            }
         }
 
         // A writer recovers the same state, cuts the torn tail, and keeps what it acknowledges.
@@ -265,8 +293,12 @@ package enum VaultRecordsHarness {
         var offset = headerCount
         var batch: (remaining: Int, items: [ItemID: Item], records: Int, offset: Int)?
         func finish() -> Expected {
-            if let batch { return .opens(items: batch.items, records: batch.records, torn: file.count - batch.offset) }
-            return .opens(items: items, records: records, torn: file.count - offset)
+            let (live, held, torn) = batch.map { ($0.items, $0.records, file.count - $0.offset) } ?? (items, records, file.count - offset)
+            // spec/files.md §4.6: a live item's files must name content a complete blob holds.
+            // These frames are records only (a run record in a record frame is malformed), so
+            // no blob is ever complete: a live item with a file is malformed.
+            if live.values.contains(where: { !$0.files.isEmpty }) { return .fails(.malformedItem) }
+            return .opens(items: live, records: held, torn: torn)
         }
         for (index, plaintext) in plaintexts.enumerated() {
             let remaining = file.count - offset
