@@ -114,6 +114,23 @@ struct FormatVectorTests {
         #expect(seen.isSuperset(of: Set(Self.expectations.keys).union(["success", "torn tail recovered", "file damaged"])))
     }
 
+    @Test("Padmé (spec/files.md §3.2): the spec writer's, by division, equals the reader's, by mask, at every edge and §3.4's examples")
+    func padmeAgrees() {
+        var lengths: [UInt64] = Array(0...600) + [4_294_967_296, 4_294_967_295, 268_435_456, 268_435_457, 40_000, 42_000, 20_000]
+        for k in UInt64(8)...32 { lengths += [(1 << k) - 1, 1 << k, (1 << k) + 1] }
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<20_000 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            lengths.append((state >> 31) % 4_294_967_297)
+        }
+        for length in lengths {
+            #expect(SpecVaultWriter.padded(length) == Padme.padded(length), "padded(\(length))")
+        }
+        #expect(SpecVaultWriter.padded(100) == 256 && SpecVaultWriter.padded(0) == 256)
+        #expect(SpecVaultWriter.padded(268_435_457) == 276_824_064)  // 256 MiB + 1 byte: 264 MiB
+        #expect(SpecVaultWriter.padded(40_000) == 40_960 && SpecVaultWriter.padded(42_000) == 43_008)
+    }
+
     /// `file damaged (<problem>, chunk <i>)` or `file damaged (<problem>)` (spec/vectors/format/README.md)
     /// as the detail a reader's `vault.file-damaged` carries; nil for any other text.
     static func fileDamage(_ text: String) -> CofferError.Detail? {
