@@ -127,6 +127,33 @@ RECORDS = {
 for name, data in RECORDS.items():
     write("FuzzVaultRecords", name, data)
 
+# --- FuzzFileExtraction: edit scripts over its two base vaults (Fuzz/Support/FileExtractionHarness.swift
+# lists their frames): `flags` (bit 0 the base, bit 1 checksums recomputed) then `op a b c d` edits.
+# The damages of vectors 069-080 (spec/files.md §16), made to the harness's authentic vaults.
+def edit(op, a, b=0, offset=0):
+    return bytes([op, a, b, offset & 0xFF, offset >> 8])
+
+
+EXTRACTION = {
+    "intact-two-files": b"\x00",
+    "intact-stream-shared-standalone": b"\x01",
+    "chunk-flipped": b"\x00" + edit(0, 5, 3, 200),            # 074: corrupted at extraction
+    "chunk-forged": b"\x02" + edit(0, 5, 3, 200),             # 075: tampered at extraction
+    "chunk-dropped": b"\x00" + edit(1, 5),                    # 071: missing at open
+    "chunk-repeated": b"\x00" + edit(3, 4, 5),                # 070: repeated at extraction
+    "chunk-inserted": b"\x00" + edit(2, 4, 5),                # 073: repeated at open
+    "chunk-foreign": b"\x00" + edit(3, 11, 4),                # 069: foreign at extraction
+    "chunks-swapped": b"\x00" + edit(4, 4, 5),                # missing at extraction
+    "chunk-cut-short": b"\x00" + edit(5, 5, 99, 288),         # 076: framing at open
+    "truncated-in-chunks": b"\x00" + edit(7, 11, 0, 2048),    # 067: a torn tail
+    "extent-forged": b"\x02" + edit(0, 3, 0, 8),              # 077: tampered at open
+    "stream-run-chunk-dropped": b"\x01" + edit(1, 6),         # missing, in the second run
+    "standalone-blob-truncated": b"\x01" + edit(7, 12, 0, 100),
+    "last-chunk-replaced": b"\x01" + edit(3, 4, 7),             # a longer frame in place of a run's last chunk
+}
+for name, data in EXTRACTION.items():
+    write("FuzzFileExtraction", name, data)
+
 # --- password rules: every rules: line of the policy vectors ----------------------------------
 def unescape(value):
     out, i = [], 0

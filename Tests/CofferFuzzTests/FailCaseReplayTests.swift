@@ -32,6 +32,25 @@ struct FailCaseReplayTests {
         _ = try Self.replay(Self.inputs("FailCases", target), target)
     }
 
+    /// spec/files.md §5.2: which damage is found at open (rejected) and which only at extraction
+    /// (the vault opens: accepted), for the FuzzFileExtraction seeds `Fuzz/make-corpora.py` writes.
+    @Test("FuzzFileExtraction's seeds open or not as spec/files.md §5.2 says of their damage")
+    func fileExtractionSeeds() throws {
+        let expected: [String: FuzzOutcome] = [
+            "intact-two-files": .accepted, "intact-stream-shared-standalone": .accepted, "chunk-flipped": .accepted,
+            "chunk-forged": .accepted, "chunk-dropped": .rejected, "chunk-repeated": .accepted, "chunk-inserted": .rejected,
+            "chunk-foreign": .accepted, "chunks-swapped": .accepted, "chunk-cut-short": .rejected, "truncated-in-chunks": .accepted,
+            "extent-forged": .rejected, "stream-run-chunk-dropped": .rejected, "standalone-blob-truncated": .accepted,
+            "last-chunk-replaced": .rejected,
+        ]
+        let files = Self.inputs("Corpus", .fileExtraction)
+        #expect(Set(files.map(\.lastPathComponent)) == Set(expected.keys))
+        for file in files {
+            let outcome = try FuzzTarget.fileExtraction.run([UInt8](try Data(contentsOf: file)))
+            #expect(outcome == expected[file.lastPathComponent], "\(file.lastPathComponent)")
+        }
+    }
+
     @Test("Seed corpora replay, and each target accepts some seeds and rejects others", arguments: FuzzTarget.allCases)
     func seeds(_ target: FuzzTarget) throws {
         let files = Self.inputs("Corpus", target)
