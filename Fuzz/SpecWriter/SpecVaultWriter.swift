@@ -274,26 +274,44 @@ package enum ChecksumRepair {
         guard (128...65_536).contains(length), b.count >= length else { return b }
         b.replaceSubrange((length - 32)..<length, with: BLAKE2b.hash(Array(b[0..<(length - 32)])))
         var offset = length
-        while true {
-            let remaining = b.count - offset
-            if remaining < 8 || b[offset...].allSatisfy({ $0 == 0 }) { break }
+        while let total = repairFrame(&b, at: offset, limit: b.count) {
             let tagged = readLE32(b, offset)
-            // A run frame (spec/files.md §4.2): a 16-byte header whose check covers its extent.
-            // The chunk frames after it are frames too, and repaired as such.
-            let isRun = tagged & 0x8000_0000 != 0
-            let headerCount = isRun ? 16 : 8
-            guard remaining >= headerCount else { break }
-            let bodyLength = tagged & 0x7FFF_FFFF
-            b.replaceSubrange((offset + 4)..<(offset + 8), with: isRun
-                ? SpecVaultWriter.runLengthCheck(tagged, extent: readLE64(b, offset + 8)) : SpecVaultWriter.lengthCheck(tagged))
-            guard (isRun ? 304 : 49)...1_048_624 ~= Int(bodyLength) else { break }
-            let total = headerCount + Int(bodyLength) + 8
-            guard total <= remaining else { break }
-            let bodyEnd = offset + headerCount + Int(bodyLength)
-            b.replaceSubrange(bodyEnd..<(bodyEnd + 8), with: BLAKE2b.hash(Array(b[(offset + headerCount)..<bodyEnd])).prefix(8))
             offset += total
+            // A run frame (spec/files.md §4.2): the reader goes on `extent` bytes after it, so the
+            // repair does too, whatever the chunk frames in between hold (it repairs those it can
+            // walk, in order, so that extraction reaches their keyed checks).
+            guard tagged & 0x8000_0000 != 0 else { continue }
+            let extent = readLE64(b, offset - total + 8)
+            let inFile = extent <= UInt64(b.count - offset)
+            let regionEnd = inFile ? offset + Int(extent) : b.count
+            var chunk = offset
+            while let count = repairFrame(&b, at: chunk, limit: regionEnd) { chunk += count }
+            guard inFile else { break }  // the region runs past the end: a torn tail
+            offset = regionEnd
         }
         return b
+    }
+
+    /// Recomputes the length check and body check of the frame at `offset` (a record or chunk
+    /// frame, or a run frame, whose 16-byte header's check covers its extent) if all of it lies
+    /// before `limit`; returns its length, or nil where no frame can be read (fewer than 8
+    /// bytes, zeros to the end, a length out of bounds or past `limit`).
+    static func repairFrame(_ b: inout [UInt8], at offset: Int, limit: Int) -> Int? {
+        let remaining = limit - offset
+        if remaining < 8 || b[offset..<limit].allSatisfy({ $0 == 0 }) { return nil }
+        let tagged = readLE32(b, offset)
+        let isRun = tagged & 0x8000_0000 != 0
+        let headerCount = isRun ? 16 : 8
+        guard remaining >= headerCount else { return nil }
+        let bodyLength = tagged & 0x7FFF_FFFF
+        b.replaceSubrange((offset + 4)..<(offset + 8), with: isRun
+            ? SpecVaultWriter.runLengthCheck(tagged, extent: readLE64(b, offset + 8)) : SpecVaultWriter.lengthCheck(tagged))
+        guard (isRun ? 304 : 49)...1_048_624 ~= Int(bodyLength) else { return nil }
+        let total = headerCount + Int(bodyLength) + 8
+        guard total <= remaining else { return nil }
+        let bodyEnd = offset + headerCount + Int(bodyLength)
+        b.replaceSubrange(bodyEnd..<(bodyEnd + 8), with: BLAKE2b.hash(Array(b[(offset + headerCount)..<bodyEnd])).prefix(8))
+        return total
     }
 }
 
