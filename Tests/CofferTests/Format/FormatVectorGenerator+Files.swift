@@ -246,6 +246,18 @@ extension FormatVectorGenerator {
         early.attach(early.random.bytes(3_000), to: &kept)
         add("087-file-in-a-2.0-header", "a vault marked 2.0 holding a file (a writer that skipped the upgrade): a 2.1 reader reads it whatever the header says (§4.7)",
             expect: "success", log: early)
+
+        var twice = try vault("file stored twice")
+        var left = login(1, random: twice.random), right = login(2, random: twice.random)
+        twice.put(left)
+        twice.put(right)
+        let both = twice.random.bytes(6_000)
+        twice.attach(both, to: &left, name: "ours.pdf")
+        twice.appendBlob(both)  // the same content again, standing alone: what a merge copies from each side
+        right.files = [twice.describe(both, name: "theirs.pdf")]
+        twice.put(right)
+        add("088-file-stored-twice", "one content in two blobs (as two merged copies leave it until a compaction, §6.3): both complete, readers use the first",
+            expect: "success", log: twice)
         return out
     }
 }

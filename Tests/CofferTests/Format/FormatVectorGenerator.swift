@@ -96,6 +96,7 @@ struct FormatVectorGenerator {
 
         /// Appends a whole blob of `content` (spec/files.md §4.6), standing alone or as the
         /// member of a batch the caller appended; 4 KiB chunks unless told.
+        @discardableResult
         mutating func appendBlob(_ content: [UInt8], sha256: [UInt8]? = nil, chunkLog2: UInt8 = 12, runs: [Int]? = nil,
                                  paddingByte: UInt8 = 0, size: UInt64? = nil) -> BlobLayout {
             let sha = sha256 ?? Array(SHA256.hash(data: content))
