@@ -258,6 +258,30 @@ extension FormatVectorGenerator {
         twice.put(right)
         add("088-file-stored-twice", "one content in two blobs (as two merged copies leave it until a compaction, §6.3): both complete, readers use the first",
             expect: "success", log: twice)
+
+        // Torn tails at the edges of spec/files.md §5.1 step 13 and §7.
+        var atEnd = try vault("file torn at region end")
+        var cutItem = login(1, random: atEnd.random)
+        atEnd.put(cutItem)
+        let beforeCut = atEnd
+        let (cutBatch, cutBlob) = atEnd.attach(atEnd.random.bytes(12_000), to: &cutItem, runs: [2, 1])
+        let regionEnd = atEnd.offset(ofFrame: cutBlob.end)
+        add("089-file-torn-at-region-end", "a stream's log ends exactly where its second run's chunk frames end (no end record): a torn tail with no walk",
+            expect: "torn tail recovered", log: beforeCut, bytes: Array(atEnd.file.prefix(regionEnd)),
+            torn: regionEnd - atEnd.offset(ofFrame: cutBatch))
+
+        var alone = try vault("file torn standing alone")
+        var later = login(1, random: alone.random)
+        alone.put(later)
+        let beforeAlone = alone
+        let content = alone.random.bytes(10_000)
+        let standing = alone.appendBlob(content)
+        later.files = [alone.describe(content, name: "copied.pdf")]
+        alone.put(later)
+        let cutAt = alone.offset(ofFrame: standing.chunks[1]) + 24
+        add("090-file-torn-standing-alone", "a blob standing alone (as a merge copies content) cut 24 bytes into its second chunk frame: torn from its run frame",
+            expect: "torn tail recovered", log: beforeAlone, bytes: Array(alone.file.prefix(cutAt)),
+            torn: cutAt - alone.offset(ofFrame: standing.runs[0]))
         return out
     }
 }
