@@ -102,6 +102,11 @@ def padded(t, payload, pad=None):
 
 
 login, note = ITEMS["login"], ITEMS["secure-note"]
+import hashlib
+BLOB = bytes((i * 31 + 7) & 0xFF for i in range(9000))  # padded 9,216: chunks of 4,096, 4,096, 1,024
+WITH_FILE = item(1, bytes([0xDD] * 16), [(1, b"scan"), (60, file_field(bytes([3] * 16), hashlib.sha256(BLOB).digest(), len(BLOB), b"scan.pdf"))])
+SHARED = item(2, bytes([0xDE] * 16), [(1, b"copy"), (60, file_field(bytes([4] * 16), hashlib.sha256(BLOB).digest(), len(BLOB), b"copy.pdf"))])
+WRONG_SIZE = item(1, bytes([0xDF] * 16), [(1, b"t"), (60, file_field(bytes([5] * 16), hashlib.sha256(BLOB).digest(), len(BLOB) + 1, b"x"))])
 RECORDS = {
     "one-put": b"\x00" + rec(0, login),
     "many-puts": b"\x00" + b"".join(rec(0, v) for k, v in ITEMS.items() if k in ("title-only", "login", "all-fields", "secure-note")),
@@ -122,6 +127,13 @@ RECORDS = {
     "raw-run-record": b"\x00" + rec(0, login) + rec(3, padded(4, bytes([0xB1] * 16) + struct.pack("<BIIQ", 12, 0, 1, 256))),
     "raw-end-record": b"\x00" + rec(0, login) + rec(3, padded(5, bytes([0xB1] * 16) + struct.pack("<Q", 100) + bytes(32))),
     "put-file-absent": b"\x00" + rec(0, ITEMS["files"]),
+    # control & 8: a blob of the bytes (spec/files.md §4), 4 KiB chunks, counted as one batch member.
+    "attach": b"\x00" + rec(0, login) + rec(2, struct.pack("<I", 2)) + rec(8, BLOB) + rec(0, WITH_FILE),
+    "attach-torn-in-chunks": bytes([100]) + rec(0, login) + rec(2, struct.pack("<I", 2)) + rec(8, BLOB),
+    "blob-alone-then-put": b"\x00" + rec(8, BLOB) + rec(0, WITH_FILE) + rec(0, note),
+    "blob-alone-torn": bytes([30]) + rec(0, login) + rec(8, BLOB),
+    "blob-twice-shared": b"\x00" + rec(8, BLOB) + rec(8, BLOB) + rec(0, WITH_FILE) + rec(0, SHARED),
+    "blob-size-lies": b"\x00" + rec(8, BLOB) + rec(0, WRONG_SIZE),
     "empty": b"\x00",
 }
 for name, data in RECORDS.items():

@@ -208,6 +208,8 @@ package enum VaultReaderHarness {
 /// Input: `tail (1)` then records `control (1) ‖ length (2, LE) ‖ bytes`, the last one taking
 /// what is left. `control & 3`: 0 put, 1 delete, 2 batch (bytes = payload, framed and padded
 /// correctly), 3 raw (bytes = the whole plaintext). `control & 4`: header version 1.1.
+/// `control & 8`: instead, a blob (spec/files.md §4) whose content is the bytes, in one run of
+/// 4 KiB chunks, then its end record; it counts as one member of a batch it is in.
 /// `tail`: 1…127 cuts 4×tail bytes off the frames (a torn tail); 128…255 appends
 /// 8×(tail−127) zero bytes.
 package enum VaultRecordsHarness {
@@ -226,6 +228,7 @@ package enum VaultRecordsHarness {
         let bytes = Array(data)
         let tail = bytes[0]
         var plaintexts: [[UInt8]] = []
+        var blobs: [[UInt8]?] = []
         var minor = 0
         var at = 1
         while at < bytes.count && plaintexts.count < maximumRecords {
@@ -241,6 +244,7 @@ package enum VaultRecordsHarness {
             }
             let chunk = Array(bytes[at..<(at + length)])
             at += length
+            blobs.append(control & 8 != 0 ? chunk : nil)
             switch control & 3 {
             case 0: plaintexts.append(SpecVaultWriter.plaintext(type: 1, payload: chunk))
             case 1: plaintexts.append(SpecVaultWriter.plaintext(type: 2, payload: chunk))
@@ -249,7 +253,14 @@ package enum VaultRecordsHarness {
             }
         }
         let writer = writers[minor]
-        let frames = writer.frames(plaintexts)
+        // Each entry's frames, joined: a record's one frame, or a blob's run, chunks and end.
+        var chain = SpecVaultWriter.Chain()
+        let random = CounterRandom()
+        let frames: [[UInt8]] = zip(plaintexts, blobs).map { plaintext, blob in
+            guard let blob else { return writer.seal(plaintext, chain: &chain, random: random) }
+            return writer.sealBlob(blob, sha256: Array(SHA256.hash(data: blob)), blobID: random.bytes(16), chunkLog2: 12, chain: &chain,
+                                   random: random).flatMap(\.1)
+        }
         var file = writer.header + frames.joined()
         let framesCount = file.count - writer.header.count
         if tail >= 128 {
@@ -257,7 +268,7 @@ package enum VaultRecordsHarness {
         } else {
             file.removeLast(min(4 * Int(tail), framesCount))
         }
-        let expected = model(plaintexts: plaintexts, frames: frames, headerCount: writer.header.count, file: file)
+        let expected = model(plaintexts: plaintexts, blobs: blobs, frames: frames, headerCount: writer.header.count, file: file)
 
         let vault: Vault
         switch try OpenedVault.openForReading(file, target: target) {
@@ -287,23 +298,40 @@ package enum VaultRecordsHarness {
     }
 
     /// spec/format.md §5.1 and §7 step 9, for frames this harness sealed correctly.
-    static func model(plaintexts: [[UInt8]], frames: [[UInt8]], headerCount: Int, file: [UInt8]) -> Expected {
+    static func model(plaintexts: [[UInt8]], blobs: [[UInt8]?], frames: [[UInt8]], headerCount: Int, file: [UInt8]) -> Expected {
         var items: [ItemID: Item] = [:]
         var records = 0
         var offset = headerCount
-        var batch: (remaining: Int, items: [ItemID: Item], records: Int, offset: Int)?
+        /// The contents complete blobs hold: SHA-256 ‖ size.
+        var held: Set<[UInt8]> = []
+        var batch: (remaining: Int, items: [ItemID: Item], records: Int, offset: Int, held: Set<[UInt8]>)?
         func finish() -> Expected {
-            let (live, held, torn) = batch.map { ($0.items, $0.records, file.count - $0.offset) } ?? (items, records, file.count - offset)
+            let (live, count, torn, contents) = batch.map { ($0.items, $0.records, file.count - $0.offset, $0.held) }
+                ?? (items, records, file.count - offset, held)
             // spec/files.md §4.6: a live item's files must name content a complete blob holds.
-            // These frames are records only (a run record in a record frame is malformed), so
-            // no blob is ever complete: a live item with a file is malformed.
-            if live.values.contains(where: { !$0.files.isEmpty }) { return .fails(.malformedItem) }
-            return .opens(items: live, records: held, torn: torn)
+            for item in live.values {
+                for described in item.files where !contents.contains(described.sha256 + le64(described.size)) {
+                    return .fails(.malformedItem)
+                }
+            }
+            return .opens(items: live, records: count, torn: torn)
         }
         for (index, plaintext) in plaintexts.enumerated() {
             let remaining = file.count - offset
             if remaining == 0 { return finish() }
             if remaining < 8 || file[offset...].allSatisfy({ $0 == 0 }) { return finish() }
+            if let blob = blobs[index] {
+                // spec/files.md §5.1 and §7: an authentic blob cut anywhere (its run frame, its
+                // region, its end record) is a torn tail from its batch, or from its run frame.
+                if frames[index].count > remaining { return finish() }
+                held.insert(Array(SHA256.hash(data: blob)) + le64(UInt64(blob.count)))
+                records += 2  // the run frame and the end record; chunk frames are not records
+                if let open = batch {
+                    batch = open.remaining > 1 ? (open.remaining - 1, open.items, open.records, open.offset, open.held) : nil
+                }
+                offset += frames[index].count
+                continue
+            }
             guard (256...1_048_576).contains(plaintext.count) else { return .fails(.limitExceeded) }
             if frames[index].count > remaining { return finish() }
             // The plaintext: type, length, payload, zero padding.
@@ -319,7 +347,7 @@ package enum VaultRecordsHarness {
                 guard batch == nil, payload.count == 4, (1...1_000_000).contains(readLE32(payload, 0)) else {
                     return .fails(.malformedItem)
                 }
-                batch = (Int(readLE32(payload, 0)), items, records, offset)
+                batch = (Int(readLE32(payload, 0)), items, records, offset, held)
             case 2:
                 guard batch == nil, payload.count == 16, let id = ItemID(bytes: payload) else { return .fails(.malformedItem) }
                 items[id] = nil
@@ -329,7 +357,7 @@ package enum VaultRecordsHarness {
             }
             records += 1
             if plaintext[0] != 3, let open = batch {
-                batch = open.remaining > 1 ? (open.remaining - 1, open.items, open.records, open.offset) : nil
+                batch = open.remaining > 1 ? (open.remaining - 1, open.items, open.records, open.offset, open.held) : nil
             }
             offset += frames[index].count
         }

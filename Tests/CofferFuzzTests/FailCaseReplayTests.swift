@@ -51,6 +51,23 @@ struct FailCaseReplayTests {
         }
     }
 
+    /// The FuzzVaultRecords seeds with blobs (`control & 8`, spec/files.md §4) reach the model's
+    /// file rules: each opens, or not, for the reason its name gives (the harness has already
+    /// checked that the reader agrees with the model on each).
+    @Test("FuzzVaultRecords' blob seeds open or not as spec/files.md §4.6 and §7 say")
+    func vaultRecordsBlobSeeds() throws {
+        let expected: [String: FuzzOutcome] = [
+            "attach": .accepted, "attach-torn-in-chunks": .accepted, "blob-alone-then-put": .accepted, "blob-alone-torn": .accepted,
+            "blob-twice-shared": .accepted, "blob-size-lies": .rejected, "put-file-absent": .rejected, "raw-run-record": .rejected,
+            "raw-end-record": .rejected,
+        ]
+        let url = Repository.url("Fuzz/Corpus/FuzzVaultRecords")
+        for (name, outcome) in expected {
+            let bytes = [UInt8](try Data(contentsOf: url.appendingPathComponent(name)))
+            #expect(try FuzzTarget.vaultRecords.run(bytes) == outcome, "\(name)")
+        }
+    }
+
     @Test("Seed corpora replay, and each target accepts some seeds and rejects others", arguments: FuzzTarget.allCases)
     func seeds(_ target: FuzzTarget) throws {
         let files = Self.inputs("Corpus", target)
