@@ -136,6 +136,7 @@ let package = Package(
         .executableTarget(name: "FuzzPasskeyOptions", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzPasskeyOptions"),
         .executableTarget(name: "FuzzSSHKey", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzSSHKey"),
         .executableTarget(name: "FuzzSSHAgentMessage", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzSSHAgentMessage"),
+        .executableTarget(name: "FuzzFileExtraction", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzFileExtraction"),
     ]
 )
 

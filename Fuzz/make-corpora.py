@@ -63,6 +63,15 @@ ITEMS["ssh-key"] = item(5, bytes([0x88] * 16), [(1, b"laptop"), (40, b"-----BEGI
 ITEMS["passkeys"] = item(1, bytes([0x99] * 16), [(1, b"site"), (3, b"pw"),
                                                  (50, passkey(b"example.com", bytes(16), b"\x01\x02", b"u", b"U", 2, 1767225600000, ED25519_PKCS8)),
                                                  (50, passkey(b"example.com", bytes([1] * 20), b"", b"", b"", 1, 0, b"\x30\x00", b'{"credBlob":"AA"}'))])
+# Format 2.1 (spec/files.md §2.1): files, tag 60 (file_id, sha256, size, created, name, media type).
+def file_field(ident, sha, size, name, media=b"application/pdf", created=1767229200000):
+    return ident + sha + struct.pack("<Qq", size, created) + struct.pack("<I", len(name)) + name + struct.pack("<I", len(media)) + media
+
+
+ITEMS["files"] = item(1, bytes([0xBB] * 16), [(1, b"passport"), (3, b"pw"),
+                                              (60, file_field(bytes([1] * 16), bytes(range(32)), 40000, b"scan.pdf")),
+                                              (60, file_field(bytes([2] * 16), bytes([7] * 32), 0, "résumé.txt".encode(), b""))])
+ITEMS["file-name-overrun"] = item(1, bytes([0xCC] * 16), [(1, b"t"), (60, file_field(bytes(16), bytes(32), 3, b"a.pdf")[:-3])])
 ITEMS["passkey-overrun"] = item(1, bytes([0xAA] * 16), [(1, b"site"), (50, passkey(b"e", b"\x01", b"", b"", b"", 2, 0, b"")[:-1])])
 # A few malformed ones: the decoder's error paths.
 ITEMS["bad-order"] = item(1, bytes([0x44] * 16), [(1, b"t"), (3, b"p"), (2, b"u")])
@@ -93,6 +102,11 @@ def padded(t, payload, pad=None):
 
 
 login, note = ITEMS["login"], ITEMS["secure-note"]
+import hashlib
+BLOB = bytes((i * 31 + 7) & 0xFF for i in range(9000))  # padded 9,216: chunks of 4,096, 4,096, 1,024
+WITH_FILE = item(1, bytes([0xDD] * 16), [(1, b"scan"), (60, file_field(bytes([3] * 16), hashlib.sha256(BLOB).digest(), len(BLOB), b"scan.pdf"))])
+SHARED = item(2, bytes([0xDE] * 16), [(1, b"copy"), (60, file_field(bytes([4] * 16), hashlib.sha256(BLOB).digest(), len(BLOB), b"copy.pdf"))])
+WRONG_SIZE = item(1, bytes([0xDF] * 16), [(1, b"t"), (60, file_field(bytes([5] * 16), hashlib.sha256(BLOB).digest(), len(BLOB) + 1, b"x"))])
 RECORDS = {
     "one-put": b"\x00" + rec(0, login),
     "many-puts": b"\x00" + b"".join(rec(0, v) for k, v in ITEMS.items() if k in ("title-only", "login", "all-fields", "secure-note")),
@@ -108,10 +122,49 @@ RECORDS = {
     "raw-short": b"\x00" + rec(3, b"\x01" + bytes(100)),
     "malformed-item": b"\x00" + rec(0, ITEMS["bad-order"]),
     "bad-tombstone": b"\x00" + rec(1, b"\x01\x02\x03"),
+    # Format 2.1 (spec/files.md §4): a run record (type 4) in a record frame, an end record
+    # (type 5) with no blob open, and a put naming content no blob holds: each malformed item.
+    "raw-run-record": b"\x00" + rec(0, login) + rec(3, padded(4, bytes([0xB1] * 16) + struct.pack("<BIIQ", 12, 0, 1, 256))),
+    "raw-end-record": b"\x00" + rec(0, login) + rec(3, padded(5, bytes([0xB1] * 16) + struct.pack("<Q", 100) + bytes(32))),
+    "put-file-absent": b"\x00" + rec(0, ITEMS["files"]),
+    # control & 8: a blob of the bytes (spec/files.md §4), 4 KiB chunks, counted as one batch member.
+    "attach": b"\x00" + rec(0, login) + rec(2, struct.pack("<I", 2)) + rec(8, BLOB) + rec(0, WITH_FILE),
+    "attach-torn-in-chunks": bytes([100]) + rec(0, login) + rec(2, struct.pack("<I", 2)) + rec(8, BLOB),
+    "blob-alone-then-put": b"\x00" + rec(8, BLOB) + rec(0, WITH_FILE) + rec(0, note),
+    "blob-alone-torn": bytes([30]) + rec(0, login) + rec(8, BLOB),
+    "blob-twice-shared": b"\x00" + rec(8, BLOB) + rec(8, BLOB) + rec(0, WITH_FILE) + rec(0, SHARED),
+    "blob-size-lies": b"\x00" + rec(8, BLOB) + rec(0, WRONG_SIZE),
     "empty": b"\x00",
 }
 for name, data in RECORDS.items():
     write("FuzzVaultRecords", name, data)
+
+# --- FuzzFileExtraction: edit scripts over its two base vaults (Fuzz/Support/FileExtractionHarness.swift
+# lists their frames): `flags` (bit 0 the base, bit 1 checksums recomputed) then `op a b c d` edits.
+# The damages of vectors 069-080 (spec/files.md §16), made to the harness's authentic vaults.
+def edit(op, a, b=0, offset=0):
+    return bytes([op, a, b, offset & 0xFF, offset >> 8])
+
+
+EXTRACTION = {
+    "intact-two-files": b"\x00",
+    "intact-stream-shared-standalone": b"\x01",
+    "chunk-flipped": b"\x00" + edit(0, 5, 3, 200),            # 074: corrupted at extraction
+    "chunk-forged": b"\x02" + edit(0, 5, 3, 200),             # 075: tampered at extraction
+    "chunk-dropped": b"\x00" + edit(1, 5),                    # 071: missing at open
+    "chunk-repeated": b"\x00" + edit(3, 4, 5),                # 070: repeated at extraction
+    "chunk-inserted": b"\x00" + edit(2, 4, 5),                # 073: repeated at open
+    "chunk-foreign": b"\x00" + edit(3, 11, 4),                # 069: foreign at extraction
+    "chunks-swapped": b"\x00" + edit(4, 4, 5),                # missing at extraction
+    "chunk-cut-short": b"\x00" + edit(5, 5, 99, 288),         # 076: framing at open
+    "truncated-in-chunks": b"\x00" + edit(7, 11, 0, 2048),    # 067: a torn tail
+    "extent-forged": b"\x02" + edit(0, 3, 0, 8),              # 077: tampered at open
+    "stream-run-chunk-dropped": b"\x01" + edit(1, 6),         # missing, in the second run
+    "standalone-blob-truncated": b"\x01" + edit(7, 12, 0, 100),
+    "last-chunk-replaced": b"\x01" + edit(3, 4, 7),             # a longer frame in place of a run's last chunk
+}
+for name, data in EXTRACTION.items():
+    write("FuzzFileExtraction", name, data)
 
 # --- password rules: every rules: line of the policy vectors ----------------------------------
 def unescape(value):

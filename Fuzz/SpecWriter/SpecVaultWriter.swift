@@ -47,6 +47,8 @@ package struct SpecVaultWriter: Sendable {
     let vaultKey: SecretKey
     let headerMACKey: SecureBytes
     let recordKey: SecretKey
+    /// `K_file` (spec/files.md §4.1): seals chunks, never records.
+    let fileKey: SecretKey
     /// The header bytes (MAC and checksum included).
     package let header: [UInt8]
 
@@ -79,6 +81,8 @@ package struct SpecVaultWriter: Sendable {
         // §4: the sub-keys.
         headerMACKey = try BLAKE2b.deriveKey(Array("coffer/header-mac/v1".utf8), key: vaultKey.bytes)
         recordKey = try SecretKey(BLAKE2b.deriveKey(Array("coffer/record/v1".utf8), key: vaultKey.bytes))
+        // spec/files.md §4.1: `K_file = MAC(VK, "coffer/file-chunk/v1")`.
+        fileKey = try SecretKey(BLAKE2b.deriveKey(Array("coffer/file-chunk/v1".utf8), key: vaultKey.bytes))
 
         // §3: each keyslot wraps the vault key, bound to its own fields.
         var slots: [UInt8] = []
@@ -197,6 +201,8 @@ package struct SpecVaultWriter: Sendable {
         package var noteValue: String?
         /// Format 2.0's fields (tags 10–50, §6.3): written after tag 9, as given.
         package var formatTwoFields: [(tag: UInt8, value: [UInt8])] = []
+        /// Files (format 2.1, spec/files.md §2.1, tag 60): written after format 2.0's fields.
+        package var files: [File] = []
         /// Fields with tags 128–255 (format 1.1, §6.1): written after every other field, as given.
         package var extensionFields: [(tag: UInt8, value: [UInt8])] = []
 
@@ -236,6 +242,7 @@ package struct SpecVaultWriter: Sendable {
             fields += passwordHistory.map { (8, le64(UInt64(bitPattern: $0.changed)) + Array($0.password.utf8)) }
             if let noteValue { fields.append((9, Array(noteValue.utf8))) }
             fields += formatTwoFields
+            fields += files.map { (60, $0.value) }
             fields += extensionFields
 
             var out: [UInt8] = [1, kind.rawValue] + id + le64(UInt64(bitPattern: created)) + le64(UInt64(bitPattern: modified))
@@ -267,26 +274,44 @@ package enum ChecksumRepair {
         guard (128...65_536).contains(length), b.count >= length else { return b }
         b.replaceSubrange((length - 32)..<length, with: BLAKE2b.hash(Array(b[0..<(length - 32)])))
         var offset = length
-        while true {
-            let remaining = b.count - offset
-            if remaining < 8 || b[offset...].allSatisfy({ $0 == 0 }) { break }
+        while let total = repairFrame(&b, at: offset, limit: b.count) {
             let tagged = readLE32(b, offset)
-            // A run frame (spec/files.md §4.2): a 16-byte header whose check covers its extent.
-            // The chunk frames after it are frames too, and repaired as such.
-            let isRun = tagged & 0x8000_0000 != 0
-            let headerCount = isRun ? 16 : 8
-            guard remaining >= headerCount else { break }
-            let bodyLength = tagged & 0x7FFF_FFFF
-            b.replaceSubrange((offset + 4)..<(offset + 8), with: isRun
-                ? SpecVaultWriter.runLengthCheck(tagged, extent: readLE64(b, offset + 8)) : SpecVaultWriter.lengthCheck(tagged))
-            guard (isRun ? 304 : 49)...1_048_624 ~= Int(bodyLength) else { break }
-            let total = headerCount + Int(bodyLength) + 8
-            guard total <= remaining else { break }
-            let bodyEnd = offset + headerCount + Int(bodyLength)
-            b.replaceSubrange(bodyEnd..<(bodyEnd + 8), with: BLAKE2b.hash(Array(b[(offset + headerCount)..<bodyEnd])).prefix(8))
             offset += total
+            // A run frame (spec/files.md §4.2): the reader goes on `extent` bytes after it, so the
+            // repair does too, whatever the chunk frames in between hold (it repairs those it can
+            // walk, in order, so that extraction reaches their keyed checks).
+            guard tagged & 0x8000_0000 != 0 else { continue }
+            let extent = readLE64(b, offset - total + 8)
+            let inFile = extent <= UInt64(b.count - offset)
+            let regionEnd = inFile ? offset + Int(extent) : b.count
+            var chunk = offset
+            while let count = repairFrame(&b, at: chunk, limit: regionEnd) { chunk += count }
+            guard inFile else { break }  // the region runs past the end: a torn tail
+            offset = regionEnd
         }
         return b
+    }
+
+    /// Recomputes the length check and body check of the frame at `offset` (a record or chunk
+    /// frame, or a run frame, whose 16-byte header's check covers its extent) if all of it lies
+    /// before `limit`; returns its length, or nil where no frame can be read (fewer than 8
+    /// bytes, zeros to the end, a length out of bounds or past `limit`).
+    static func repairFrame(_ b: inout [UInt8], at offset: Int, limit: Int) -> Int? {
+        let remaining = limit - offset
+        if remaining < 8 || b[offset..<limit].allSatisfy({ $0 == 0 }) { return nil }
+        let tagged = readLE32(b, offset)
+        let isRun = tagged & 0x8000_0000 != 0
+        let headerCount = isRun ? 16 : 8
+        guard remaining >= headerCount else { return nil }
+        let bodyLength = tagged & 0x7FFF_FFFF
+        b.replaceSubrange((offset + 4)..<(offset + 8), with: isRun
+            ? SpecVaultWriter.runLengthCheck(tagged, extent: readLE64(b, offset + 8)) : SpecVaultWriter.lengthCheck(tagged))
+        guard (isRun ? 304 : 49)...1_048_624 ~= Int(bodyLength) else { return nil }
+        let total = headerCount + Int(bodyLength) + 8
+        guard total <= remaining else { return nil }
+        let bodyEnd = offset + headerCount + Int(bodyLength)
+        b.replaceSubrange(bodyEnd..<(bodyEnd + 8), with: BLAKE2b.hash(Array(b[(offset + headerCount)..<bodyEnd])).prefix(8))
+        return total
     }
 }
 
@@ -299,5 +324,136 @@ extension SpecVaultWriter {
         func field(_ bytes: [UInt8]) -> [UInt8] { le32(UInt32(bytes.count)) + bytes }
         return field(Array(rpID.utf8)) + field(credentialID) + field(userHandle) + field(Array(userName.utf8))
             + field(Array(displayName.utf8)) + [algorithm] + le64(UInt64(bitPattern: created)) + field(privateKey) + field(extensions)
+    }
+}
+
+// MARK: Files (spec/files.md §2–§4, format 2.1)
+
+extension SpecVaultWriter {
+    /// A file's description, item field tag 60 (spec/files.md §2.1).
+    package struct File: Sendable {
+        package var id: [UInt8]
+        package var sha256: [UInt8]
+        package var size: UInt64
+        /// Milliseconds since the Unix epoch.
+        package var created: Int64
+        package var name: [UInt8]
+        package var mediaType: [UInt8]
+
+        package init(id: [UInt8], sha256: [UInt8], size: UInt64, created: Int64, name: String, mediaType: String) {
+            self.init(id: id, sha256: sha256, size: size, created: created, name: Array(name.utf8), mediaType: Array(mediaType.utf8))
+        }
+
+        package init(id: [UInt8], sha256: [UInt8], size: UInt64, created: Int64, name: [UInt8], mediaType: [UInt8]) {
+            self.id = id
+            self.sha256 = sha256
+            self.size = size
+            self.created = created
+            self.name = name
+            self.mediaType = mediaType
+        }
+
+        /// `file_id (16) ‖ sha256 (32) ‖ size (8) ‖ created (8, signed ms) ‖ name: text ‖ media_type: text`,
+        /// each text `length (4) ‖ bytes`.
+        package var value: [UInt8] {
+            id + sha256 + le64(size) + le64(UInt64(bitPattern: created)) + le32(UInt32(name.count)) + name
+                + le32(UInt32(mediaType.count)) + mediaType
+        }
+    }
+
+    /// Padmé (spec/files.md §3.2): 256 for `L ≤ 256`; else `L` rounded up to a multiple of `2^z`,
+    /// `E = ⌊log₂ L⌋`, `S = ⌊log₂ E⌋ + 1`, `z = E − S`. Written from the formula, by division.
+    package static func padded(_ length: UInt64) -> UInt64 {
+        if length <= 256 { return 256 }
+        func floorLog2(_ x: UInt64) -> UInt64 {
+            var e: UInt64 = 0
+            while x >> (e + 1) != 0 { e += 1 }
+            return e
+        }
+        let e = floorLog2(length)
+        let s = floorLog2(e) + 1
+        let step = UInt64(1) << (e - s)
+        return (length + step - 1) / step * step
+    }
+
+    /// A run record (type 4, spec/files.md §4.3): `blob_id (16) ‖ chunk_log2 (1) ‖ first_index (4)
+    /// ‖ count (4) ‖ run_bytes (8)`, 33 bytes, padded as every record.
+    package static func run(blobID: [UInt8], chunkLog2: UInt8, firstIndex: UInt32, count: UInt32, runBytes: UInt64) -> [UInt8] {
+        plaintext(type: 4, payload: blobID + [chunkLog2] + le32(firstIndex) + le32(count) + le64(runBytes))
+    }
+
+    /// An end record (type 5, spec/files.md §4.5): `blob_id (16) ‖ size (8) ‖ sha256 (32)`.
+    package static func end(blobID: [UInt8], size: UInt64, sha256: [UInt8]) -> [UInt8] {
+        plaintext(type: 5, payload: blobID + le64(size) + sha256)
+    }
+
+    /// A run frame's `extent` (spec/files.md §4.3): every chunk frame is its chunk and 64 bytes.
+    package static func extent(chunkLog2: UInt8, count: Int, runBytes: UInt64) -> UInt64 {
+        let c = UInt64(1) << chunkLog2
+        return UInt64(count - 1) * (c + 64) + (runBytes - UInt64(count - 1) * c + 64)
+    }
+
+    /// spec/files.md §4.2: seals `plaintext` (a run record, or anything) under `K_rec` as the
+    /// next frame of the chain, in a run frame announcing `extent` bytes of chunk frames.
+    package func sealRun(_ plaintext: [UInt8], extent: UInt64, chain: inout Chain, random: some RandomSource) -> [UInt8] {
+        let ad = Array("coffer/record/v1".utf8) + vaultID + logID + le64(chain.seq) + chain.prevTag
+        let sealed = XChaCha20Poly1305.seal(plaintext, associatedData: ad, key: recordKey, using: random)
+        let body = le64(chain.seq) + sealed
+        chain.seq += 1
+        chain.prevTag = Array(sealed.suffix(16))
+        let tagged = 0x8000_0000 | UInt32(body.count)
+        return le32(tagged) + Self.runLengthCheck(tagged, extent: extent) + le64(extent) + body + Array(BLAKE2b.hash(body).prefix(8))
+    }
+
+    /// spec/files.md §4.1 and §4.4: seals `chunk` under `K_file` with `ad_chunk` as the next frame
+    /// of the chain, as chunk `index` of blob `blobID`, framed as a record frame.
+    package func sealChunk(_ chunk: [UInt8], blobID: [UInt8], index: UInt32, chain: inout Chain, random: some RandomSource) -> [UInt8] {
+        let ad = Array("coffer/chunks/v1".utf8) + vaultID + logID + le64(chain.seq) + chain.prevTag + blobID + le32(index)
+        let sealed = XChaCha20Poly1305.seal(chunk, associatedData: ad, key: fileKey, using: random)
+        let body = le64(chain.seq) + sealed
+        chain.seq += 1
+        chain.prevTag = Array(sealed.suffix(16))
+        return le32(UInt32(body.count)) + Self.lengthCheck(UInt32(body.count)) + body + Array(BLAKE2b.hash(body).prefix(8))
+    }
+
+    /// The chunks of `content` padded to `padded(size)` with `paddingByte` (0 for a correct
+    /// writer), cut into chunks of `2^chunkLog2` bytes, the last holding the rest.
+    package static func chunks(of content: [UInt8], chunkLog2: UInt8, paddingByte: UInt8 = 0) -> [[UInt8]] {
+        let total = Int(padded(UInt64(content.count)))
+        let all = content + [UInt8](repeating: paddingByte, count: total - content.count)
+        let c = 1 << Int(chunkLog2)
+        return stride(from: 0, to: total, by: c).map { Array(all[$0..<min($0 + c, total)]) }
+    }
+
+    /// One frame of a blob, and what it is.
+    package enum BlobFrame: Equatable, Sendable {
+        case run(firstIndex: Int)
+        case chunk(index: Int)
+        case end
+    }
+
+    /// A whole blob (spec/files.md §4.6: `run+ ‖ end`) as the next frames of the chain: the
+    /// padded content in chunks of `2^chunkLog2` bytes, in runs of `runs` chunks each (nil: one
+    /// run), then the end record of `size` (default: the content's) and `sha256`.
+    package func sealBlob(_ content: [UInt8], sha256: [UInt8], blobID: [UInt8], chunkLog2: UInt8, runs: [Int]? = nil, paddingByte: UInt8 = 0,
+                          size: UInt64? = nil, chain: inout Chain, random: any RandomSource) -> [(BlobFrame, [UInt8])] {
+        let chunks = Self.chunks(of: content, chunkLog2: chunkLog2, paddingByte: paddingByte)
+        let counts = runs ?? [chunks.count]
+        precondition(counts.reduce(0, +) == chunks.count, "the runs must hold every chunk")
+        var out: [(BlobFrame, [UInt8])] = []
+        var index = 0
+        for count in counts {
+            let held = chunks[index..<(index + count)]
+            let runBytes = UInt64(held.reduce(0) { $0 + $1.count })
+            let record = Self.run(blobID: blobID, chunkLog2: chunkLog2, firstIndex: UInt32(index), count: UInt32(count), runBytes: runBytes)
+            out.append((.run(firstIndex: index), sealRun(record, extent: Self.extent(chunkLog2: chunkLog2, count: count, runBytes: runBytes),
+                                                         chain: &chain, random: random)))
+            for chunk in held {
+                out.append((.chunk(index: index), sealChunk(chunk, blobID: blobID, index: UInt32(index), chain: &chain, random: random)))
+                index += 1
+            }
+        }
+        out.append((.end, seal(Self.end(blobID: blobID, size: size ?? UInt64(content.count), sha256: sha256), chain: &chain, random: random)))
+        return out
     }
 }

@@ -40,6 +40,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case passkeyOptions = "FuzzPasskeyOptions"
     case sshKey = "FuzzSSHKey"
     case sshAgentMessage = "FuzzSSHAgentMessage"
+    case fileExtraction = "FuzzFileExtraction"
 
     /// Runs one input through the harness. Throws `InvariantViolation` when an invariant breaks.
     package func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
@@ -61,6 +62,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .passkeyOptions: return try PasskeyOptionsHarness.run(data)
         case .sshKey: return try SSHKeyHarness.run(data)
         case .sshAgentMessage: return try SSHAgentMessageHarness.run(data)
+        case .fileExtraction: return try FileExtractionHarness.run(data)
         }
     }
 

@@ -1,4 +1,5 @@
 import CofferSpecWriter
+import Crypto
 @_spi(CofferInternals) import Coffer
 
 /// Shared checks for a vault that opened.
@@ -68,10 +69,23 @@ enum OpenedVault {
                           "torn bytes \(report.recoveredTornBytes) outside the file (\(file.count) bytes)")
         let summaries = try attempt("list()") { try vault.list() }
         try Check.require(Set(summaries.map(\.id)).count == summaries.count, target, "list() repeats an id")
-        let verify = try attempt("verify()") { try vault.verify() }
-        try Check.require(verify.records == report.records && verify.tornTailBytes == report.recoveredTornBytes
-                          && verify.liveItems == summaries.count, target,
-                          "verify() \(verify) disagrees with the open \(report), \(summaries.count) items")
+        // spec/files.md §5.2, §5.4: damage inside a chunk's body opens, and verify() (which reads
+        // every blob) reports it as vault.file-damaged; it fails with no other code.
+        var contentDamaged = false
+        do {
+            let verify = try vault.verify()
+            try Check.require(verify.records == report.records && verify.tornTailBytes == report.recoveredTornBytes
+                              && verify.liveItems == summaries.count, target,
+                              "verify() \(verify) disagrees with the open \(report), \(summaries.count) items")
+        } catch let e as CofferError where e.code == .fileDamaged {
+            contentDamaged = true
+            let held = try attempt("fileContentCount") { try vault.fileContentCount }
+            try Check.require(held > 0, target,
+                              "verify() reports damaged content in a vault that holds none: \(e)")
+        } catch {
+            let e = try Check.cofferError(error, target, during: "verify()")
+            throw Check.fail(target, "the vault opened, but verify() failed: \(e)")
+        }
         let info = try attempt("info()") { try vault.info() }
         try Check.require(info.itemCount == summaries.count && info.records == report.records
                           && info.fileSize == file.count - report.recoveredTornBytes, target,
@@ -84,6 +98,20 @@ enum OpenedVault {
             let back = try attempt("decoding re-encoded item \(summary.id)") { try ItemCodec.decode(encoded) }
             try Check.require(back == item, target, "item \(summary.id) changes through encode/decode")
             items[item.id] = item
+            // spec/files.md §5.3: every file extracts whole (its SHA-256 and size), or fails with
+            // vault.file-damaged — never other bytes; and only when verify() found damage.
+            for file in item.files {
+                do {
+                    let bytes = try vault.openFile(file.id, of: item.id).readAll()
+                    try Check.require(bytes.count == Int(file.size) && Array(SHA256.hash(data: bytes)) == file.sha256, target,
+                                      "file \(file.id) of item \(item.id) extracted \(bytes.count) bytes that are not its content")
+                } catch let e as CofferError where e.code == .fileDamaged {
+                    try Check.require(contentDamaged, target, "verify() passed, but extracting file \(file.id) fails: \(e)")
+                } catch {
+                    let e = try Check.cofferError(error, target, during: "extracting file \(file.id)")
+                    throw Check.fail(target, "the vault opened, but extracting file \(file.id) failed: \(e)")
+                }
+            }
         }
 
         // A writer recovers the same state, cuts the torn tail, and keeps what it acknowledges.
@@ -180,6 +208,8 @@ package enum VaultReaderHarness {
 /// Input: `tail (1)` then records `control (1) ‖ length (2, LE) ‖ bytes`, the last one taking
 /// what is left. `control & 3`: 0 put, 1 delete, 2 batch (bytes = payload, framed and padded
 /// correctly), 3 raw (bytes = the whole plaintext). `control & 4`: header version 1.1.
+/// `control & 8`: instead, a blob (spec/files.md §4) whose content is the bytes, in one run of
+/// 4 KiB chunks, then its end record; it counts as one member of a batch it is in.
 /// `tail`: 1…127 cuts 4×tail bytes off the frames (a torn tail); 128…255 appends
 /// 8×(tail−127) zero bytes.
 package enum VaultRecordsHarness {
@@ -198,6 +228,7 @@ package enum VaultRecordsHarness {
         let bytes = Array(data)
         let tail = bytes[0]
         var plaintexts: [[UInt8]] = []
+        var blobs: [[UInt8]?] = []
         var minor = 0
         var at = 1
         while at < bytes.count && plaintexts.count < maximumRecords {
@@ -213,6 +244,7 @@ package enum VaultRecordsHarness {
             }
             let chunk = Array(bytes[at..<(at + length)])
             at += length
+            blobs.append(control & 8 != 0 ? chunk : nil)
             switch control & 3 {
             case 0: plaintexts.append(SpecVaultWriter.plaintext(type: 1, payload: chunk))
             case 1: plaintexts.append(SpecVaultWriter.plaintext(type: 2, payload: chunk))
@@ -221,7 +253,14 @@ package enum VaultRecordsHarness {
             }
         }
         let writer = writers[minor]
-        let frames = writer.frames(plaintexts)
+        // Each entry's frames, joined: a record's one frame, or a blob's run, chunks and end.
+        var chain = SpecVaultWriter.Chain()
+        let random = CounterRandom()
+        let frames: [[UInt8]] = zip(plaintexts, blobs).map { plaintext, blob in
+            guard let blob else { return writer.seal(plaintext, chain: &chain, random: random) }
+            return writer.sealBlob(blob, sha256: Array(SHA256.hash(data: blob)), blobID: random.bytes(16), chunkLog2: 12, chain: &chain,
+                                   random: random).flatMap(\.1)
+        }
         var file = writer.header + frames.joined()
         let framesCount = file.count - writer.header.count
         if tail >= 128 {
@@ -229,7 +268,7 @@ package enum VaultRecordsHarness {
         } else {
             file.removeLast(min(4 * Int(tail), framesCount))
         }
-        let expected = model(plaintexts: plaintexts, frames: frames, headerCount: writer.header.count, file: file)
+        let expected = model(plaintexts: plaintexts, blobs: blobs, frames: frames, headerCount: writer.header.count, file: file)
 
         let vault: Vault
         switch try OpenedVault.openForReading(file, target: target) {
@@ -259,19 +298,40 @@ package enum VaultRecordsHarness {
     }
 
     /// spec/format.md §5.1 and §7 step 9, for frames this harness sealed correctly.
-    static func model(plaintexts: [[UInt8]], frames: [[UInt8]], headerCount: Int, file: [UInt8]) -> Expected {
+    static func model(plaintexts: [[UInt8]], blobs: [[UInt8]?], frames: [[UInt8]], headerCount: Int, file: [UInt8]) -> Expected {
         var items: [ItemID: Item] = [:]
         var records = 0
         var offset = headerCount
-        var batch: (remaining: Int, items: [ItemID: Item], records: Int, offset: Int)?
+        /// The contents complete blobs hold: SHA-256 ‖ size.
+        var held: Set<[UInt8]> = []
+        var batch: (remaining: Int, items: [ItemID: Item], records: Int, offset: Int, held: Set<[UInt8]>)?
         func finish() -> Expected {
-            if let batch { return .opens(items: batch.items, records: batch.records, torn: file.count - batch.offset) }
-            return .opens(items: items, records: records, torn: file.count - offset)
+            let (live, count, torn, contents) = batch.map { ($0.items, $0.records, file.count - $0.offset, $0.held) }
+                ?? (items, records, file.count - offset, held)
+            // spec/files.md §4.6: a live item's files must name content a complete blob holds.
+            for item in live.values {
+                for described in item.files where !contents.contains(described.sha256 + le64(described.size)) {
+                    return .fails(.malformedItem)
+                }
+            }
+            return .opens(items: live, records: count, torn: torn)
         }
         for (index, plaintext) in plaintexts.enumerated() {
             let remaining = file.count - offset
             if remaining == 0 { return finish() }
             if remaining < 8 || file[offset...].allSatisfy({ $0 == 0 }) { return finish() }
+            if let blob = blobs[index] {
+                // spec/files.md §5.1 and §7: an authentic blob cut anywhere (its run frame, its
+                // region, its end record) is a torn tail from its batch, or from its run frame.
+                if frames[index].count > remaining { return finish() }
+                held.insert(Array(SHA256.hash(data: blob)) + le64(UInt64(blob.count)))
+                records += 2  // the run frame and the end record; chunk frames are not records
+                if let open = batch {
+                    batch = open.remaining > 1 ? (open.remaining - 1, open.items, open.records, open.offset, open.held) : nil
+                }
+                offset += frames[index].count
+                continue
+            }
             guard (256...1_048_576).contains(plaintext.count) else { return .fails(.limitExceeded) }
             if frames[index].count > remaining { return finish() }
             // The plaintext: type, length, payload, zero padding.
@@ -287,7 +347,7 @@ package enum VaultRecordsHarness {
                 guard batch == nil, payload.count == 4, (1...1_000_000).contains(readLE32(payload, 0)) else {
                     return .fails(.malformedItem)
                 }
-                batch = (Int(readLE32(payload, 0)), items, records, offset)
+                batch = (Int(readLE32(payload, 0)), items, records, offset, held)
             case 2:
                 guard batch == nil, payload.count == 16, let id = ItemID(bytes: payload) else { return .fails(.malformedItem) }
                 items[id] = nil
@@ -297,7 +357,7 @@ package enum VaultRecordsHarness {
             }
             records += 1
             if plaintext[0] != 3, let open = batch {
-                batch = open.remaining > 1 ? (open.remaining - 1, open.items, open.records, open.offset) : nil
+                batch = open.remaining > 1 ? (open.remaining - 1, open.items, open.records, open.offset, open.held) : nil
             }
             offset += frames[index].count
         }

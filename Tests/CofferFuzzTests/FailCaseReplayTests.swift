@@ -32,6 +32,42 @@ struct FailCaseReplayTests {
         _ = try Self.replay(Self.inputs("FailCases", target), target)
     }
 
+    /// spec/files.md §5.2: which damage is found at open (rejected) and which only at extraction
+    /// (the vault opens: accepted), for the FuzzFileExtraction seeds `Fuzz/make-corpora.py` writes.
+    @Test("FuzzFileExtraction's seeds open or not as spec/files.md §5.2 says of their damage")
+    func fileExtractionSeeds() throws {
+        let expected: [String: FuzzOutcome] = [
+            "intact-two-files": .accepted, "intact-stream-shared-standalone": .accepted, "chunk-flipped": .accepted,
+            "chunk-forged": .accepted, "chunk-dropped": .rejected, "chunk-repeated": .accepted, "chunk-inserted": .rejected,
+            "chunk-foreign": .accepted, "chunks-swapped": .accepted, "chunk-cut-short": .rejected, "truncated-in-chunks": .accepted,
+            "extent-forged": .rejected, "stream-run-chunk-dropped": .rejected, "standalone-blob-truncated": .accepted,
+            "last-chunk-replaced": .rejected,
+        ]
+        let files = Self.inputs("Corpus", .fileExtraction)
+        #expect(Set(files.map(\.lastPathComponent)) == Set(expected.keys))
+        for file in files {
+            let outcome = try FuzzTarget.fileExtraction.run([UInt8](try Data(contentsOf: file)))
+            #expect(outcome == expected[file.lastPathComponent], "\(file.lastPathComponent)")
+        }
+    }
+
+    /// The FuzzVaultRecords seeds with blobs (`control & 8`, spec/files.md §4) reach the model's
+    /// file rules: each opens, or not, for the reason its name gives (the harness has already
+    /// checked that the reader agrees with the model on each).
+    @Test("FuzzVaultRecords' blob seeds open or not as spec/files.md §4.6 and §7 say")
+    func vaultRecordsBlobSeeds() throws {
+        let expected: [String: FuzzOutcome] = [
+            "attach": .accepted, "attach-torn-in-chunks": .accepted, "blob-alone-then-put": .accepted, "blob-alone-torn": .accepted,
+            "blob-twice-shared": .accepted, "blob-size-lies": .rejected, "put-file-absent": .rejected, "raw-run-record": .rejected,
+            "raw-end-record": .rejected,
+        ]
+        let url = Repository.url("Fuzz/Corpus/FuzzVaultRecords")
+        for (name, outcome) in expected {
+            let bytes = [UInt8](try Data(contentsOf: url.appendingPathComponent(name)))
+            #expect(try FuzzTarget.vaultRecords.run(bytes) == outcome, "\(name)")
+        }
+    }
+
     @Test("Seed corpora replay, and each target accepts some seeds and rejects others", arguments: FuzzTarget.allCases)
     func seeds(_ target: FuzzTarget) throws {
         let files = Self.inputs("Corpus", target)

@@ -4,6 +4,7 @@ import Foundation
 import Testing
 @_spi(CofferInternals) import Coffer
 import CofferFuzzSupport
+import CofferSpecWriter
 
 /// One unit test per bug the fuzzers found (Fuzz/README.md), next to the FailCase that
 /// reproduces it in Fuzz/FailCases/.
@@ -193,5 +194,30 @@ struct FuzzFindingTests {
         #expect(result.skipped.contains { "\($0)".contains("no service, URL or username") })
         let named = Array(#"{"format":"coffer-export","version":1,"items":[{"kind":"login","service":" ","urls":["https://a.example"],"created":"2024-01-01T00:00:00.000Z","modified":"2024-01-01T00:00:00.000Z"}]}"#.utf8)
         #expect(try Importer.parse(named, format: .cofferJSON).items.map(\.title) == ["https://a.example"])
+    }
+
+    /// FuzzVaultReader, Fuzz/FailCases/FuzzVaultReader/run-region-stops-the-repair (the first run
+    /// with vectors 061–087 as seeds): `ChecksumRepair` walked a run's chunk frames one after the
+    /// other, so bytes it could not read as a frame inside a chunk region stopped it, and a frame
+    /// after the region kept a broken body check although the reader, which jumps over the region
+    /// by its `extent`, read it: "checksums were recomputed, yet Vault.open reports record
+    /// corrupted". The repair now goes on `extent` bytes after a run frame, as the reader does.
+    @Test func checksumRepairJumpsOverARunsRegion() throws {
+        let writer = try SpecVaultWriter(seed: "repair past a region", versionMajor: 2, versionMinor: 1)
+        let random = CounterRandom()
+        var chain = SpecVaultWriter.Chain()
+        let item = SpecVaultWriter.Item(id: random.bytes(16), title: "after the region", created: SpecVaultWriter.created)
+        var log = writer.sealBlob(random.bytes(9_000), sha256: random.bytes(32), blobID: random.bytes(16), chunkLog2: 12, chain: &chain,
+                                  random: random).map(\.1)
+        log.append(writer.seal(SpecVaultWriter.put(item), chain: &chain, random: random))
+        log[2].replaceSubrange(0..<8, with: [UInt8](repeating: 0xFF, count: 8))  // chunk 1: no frame can be read there
+        log[5][100] ^= 0x01  // the put after the end record: its body check no longer holds
+        let repaired = ChecksumRepair.repair(writer.header + log.joined())
+        let offsets = log.indices.map { k in writer.header.count + log[..<k].reduce(0) { $0 + $1.count } }
+        // The put and the end record are repaired (the reader reaches them); chunk 0 too (walked).
+        for frame in [1, 4, 5] {
+            let start = offsets[frame] + (frame == 0 ? 16 : 8), end = offsets[frame] + log[frame].count - 8
+            #expect(Array(repaired[end..<(end + 8)]) == Array(BLAKE2b.hash(Array(repaired[start..<end])).prefix(8)), "frame \(frame)")
+        }
     }
 }

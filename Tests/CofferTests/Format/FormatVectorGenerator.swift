@@ -1,4 +1,5 @@
 @testable import CofferTestHelpers
+import Crypto
 import Foundation
 @_spi(CofferInternals) import Coffer
 import CofferSpecWriter
@@ -20,6 +21,22 @@ struct FormatVectorGenerator {
         /// For `success` and `torn tail recovered`: the §6 encodings of the items a reader must return.
         var items: [[UInt8]] = []
         var tornBytes: Int = 0
+        /// Format 2.1's lines (spec/files.md §16), for the vectors from 061 on: nil for the others.
+        var files: FileLines?
+    }
+
+    /// What a vector of format 2.1 says of its files (spec/vectors/format/README.md).
+    struct FileLines {
+        /// Tag-60 fields on live items.
+        var files = 0
+        /// Complete blobs in the log, live or dead.
+        var blobs = 0
+        /// The live content that extracts whole (each distinct SHA-256 once).
+        var contents: [[UInt8]] = []
+        /// `extract:`'s value, for a vault that opens with files: `ok` or `file damaged (…)`.
+        var extract: String?
+        /// The SHA-256 of the one content whose extraction fails.
+        var damaged: [UInt8]?
     }
 
     typealias Writer = SpecVaultWriter
@@ -33,6 +50,11 @@ struct FormatVectorGenerator {
         var chain = Writer.Chain()
         var frames: [[UInt8]] = []
         var live: [[UInt8]: [UInt8]] = [:]
+        /// Per live item, the SHA-256 of each of its files (spec/files.md §2.1).
+        var liveFiles: [[UInt8]: [[UInt8]]] = [:]
+        /// Every content a complete blob holds, by SHA-256 (as declared by its end record).
+        var contents: [[UInt8]: [UInt8]] = [:]
+        var blobCount = 0
 
         init(seed: String, password: String = FormatVectorGenerator.password, kdf: KDFParameters = Writer.kdf,
              versionMajor: UInt16 = 1, versionMinor: UInt16 = 0) throws {
@@ -55,14 +77,78 @@ struct FormatVectorGenerator {
         mutating func put(_ item: Writer.Item) {
             append(Writer.put(item))
             live[item.id] = item.encoding
+            liveFiles[item.id] = item.files.map(\.sha256)
         }
 
         mutating func delete(_ id: [UInt8]) {
             append(Writer.delete(id))
             live[id] = nil
+            liveFiles[id] = nil
+        }
+
+        /// Where a blob's frames are in `frames`.
+        struct BlobLayout {
+            var runs: [Int] = []
+            /// By chunk index.
+            var chunks: [Int] = []
+            var end = 0
+        }
+
+        /// Appends a whole blob of `content` (spec/files.md §4.6), standing alone or as the
+        /// member of a batch the caller appended; 4 KiB chunks unless told.
+        @discardableResult
+        mutating func appendBlob(_ content: [UInt8], sha256: [UInt8]? = nil, chunkLog2: UInt8 = 12, runs: [Int]? = nil,
+                                 paddingByte: UInt8 = 0, size: UInt64? = nil) -> BlobLayout {
+            let sha = sha256 ?? Array(SHA256.hash(data: content))
+            let sealed = writer.sealBlob(content, sha256: sha, blobID: random.bytes(16), chunkLog2: chunkLog2, runs: runs,
+                                         paddingByte: paddingByte, size: size, chain: &chain, random: random)
+            var layout = BlobLayout()
+            for (role, frame) in sealed {
+                switch role {
+                case .run: layout.runs.append(frames.count)
+                case .chunk: layout.chunks.append(frames.count)
+                case .end: layout.end = frames.count
+                }
+                frames.append(frame)
+            }
+            contents[sha] = content
+            blobCount += 1
+            return layout
+        }
+
+        /// A new file's description for `content` (4 KiB chunks, unless the blob says otherwise).
+        func describe(_ content: [UInt8], name: String, mediaType: String = "application/pdf", sha256: [UInt8]? = nil) -> Writer.File {
+            Writer.File(id: random.bytes(16), sha256: sha256 ?? Array(SHA256.hash(data: content)), size: UInt64(content.count),
+                        created: FormatVectorGenerator.baseTime + 3_600_000, name: name, mediaType: mediaType)
+        }
+
+        /// An attach (spec/files.md §6.1): a batch of 2, the blob, then `item` with the file last
+        /// among its files and `modified` an hour later. Returns the layout and the batch's frame.
+        @discardableResult
+        mutating func attach(_ content: [UInt8], to item: inout Writer.Item, name: String = "scan.pdf", chunkLog2: UInt8 = 12,
+                             runs: [Int]? = nil, paddingByte: UInt8 = 0, sha256: [UInt8]? = nil, size: UInt64? = nil) -> (batch: Int, blob: BlobLayout) {
+            let batch = frames.count
+            append(Writer.batch(2))
+            let layout = appendBlob(content, sha256: sha256, chunkLog2: chunkLog2, runs: runs, paddingByte: paddingByte, size: size)
+            var described = describe(content, name: name, sha256: sha256)
+            if let size { described.size = size }
+            item.files.append(described)
+            item.modified = max(item.modified, FormatVectorGenerator.baseTime + 3_600_000)
+            put(item)
+            return (batch, layout)
+        }
+
+        /// The file lines of this log as written (every live content extracts whole).
+        var fileLines: FileLines {
+            let shas = Set(liveFiles.values.joined())
+            return FileLines(files: liveFiles.values.reduce(0) { $0 + $1.count }, blobs: blobCount,
+                             contents: shas.compactMap { contents[$0] }, extract: shas.isEmpty ? nil : "ok")
         }
 
         var file: [UInt8] { writer.header + frames.joined() }
+
+        /// Where frame `index` starts in `file`.
+        func offset(ofFrame index: Int) -> Int { writer.header.count + frames[..<index].reduce(0) { $0 + $1.count } }
         var items: [[UInt8]] { Array(live.values) }
 
         /// Where each frame starts in `file`.
@@ -407,6 +493,7 @@ struct FormatVectorGenerator {
         strange[1] = 6
         unknownKind.append(Writer.plaintext(type: 1, payload: strange))
         add("060-unknown-kind", "version 2.0: an item of kind 6, which no 2.0 reader knows", expect: "malformed item", bytes: unknownKind.file)
+        try out += fileScenarios()
         return out
     }
 
@@ -422,6 +509,17 @@ struct FormatVectorGenerator {
         return hex(hasher.finalize())
     }
 
+    /// BLAKE2b-256 over contents sorted by their SHA-256 (bytewise), each as `size (u64 LE) ‖
+    /// content`: the files digest the vectors README defines (spec/files.md §16).
+    static func filesDigest(_ contents: [[UInt8]]) -> String {
+        let hasher = BLAKE2b.Hasher()
+        for content in contents.map({ (Array(SHA256.hash(data: $0)), $0) }).sorted(by: { $0.0.lexicographicallyPrecedes($1.0) }) {
+            hasher.update(withUnsafeBytes(of: UInt64(content.1.count).littleEndian, Array.init))
+            hasher.update(content.1)
+        }
+        return hex(hasher.finalize())
+    }
+
     /// The vector file: `key: value` lines, a blank line, then the vault's bytes.
     static func render(_ s: Scenario) -> [UInt8] {
         var lines = [
@@ -433,6 +531,13 @@ struct FormatVectorGenerator {
             lines.append("item count: \(s.items.count)")
             lines.append("items blake2b: \(itemsDigest(s.items))")
             lines.append("torn bytes: \(s.tornBytes)")
+        }
+        if let files = s.files, s.expect == "success" || s.expect == "torn tail recovered" {
+            lines.append("files: \(files.files)")
+            lines.append("blobs: \(files.blobs)")
+            lines.append("files blake2b: \(filesDigest(files.contents))")
+            if let extract = files.extract { lines.append("extract: \(extract)") }
+            if let damaged = files.damaged { lines.append("damaged sha256: \(hex(damaged))") }
         }
         return Array((lines.joined(separator: "\n") + "\n\n").utf8) + s.bytes
     }
