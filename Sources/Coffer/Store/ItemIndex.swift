@@ -59,11 +59,18 @@ struct ItemIndex {
 
     func contains(_ id: ItemID) -> Bool { positions[id] != nil }
 
-    /// Room for `count` items without rehashing (a rehash briefly holds two tables).
+    /// Room for `count` items without rehashing (a rehash briefly holds two tables). The table of
+    /// positions is reserved for at most `positionsReserved`: `count` is estimated from the file's
+    /// length, which file content inflates (spec/files.md §15: 1,000 items beside 1 GiB of files
+    /// reserved 200,000 and hashed across a 5 MB table, a page fault per item); past that it grows
+    /// by doubling. The entries' array is reserved in full: untouched capacity costs no page.
     mutating func reserveCapacity(_ count: Int) {
-        positions.reserveCapacity(count)
+        positions.reserveCapacity(Swift.min(count, Self.positionsReserved))
         entries.reserveCapacity(count)
     }
+
+    /// Most positions reserved ahead (an estimate beyond it is more likely file content than items).
+    static let positionsReserved = 16_384
 
     /// Stores `text` (the encoded text fields) for an entry not yet in the index.
     mutating func storeText(_ bytes: UnsafeRawBufferPointer) -> TextStore.Ref { text.append(bytes) }
