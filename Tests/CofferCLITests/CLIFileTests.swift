@@ -281,14 +281,7 @@ struct CLIFileTests {
         try ws.write("part.bin", bytes)
         func onTerminal(_ script: String) throws -> String {
             let tty = try PseudoTerminal()
-            var child = ChildProcess(["/bin/sh", "-c", script, "sh"] + ws.unlock)
-            child.environment = CLI.environment(in: ws, adding: ["TERM": "xterm"])
-            child.directory = ws.path
-            child.stdin = .terminal(tty.slavePath)
-            child.stdout = .terminal(tty.slavePath)
-            child.stderr = .terminal(tty.slavePath)
-            child.newSession = true
-            let running = try child.start()
+            let running = try tty.start(program: ["/bin/sh", "-c", script, "sh"] + ws.unlock, in: ws, environment: ["TERM": "xterm"])
             let screen = tty.readToEnd(timeoutSeconds: 60)
             #expect(try running.wait(timeoutSeconds: 60) == 0, "\(screen.debugDescription)")
             return screen

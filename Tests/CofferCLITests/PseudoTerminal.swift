@@ -20,7 +20,12 @@ final class PseudoTerminal {
     /// Runs coffer with `arguments` on this terminal (stdin, stdout and stderr), in workspace `ws`.
     func start(_ arguments: [String], in ws: CLIWorkspace, environment: [String: String] = [:]) throws -> ChildProcess.Running {
         let binary = try #require(CLI.binary)
-        var child = ChildProcess([binary] + arguments)
+        return try start(program: [binary] + arguments, in: ws, environment: environment)
+    }
+
+    /// Runs any program (a shell pipeline around `coffer`, found by name on PATH) on this terminal.
+    func start(program: [String], in ws: CLIWorkspace, environment: [String: String] = [:]) throws -> ChildProcess.Running {
+        var child = ChildProcess(program)
         child.environment = CLI.environment(in: ws, adding: ["TERM": "dumb"].merging(environment) { $1 })
         child.directory = ws.path
         child.stdin = .terminal(slavePath)
