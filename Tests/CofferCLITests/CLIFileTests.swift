@@ -286,6 +286,9 @@ struct CLIFileTests {
             #expect(try running.wait(timeoutSeconds: 60) == 0, "\(screen.debugDescription)")
             return screen
         }
+        // A name with a right-to-left override (allowed in a file name, files.md §2.1) is drawn escaped.
+        let hostile = try onTerminal(#"{ head -c 1048576 part.bin; sleep 1.5; tail -c +1048577 part.bin; } | coffer attach Passport - --name "$(printf 'gpj.\342\200\256exe')" "$@""#)
+        #expect(hostile.contains("Attaching gpj.\\u202eexe") && !hostile.contains("\u{202E}"), "\(hostile.debugDescription)")
         let attach = try onTerminal(#"{ head -c 1048576 part.bin; sleep 1.5; tail -c +1048577 part.bin; } | coffer attach Passport - --name part.bin "$@""#)
         #expect(attach.contains("Attaching part.bin") && attach.contains("1.0 MiB"), "\(attach.debugDescription)")
         let extract = try onTerminal(#"coffer extract Passport part.bin --output - "$@" | { head -c 1048576 > out.bin; sleep 1.5; cat >> out.bin; }"#)

@@ -136,6 +136,9 @@ final class Progress: @unchecked Sendable {
     }
 
     private func start(after delay: Double = 0) {
+        // The label may carry a name from the vault (a file's, which may hold bidirectional
+        // controls): drawn only on a terminal, so always through `safe`, like every other line there.
+        let shownLabel = Terminal.safe(label)
         let thread = Thread { [self] in
             let frames = ["|", "/", "-", "\\"]
             var i = 0
@@ -145,7 +148,7 @@ final class Progress: @unchecked Sendable {
             let drew = !done
             while !done {
                 let text = current.isEmpty ? "" : " " + current
-                Terminal.writeError("\r\u{1B}[K\(label)… \(frames[i % frames.count])\(text)")
+                Terminal.writeError("\r\u{1B}[K\(shownLabel)… \(frames[i % frames.count])\(Terminal.safe(text))")
                 i += 1
                 _ = condition.wait(until: Date().addingTimeInterval(0.1))
             }
