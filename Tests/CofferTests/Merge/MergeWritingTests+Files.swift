@@ -27,11 +27,7 @@ extension MergeWritingTests {
     /// content 1 alone.
     static func divergedWithFiles(_ scenario: Scenario, on disk: SimulatedDisk) throws {
         let random = SeededRandom(seed: Array("merge writing with files".utf8))
-        let items = Fixtures.items(count: 4, random: random).map { item -> Item in
-            var item = item
-            item.modified = Self.time(0)
-            return item
-        }
+        let items = startingItems(random)
         let a = try Vault.create(at: ours, password: Fixtures.password, kdf: .minimal, fileSystem: disk, random: random)
         try a.addAll(items)
         try attach(a, items[2].id, content: 2, name: "before.bin")

@@ -17,14 +17,19 @@ import CofferTestSupport
         case deletionsAndEdits
     }
 
-    /// Two copies of one vault on `disk` that changed apart. Deterministic (seeded randomness).
-    static func diverged(_ scenario: Scenario, on disk: SimulatedDisk) throws {
-        let random = SeededRandom(seed: Array("merge writing".utf8))
-        let items = Fixtures.items(count: 4, random: random).map { item -> Item in
+    /// The four items both copies start from, last modified at time 0.
+    static func startingItems(_ random: SeededRandom) -> [Item] {
+        Fixtures.items(count: 4, random: random).map { item -> Item in
             var item = item
             item.modified = Self.time(0)
             return item
         }
+    }
+
+    /// Two copies of one vault on `disk` that changed apart. Deterministic (seeded randomness).
+    static func diverged(_ scenario: Scenario, on disk: SimulatedDisk) throws {
+        let random = SeededRandom(seed: Array("merge writing".utf8))
+        let items = startingItems(random)
         let a = try Vault.create(at: ours, password: Fixtures.password, kdf: .minimal, fileSystem: disk, random: random)
         try a.addAll(items)
         a.close()
