@@ -118,7 +118,7 @@ let package = Package(
             path: "Fuzz/Support"),
         // A vault writer built from spec/format.md alone: the fuzzers' seeds and the format vectors.
         // Apart from the harnesses so the core's tests build without the importers and the agent.
-        .target(name: "CofferSpecWriter", dependencies: ["Coffer", "CofferTestSupport"], path: "Fuzz/SpecWriter"),
+        .target(name: "CofferSpecWriter", dependencies: ["Coffer", "CofferTestSupport", "CSodium"], path: "Fuzz/SpecWriter"),
         .executableTarget(name: "FuzzVaultReader", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzVaultReader"),
         .executableTarget(name: "FuzzVaultRecords", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzVaultRecords"),
         .executableTarget(name: "FuzzItemDecoder", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzItemDecoder"),

@@ -1,4 +1,5 @@
 @_spi(CofferInternals) import Coffer
+import CSodium
 import CofferTestSupport
 
 /// Builds vault files straight from spec/format.md §2–§6, using only Coffer's package crypto
@@ -285,7 +286,7 @@ package enum ChecksumRepair {
             let inFile = extent <= UInt64(b.count - offset)
             let regionEnd = inFile ? offset + Int(extent) : b.count
             var chunk = offset
-            while let count = repairFrame(&b, at: chunk, limit: regionEnd) { chunk += count }
+            while let count = repairFrame(&b, at: chunk, limit: regionEnd, chunk: true) { chunk += count }
             guard inFile else { break }  // the region runs past the end: a torn tail
             offset = regionEnd
         }
@@ -296,7 +297,8 @@ package enum ChecksumRepair {
     /// frame, or a run frame, whose 16-byte header's check covers its extent) if all of it lies
     /// before `limit`; returns its length, or nil where no frame can be read (fewer than 8
     /// bytes, zeros to the end, a length out of bounds or past `limit`).
-    static func repairFrame(_ b: inout [UInt8], at offset: Int, limit: Int) -> Int? {
+    /// Frames inside a run's region are chunk frames (`chunk`): their body check is §4.4's.
+    static func repairFrame(_ b: inout [UInt8], at offset: Int, limit: Int, chunk: Bool = false) -> Int? {
         let remaining = limit - offset
         if remaining < 8 || b[offset..<limit].allSatisfy({ $0 == 0 }) { return nil }
         let tagged = readLE32(b, offset)
@@ -310,7 +312,8 @@ package enum ChecksumRepair {
         let total = headerCount + Int(bodyLength) + 8
         guard total <= remaining else { return nil }
         let bodyEnd = offset + headerCount + Int(bodyLength)
-        b.replaceSubrange(bodyEnd..<(bodyEnd + 8), with: BLAKE2b.hash(Array(b[(offset + headerCount)..<bodyEnd])).prefix(8))
+        let body = Array(b[(offset + headerCount)..<bodyEnd])
+        b.replaceSubrange(bodyEnd..<(bodyEnd + 8), with: chunk && !isRun ? SpecVaultWriter.chunkCheck(body) : Array(BLAKE2b.hash(body).prefix(8)))
         return total
     }
 }
@@ -413,7 +416,16 @@ extension SpecVaultWriter {
         let body = le64(chain.seq) + sealed
         chain.seq += 1
         chain.prevTag = Array(sealed.suffix(16))
-        return le32(UInt32(body.count)) + Self.lengthCheck(UInt32(body.count)) + body + Array(BLAKE2b.hash(body).prefix(8))
+        return le32(UInt32(body.count)) + Self.lengthCheck(UInt32(body.count)) + body + Self.chunkCheck(body)
+    }
+
+    /// spec/files.md §4.4: a chunk frame's body check, the first 8 bytes of Poly1305 over the body
+    /// under `K_check = BLAKE2b-256("coffer/chunk-check/v1")`, a public key.
+    package static func chunkCheck(_ body: [UInt8]) -> [UInt8] {
+        let key = BLAKE2b.hash(Array("coffer/chunk-check/v1".utf8), outputCount: 32)
+        var tag = [UInt8](repeating: 0, count: 16)
+        _ = crypto_onetimeauth_poly1305(&tag, body, UInt64(body.count), key)
+        return Array(tag.prefix(8))
     }
 
     /// The chunks of `content` padded to `padded(size)` with `paddingByte` (0 for a correct

@@ -1,8 +1,8 @@
 import Dispatch
 
 /// Writes a blob's frames in order on a thread of its own while the caller reads, hashes and
-/// seals the next chunk (spec/files.md §6.4): a chunk frame's body check (BLAKE2b over 1 MiB) and
-/// its write cost about as much as its sealing, and sealing is sequential (each frame binds the
+/// seals the next chunk (spec/files.md §6.4): a chunk frame's body check (`ChunkCheck` over 1 MiB) and
+/// its write cost a good part of its sealing, and sealing is sequential (each frame binds the
 /// tag of the one before), so this split is what two cores can overlap.
 ///
 /// At most `depth` frames wait (ciphertext only: plaintext never reaches this thread). The first
@@ -13,7 +13,7 @@ final class FrameWriteLane: @unchecked Sendable {
     /// What a frame still needs before it is written.
     enum Pending {
         case nothing
-        /// A record-form frame (8-byte header) sealed without its body check.
+        /// A chunk frame sealed without its body check (`ChunkFrame.writeBodyCheck`).
         case bodyCheck
     }
 
@@ -40,7 +40,7 @@ final class FrameWriteLane: @unchecked Sendable {
             guard state.withLock({ $0.failure == nil && !$0.abandoned }) else { return }
             var frame = frame
             if case .bodyCheck = pending {
-                frame.withUnsafeMutableBytes { RecordFrame.writeBodyCheck(body: UnsafeMutableRawBufferPointer(rebasing: $0[RecordFrame.frameHeaderCount...])) }
+                frame.withUnsafeMutableBytes { ChunkFrame.writeBodyCheck(frame: $0) }
             }
             do {
                 try emit(frame, offset)

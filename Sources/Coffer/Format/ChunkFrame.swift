@@ -1,7 +1,7 @@
 /// Chunk frames (spec/files.md §4.4): one chunk of a file's padded content, sealed alone under
 /// `K_file` with `ad_chunk` (§4.1), framed exactly as a record frame (format.md §5:
-/// `body_length ‖ length_check ‖ seq ‖ nonce ‖ ciphertext ‖ tag ‖ body_check`) and in the record
-/// chain: it carries the next `seq` and binds the tag of the frame before it. The plaintext is the
+/// `body_length ‖ length_check ‖ seq ‖ nonce ‖ ciphertext ‖ tag ‖ body_check`, the body check
+/// being `ChunkCheck`'s Poly1305 under a public key, not a record's BLAKE2b) and in the record chain: it carries the next `seq` and binds the tag of the frame before it. The plaintext is the
 /// chunk's bytes alone. A chunk frame is found only through its run (spec/files.md §4.2).
 enum ChunkFrame {
     /// Frame bytes around the chunk: header 8, `seq` 8, nonce 24, tag 16, body check 8.
@@ -43,7 +43,7 @@ enum ChunkFrame {
     /// next frame of `chain`, into `frame` (exactly `frameCount(chunkLength: chunk.count)` bytes),
     /// and advances the chain past it, as sealing a record does.
     /// - Throws: `crypto.invalid-argument` for a chunk, blob id or frame buffer of the wrong size.
-    /// With `bodyCheck` false the frame's last 8 bytes stay zero until `RecordFrame.writeBodyCheck`
+    /// With `bodyCheck` false the frame's last 8 bytes stay zero until `ChunkFrame.writeBodyCheck`
     /// fills them (the chain needs only the tag, so the next chunk can be sealed meanwhile).
     static func seal(_ chunk: UnsafeRawBufferPointer, blobID: [UInt8], index: UInt32, chain: inout RecordChain, fileKey: SecretKey,
                      random: some RandomSource, bodyCheck: Bool = true, into frame: UnsafeMutableRawBufferPointer) throws {
@@ -61,12 +61,19 @@ enum ChunkFrame {
         try chain.lastTag.withUnsafeBytes { previousTag in
             try blobID.withUnsafeBytes { id in
                 try withAssociatedData(chain: chain, seq: seq, previousTag: previousTag, blobID: id, index: index) { ad in
-                    try RecordFrame.sealBody(chunk, seq: seq, associatedData: ad, key: fileKey, random: random, bodyCheck: bodyCheck,
+                    try RecordFrame.sealBody(chunk, seq: seq, associatedData: ad, key: fileKey, random: random, bodyCheck: false,
                                              into: UnsafeMutableRawBufferPointer(rebasing: frame[RecordFrame.frameHeaderCount...]))
                 }
             }
         }
+        if bodyCheck { writeBodyCheck(frame: frame) }
         chain.advance(past: UnsafeRawBufferPointer(frame))
+    }
+
+    /// Fills a whole chunk frame's last 8 bytes with `ChunkCheck` of its body (spec/files.md §4.4).
+    static func writeBodyCheck(frame: UnsafeMutableRawBufferPointer) {
+        let body = UnsafeRawBufferPointer(rebasing: frame[RecordFrame.frameHeaderCount..<(frame.count - ChunkCheck.count)])
+        ChunkCheck.compute(body, into: UnsafeMutableRawBufferPointer(rebasing: frame[(frame.count - ChunkCheck.count)...]))
     }
 
     /// `seal(…, into:)` into a new array: the whole frame.
@@ -156,7 +163,7 @@ enum ChunkFrame {
             throw damage(.framing, "a frame of \(firstWord) body bytes where the chunk's \(RecordFrame.bodyOverhead + chunkLength) should be")
         }
         let body = UnsafeRawBufferPointer(rebasing: frame[RecordFrame.frameHeaderCount..<(frame.count - RecordFrame.bodyCheckCount)])
-        guard RecordFrame.bodyCheckMatches(body, UnsafeRawBufferPointer(rebasing: frame[(frame.count - RecordFrame.bodyCheckCount)...])) else {
+        guard ChunkCheck.matches(body, UnsafeRawBufferPointer(rebasing: frame[(frame.count - ChunkCheck.count)...])) else {
             throw damage(.corrupted, "checksum mismatch (the file was damaged)")
         }
     }

@@ -5,7 +5,8 @@ import Testing
 /// The frames and records of format 2.1 that store a file's content (spec/files.md §4): the run
 /// frame (§4.2) and its record (§4.3), chunk frames and their associated data (§4.1, §4.4), the
 /// end record (§4.5) and `K_file` (crypto.md §2). Expected bytes are built here from the spec's
-/// formulas (labels, BLAKE2b, field order), never from Coffer's own builders.
+/// formulas (labels, BLAKE2b, Poly1305 for a chunk's body check, field order), never from Coffer's own
+/// builders (a chunk's check comes from the spec's second writer, `SpecVaultWriter.chunkCheck`).
 @Suite struct FileFormatTests {
     static let vaultID = [UInt8](repeating: 0x11, count: 16)
     static let logID = [UInt8](repeating: 0x22, count: 16)
@@ -30,6 +31,19 @@ import Testing
     }
 
     // MARK: K_file
+
+    /// Known answers computed outside Swift (Python's `hashlib.blake2b` and a twelve-line Poly1305
+    /// from RFC 8439 §2.5), so the check does not depend on libsodium being right about itself.
+    @Test("A chunk's body check is Poly1305 under K_check = BLAKE2b-256(\"coffer/chunk-check/v1\"), first 8 bytes (files.md §4.4)")
+    func chunkCheckKnownAnswers() {
+        #expect(ChunkCheck.key.lowercaseHex == "437799589a98096a0eed9f619d90518c6dbe63164f18a0459915c20103fb659a")
+        #expect(ChunkCheck.compute((0..<100).map { UInt8($0) }).lowercaseHex == "e0faa6e8a5fe87b3")
+        #expect(ChunkCheck.compute([]).lowercaseHex == "6dbe63164f18a045")
+        #expect(SpecVaultWriter.chunkCheck((0..<100).map { UInt8($0) }).lowercaseHex == "e0faa6e8a5fe87b3")
+        var body = (0..<100).map { UInt8($0) }
+        body[50] ^= 0x04
+        #expect(ChunkCheck.compute(body).lowercaseHex != "e0faa6e8a5fe87b3")
+    }
 
     @Test("K_file = BLAKE2b(key = VK, \"coffer/file-chunk/v1\"), apart from K_rec and K_hdr")
     func fileKeyIsDerivedFromTheVaultKey() throws {
@@ -314,7 +328,7 @@ import Testing
             #expect(readLE32(frame, 0) == UInt32(48 + length))
             #expect(Array(frame[4..<8]) == Self.h(Array("coffer/frame-length/v1".utf8) + le32(UInt32(48 + length)), 4))
             #expect(Array(frame[8..<16]) == le64(seq))
-            #expect(Array(frame[(frame.count - 8)...]) == Self.h(Array(frame[8..<(frame.count - 8)]), 8))
+            #expect(Array(frame[(frame.count - 8)...]) == SpecVaultWriter.chunkCheck(Array(frame[8..<(frame.count - 8)])))
             #expect(chain.nextSeq == seq + 1)
             #expect(chain.lastTag == Array(frame[(frame.count - 24)..<(frame.count - 8)]))
             frames.append((frame, seq, previousTag, chunk))
@@ -403,7 +417,7 @@ import Testing
         // seq is in ad_chunk.
         var moved = frame
         moved.replaceSubrange(8..<16, with: le64(8))
-        moved.replaceSubrange((moved.count - 8)..., with: Self.h(Array(moved[8..<(moved.count - 8)]), 8))
+        moved.replaceSubrange((moved.count - 8)..., with: SpecVaultWriter.chunkCheck(Array(moved[8..<(moved.count - 8)])))
         #expect(problem(moved, seq: 8) == .tampered)
 
         // A flipped bit in the body: corrupted (disk damage); with the body check recomputed: tampered.
@@ -411,7 +425,7 @@ import Testing
             var flipped = frame
             flipped[position] ^= 0x10
             #expect(problem(flipped) == .corrupted, "byte \(position)")
-            flipped.replaceSubrange((flipped.count - 8)..., with: Self.h(Array(flipped[8..<(flipped.count - 8)]), 8))
+            flipped.replaceSubrange((flipped.count - 8)..., with: SpecVaultWriter.chunkCheck(Array(flipped[8..<(flipped.count - 8)])))
             #expect(problem(flipped) == .tampered, "byte \(position), check recomputed")
         }
         var badCheck = frame
@@ -441,7 +455,7 @@ import Testing
         // Nothing unauthenticated is left in the caller's buffer.
         var forged = frame
         forged[100] ^= 1
-        forged.replaceSubrange((forged.count - 8)..., with: Self.h(Array(forged[8..<(forged.count - 8)]), 8))
+        forged.replaceSubrange((forged.count - 8)..., with: SpecVaultWriter.chunkCheck(Array(forged[8..<(forged.count - 8)])))
         var out = [UInt8](repeating: 0xFF, count: 300)
         let thrown = forged.withUnsafeBytes { f in
             tag.withUnsafeBytes { t in

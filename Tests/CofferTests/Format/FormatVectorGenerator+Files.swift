@@ -147,7 +147,7 @@ extension FormatVectorGenerator {
         var forgedFrame = forged.log.frames[forged.passport.chunks[2]]
         forgedFrame[200] ^= 0x01
         let forgedBody = Array(forgedFrame[8..<(forgedFrame.count - 8)])
-        forgedFrame.replaceSubrange((forgedFrame.count - 8)..., with: BLAKE2b.hash(forgedBody).prefix(8))
+        forgedFrame.replaceSubrange((forgedFrame.count - 8)..., with: SpecVaultWriter.chunkCheck(forgedBody))
         forged.log.frames[forged.passport.chunks[2]] = forgedFrame
         add("075-file-chunk-forged", "one ciphertext bit of chunk 2 flipped and body_check recomputed: opens; authentication fails at extraction",
             expect: "success", log: forged.log, files: extractFails(forged, "file damaged (tampered, chunk 2)"))

@@ -38,7 +38,7 @@ struct FrameWriteLaneTests {
         for (k, frame) in written.enumerated() {
             var expected = sent[k]
             if k % 2 == 0 {
-                expected.withUnsafeMutableBytes { RecordFrame.writeBodyCheck(body: UnsafeMutableRawBufferPointer(rebasing: $0[RecordFrame.frameHeaderCount...])) }
+                expected.withUnsafeMutableBytes { ChunkFrame.writeBodyCheck(frame: $0) }
                 #expect(expected.suffix(RecordFrame.bodyCheckCount) != [UInt8](repeating: 0, count: RecordFrame.bodyCheckCount))
             }
             #expect(frame == expected, "frame \(k)")
