@@ -6,7 +6,7 @@ import Dispatch
 /// handed out only once that chunk passed every check at its place; the end of the file is
 /// reported (`read` returns 0) only once the SHA-256 of everything handed out matched the end
 /// record's. So a caller that stops at an error holds a prefix of the file, every byte of it the
-/// file's. Memory: one chunk of plaintext (locked, wiped) and one sealed frame.
+/// file's. Memory: two chunks of plaintext (locked, wiped) and two sealed frames.
 ///
 /// The reader has its own descriptor of the vault file and its own copy of the keys it needs,
 /// so a compaction or merge that replaces the file meanwhile does not disturb it. One reader is
@@ -17,7 +17,11 @@ public final class FileReader {
     private let chain: RecordChain
     private let fileKey: SecretKey
     private let blob: BlobIndex.Blob
-    private let plaintext: LockedBuffer
+    /// Two chunks: the one being handed out, and the one the read-ahead thread opens into.
+    private let plaintexts: [LockedBuffer]
+    /// Which of `plaintexts` holds the chunk being handed out.
+    private var current = 0
+    private var plaintext: LockedBuffer { plaintexts[current] }
     private var hasher = SHA256()
     /// The next chunk: its run, and its position in the run.
     private var run = 0, position = 0
@@ -25,7 +29,8 @@ public final class FileReader {
     private var pending = 0..<0
     private var failure: CofferError?
     private var ended = false
-    /// Reads and checks the next chunk while the caller's thread opens this one (spec/files.md §6.4).
+    /// Reads, checks and opens the next chunk while the caller's thread hashes and hands out this
+    /// one (spec/files.md §6.4).
     private let readAhead = DispatchQueue(label: "coffer.files.read", qos: .userInitiated)
     /// The chunk after the one being opened, when it is being read.
     private var ahead: Fetch?
@@ -36,7 +41,7 @@ public final class FileReader {
         self.handle = handle
         self.chain = chain
         self.fileKey = fileKey
-        plaintext = try LockedBuffer(count: 1 << Int(blob.chunkLog2))
+        plaintexts = [try LockedBuffer(count: 1 << Int(blob.chunkLog2)), try LockedBuffer(count: 1 << Int(blob.chunkLog2))]
     }
 
     deinit {
@@ -76,7 +81,7 @@ public final class FileReader {
     /// steps with `read(into:)`).
     public func readAll() throws -> [UInt8] {
         var out: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: plaintext.bytes.count)
+        var buffer = [UInt8](repeating: 0, count: 1 << Int(blob.chunkLog2))
         while true {
             let count = try buffer.withUnsafeMutableBytes { try read(into: $0) }
             if count == 0 { return out }
@@ -114,22 +119,29 @@ public final class FileReader {
                      seq: current.firstSeq + UInt64(position), runSeq: runSeq, lastSeq: runSeq + UInt64(count) + 1)
     }
 
-    /// One chunk read ahead on `readAhead`'s thread: the frame with the tag before it, checked up to
-    /// authentication (framing, `seq`, `body_check`; no key is used there). The semaphore orders
-    /// the thread's writes before the reader's reads. The reader's handle is only ever used on
-    /// the read-ahead thread (`close` and `deinit` wait for that thread first), so it is carried here.
+    /// One chunk read ahead on `readAhead`'s thread: the frame with the tag before it, put through
+    /// every check of §5.3 in order and opened into one of the two plaintext buffers (the one not
+    /// being handed out: the caller starts a fetch only once the chunk before it was handed out).
+    /// The semaphore orders the thread's writes before the reader's reads. The reader's handle
+    /// and keys are only ever used on the read-ahead thread while a fetch runs (`close` and
+    /// `deinit` wait for that thread first), so they are carried here.
     private final class Fetch: @unchecked Sendable {
         let place: Place
         let handle: any VaultFileHandle
+        let slot: Int
+        let into: UnsafeMutableRawBufferPointer
         let done = DispatchSemaphore(value: 0)
-        var bytes: [UInt8] = []
         var failure: (any Error)?
-        init(place: Place, handle: any VaultFileHandle) { (self.place, self.handle) = (place, handle) }
+        init(place: Place, handle: any VaultFileHandle, slot: Int, into: UnsafeMutableRawBufferPointer) {
+            (self.place, self.handle, self.slot, self.into) = (place, handle, slot, into)
+        }
     }
 
-    /// Starts reading the chunk at `place` on the read-ahead thread.
-    private func fetch(_ place: Place) -> Fetch {
-        let fetch = Fetch(place: place, handle: handle)
+    /// Starts reading, checking and opening the chunk at `place` into plaintext buffer `slot` on
+    /// the read-ahead thread.
+    private func fetch(_ place: Place, slot: Int) -> Fetch {
+        let fetch = Fetch(place: place, handle: handle, slot: slot, into: plaintexts[slot].bytes)
+        let (chain, fileKey, blobID) = (chain, fileKey, blob.blobID)
         readAhead.async {
             defer { fetch.done.signal() }
             let tagAndCheck = XChaCha20Poly1305.tagCount + RecordFrame.bodyCheckCount
@@ -140,10 +152,14 @@ public final class FileReader {
                     throw CofferError.truncated("the vault file is shorter than when it was opened")
                 }
                 try bytes.withUnsafeBytes { raw in
-                    try ChunkFrame.checkBeforeOpening(UnsafeRawBufferPointer(rebasing: raw[tagAndCheck...]), chunkLength: place.length,
-                                                      seq: place.seq, index: UInt32(place.index))
+                    let frame = UnsafeRawBufferPointer(rebasing: raw[tagAndCheck...])
+                    try ChunkFrame.checkBeforeOpening(frame, chunkLength: place.length, seq: place.seq, index: UInt32(place.index))
+                    try blobID.withUnsafeBytes { id in
+                        try ChunkFrame.openChecked(frame, seq: place.seq, previousTag: UnsafeRawBufferPointer(rebasing: raw[0..<XChaCha20Poly1305.tagCount]),
+                                                   blobID: id, index: UInt32(place.index), chain: chain, fileKey: fileKey,
+                                                   into: UnsafeMutableRawBufferPointer(rebasing: fetch.into[0..<place.length]))
+                    }
                 }
-                fetch.bytes = bytes
             } catch {
                 fetch.failure = error
             }
@@ -151,33 +167,26 @@ public final class FileReader {
         return fetch
     }
 
-    /// Opens the next chunk into `plaintext` (spec/files.md §5.3's checks in order) and makes
-    /// its content bytes pending; checks its padding and hashes what it releases. The chunk after
-    /// it is read and checked meanwhile on the read-ahead thread; its faults are reported only
-    /// when the reader reaches it, so what comes before is still handed out.
+    /// Takes the next chunk, opened on the read-ahead thread (spec/files.md §5.3's checks in
+    /// order), and makes its content bytes pending; checks its padding and hashes what it
+    /// releases. The chunk after it is read, checked and opened meanwhile into the other buffer;
+    /// its faults are reported only when the reader reaches it, so what comes before is still
+    /// handed out. Called only when nothing is pending: the other buffer is free.
     private func openNextChunk() throws {
-        let current = ahead ?? fetch(place(run: run, position: position))
+        let fetched = ahead ?? fetch(place(run: run, position: position), slot: 1 - current)
         ahead = nil
-        current.done.wait()
+        fetched.done.wait()
+        current = fetched.slot
         let count = Int(blob.runs[run].count)
         if position + 1 < count {
-            ahead = fetch(place(run: run, position: position + 1))
+            ahead = fetch(place(run: run, position: position + 1), slot: 1 - current)
         } else if run + 1 < blob.runs.count {
-            ahead = fetch(place(run: run + 1, position: 0))
+            ahead = fetch(place(run: run + 1, position: 0), slot: 1 - current)
         }
-        let place = current.place
+        let place = fetched.place
         let index = place.index, length = place.length
         do {
-            if let failure = current.failure { throw failure }
-            let tagAndCheck = XChaCha20Poly1305.tagCount + RecordFrame.bodyCheckCount
-            try current.bytes.withUnsafeBytes { raw in
-                try blob.blobID.withUnsafeBytes { blobID in
-                    try ChunkFrame.openChecked(UnsafeRawBufferPointer(rebasing: raw[tagAndCheck...]), seq: place.seq,
-                                               previousTag: UnsafeRawBufferPointer(rebasing: raw[0..<XChaCha20Poly1305.tagCount]),
-                                               blobID: blobID, index: UInt32(index), chain: chain, fileKey: fileKey,
-                                               into: UnsafeMutableRawBufferPointer(rebasing: plaintext.bytes[0..<length]))
-                }
-            }
+            if let failure = fetched.failure { throw failure }
         } catch let error as CofferError where error.code == .truncated {
             throw damaged(.truncated, chunk: index, "chunk \(index) is cut off: the vault file is shorter than when it was opened")
         } catch let damage as ChunkFrame.Damage {

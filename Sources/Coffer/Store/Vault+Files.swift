@@ -173,7 +173,9 @@ struct BlobWriting {
 
     private let scratch: SecureScratch
     private var blobID: [UInt8] = []
-    private var hasher = SHA256()
+    /// SHA-256 of the content on its own thread (`ContentHashLane`): slots 0 and 1 are a known
+    /// length's two chunk buffers, slot 0 a stream's run buffer, slot 2 its last run's chunk.
+    private let hashes = ContentHashLane(slots: 3)
     private var runs: [BlobIndex.Run] = []
     private var blobStart = 0
     private var chunksWritten: UInt32 = 0
@@ -211,13 +213,16 @@ struct BlobWriting {
             records += 1
         }
         blobStart = end
-        let buffer = try LockedBuffer(count: chunkSize * (source.knownLength == nil ? Vault.streamRunChunks : 1))
+        // A known length alternates between two chunk buffers, one being hashed while the other is filled.
+        let buffer = try LockedBuffer(count: chunkSize * (source.knownLength == nil ? Vault.streamRunChunks : 2))
+        // The hash thread may still read the buffer: it is wiped and freed only after it is done.
+        defer { withExtendedLifetime(buffer) { hashes.drain() } }
         if let known = source.knownLength {
             try writeKnown(length: known, from: &source, buffer: buffer, progress: progress)
         } else {
             try writeStream(from: &source, buffer: buffer, progress: progress)
         }
-        let sha256 = Array(hasher.finalize())
+        let sha256 = hashes.finalize()
         let endRecord = try EndRecord(blobID: blobID, size: contentRead, sha256: sha256)
         try put(try RecordFrame.sealEnd(endRecord, chain: &chain, scratch: scratch, random: random))
         records += 1
@@ -234,11 +239,13 @@ struct BlobWriting {
         for k in 0..<count {
             let chunkLength = Int(Swift.min(UInt64(chunkSize), padded - UInt64(k * chunkSize)))
             let content = Int(Swift.min(UInt64(chunkLength), length - Swift.min(length, UInt64(k * chunkSize))))
-            let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[0..<chunkLength])
+            let slot = k % 2
+            hashes.wait(slot: slot)
+            let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[(slot * chunkSize)..<(slot * chunkSize + chunkLength)])
             let got = try Self.fill(UnsafeMutableRawBufferPointer(rebasing: chunk[0..<content]), from: &source)
             guard got == content else { throw Self.changed(announced: length, read: contentRead + UInt64(got)) }
             chunk[content...].initializeMemory(as: UInt8.self, repeating: 0)
-            try sealChunk(UnsafeRawBufferPointer(chunk), content: content)
+            try sealChunk(UnsafeRawBufferPointer(chunk), content: content, slot: slot)
             progress?(contentRead)
         }
         var probe: UInt8 = 0
@@ -267,8 +274,10 @@ struct BlobWriting {
             guard try withUnsafeMutableBytes(of: &next, { try source.read(into: $0) }) == 1 else { break }
             try beginRun(count: Vault.streamRunChunks, runBytes: UInt64(runCapacity))
             for k in 0..<Vault.streamRunChunks {
-                try sealChunk(UnsafeRawBufferPointer(rebasing: buffer.bytes[(k * chunkSize)..<((k + 1) * chunkSize)]), content: chunkSize)
+                try sealChunk(UnsafeRawBufferPointer(rebasing: buffer.bytes[(k * chunkSize)..<((k + 1) * chunkSize)]), content: chunkSize,
+                              slot: 0)
             }
+            hashes.wait(slot: 0)  // the run's chunks are hashed before the buffer is refilled
             buffer.bytes[0] = next
             held = 1
         }
@@ -278,14 +287,16 @@ struct BlobWriting {
         let count = Int((runBytes + UInt64(chunkSize) - 1) / UInt64(chunkSize))
         try beginRun(count: count, runBytes: runBytes)
         let chunk = try LockedBuffer(count: chunkSize)
+        defer { withExtendedLifetime(chunk) { hashes.drain() } }
         for k in 0..<count {
+            hashes.wait(slot: 2)
             let chunkLength = Int(Swift.min(UInt64(chunkSize), runBytes - UInt64(k * chunkSize)))
             let content = Swift.max(0, Swift.min(chunkLength, held - k * chunkSize))
             if content > 0 {
                 chunk.bytes.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer.bytes[(k * chunkSize)..<(k * chunkSize + content)]))
             }
             UnsafeMutableRawBufferPointer(rebasing: chunk.bytes[content..<chunkLength]).initializeMemory(as: UInt8.self, repeating: 0)
-            try sealChunk(UnsafeRawBufferPointer(rebasing: chunk.bytes[0..<chunkLength]), content: content)
+            try sealChunk(UnsafeRawBufferPointer(rebasing: chunk.bytes[0..<chunkLength]), content: content, slot: 2)
         }
     }
 
@@ -298,9 +309,10 @@ struct BlobWriting {
         records += 1
     }
 
-    /// Hashes the chunk's first `content` bytes, seals the whole chunk as the next chunk frame and writes it.
-    private mutating func sealChunk(_ chunk: UnsafeRawBufferPointer, content: Int) throws {
-        hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: chunk[0..<content]))
+    /// Hands the chunk's first `content` bytes to the hash thread, seals the whole chunk as the
+    /// next chunk frame and hands it to the writer. `chunk` stays unchanged until `slot` is waited for.
+    private mutating func sealChunk(_ chunk: UnsafeRawBufferPointer, content: Int, slot: Int) throws {
+        if content > 0 { hashes.submit(UnsafeRawBufferPointer(rebasing: chunk[0..<content]), slot: slot) }
         contentRead += UInt64(content)
         let frame = try ChunkFrame.seal(chunk, blobID: blobID, index: chunksWritten, chain: &chain, fileKey: fileKey, random: random,
                                         bodyCheck: false)
