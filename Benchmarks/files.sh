@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Files in the vault against Debian's `age` (issue 38, spec/files.md §15): attaching and
 # extracting one file of random bytes (256 MiB unless FILES_MIB says) against `age` encrypting and
-# decrypting the same file to an X25519 recipient, as ratios of wall times from one run (this VM's
-# timings vary between runs: compare within a run); each command's peak RSS from /usr/bin/time
+# decrypting the same file to an X25519 recipient, as ratios of median wall times (hyperfine, RUNS
+# runs each in one invocation: this VM's timings vary between invocations); each command's peak RSS from /usr/bin/time
 # beside `coffer info` on the same vault (the open vault's own memory); and opening a vault of
 # 1,000 items that also holds 4 such files against the same items without them (`coffer ls`,
 # hyperfine). Coffer's attach and extract sync what they write; age does not: the line with
@@ -12,6 +12,8 @@
 #   Benchmarks/files.sh                        # results: Benchmarks/Results/files.json
 #   FILES_MIB=64 Benchmarks/files.sh           # a smaller file
 #   COFFER=path/to/coffer Benchmarks/files.sh  # another binary (no build)
+#   FILES_DIR=/dev/shm Benchmarks/files.sh     # on tmpfs: no disk, so the times are the work alone
+#   RUNS=10 Benchmarks/files.sh                # runs per command (default 5; medians are reported)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -23,7 +25,7 @@ if [ -z "${COFFER:-}" ]; then
   swift build -c release --product coffer >&2
   COFFER="$root/.build/release/coffer"
 fi
-work=$(mktemp -d /tmp/coffer-files.XXXXXX)
+work=$(mktemp -d "${FILES_DIR:-/tmp}/coffer-files.XXXXXX")
 export HOME="$work/home" XDG_RUNTIME_DIR="$work/runtime"
 mkdir -p "$HOME"
 mkdir -m 700 "$XDG_RUNTIME_DIR"
@@ -38,18 +40,36 @@ head -c $((mib << 20)) /dev/urandom > big.bin
 age-keygen -o key.txt 2>/dev/null
 recipient=$(age-keygen -y key.txt)
 
-# One measurement: wall seconds and peak RSS in KiB of a command.
-measure() { /usr/bin/time -f '%e %M' -o "$work/time.txt" "$@" >/dev/null 2>&1; cat "$work/time.txt"; }
+# Times: hyperfine, RUNS runs each (median), every run on a fresh copy of its input, so an attach
+# always writes the content anew (a second attach of the same content would only hash it).
+cp v.coffer empty.coffer
+"$COFFER" attach Passport big.bin "${vault[@]}" >/dev/null 2>&1
+cp v.coffer full.coffer
+age -r "$recipient" -o big.age big.bin
+runs=${RUNS:-5}
 sync --file-system . || true
-read -r coffer_attach coffer_attach_kib < <(measure "$COFFER" attach Passport big.bin "${vault[@]}")
-read -r age_encrypt age_encrypt_kib < <(measure age -r "$recipient" -o big.age big.bin)
-read -r age_encrypt_sync _ < <(measure sh -c "age -r '$recipient' -o big2.age big.bin && sync --data big2.age")
-read -r coffer_extract coffer_extract_kib < <(measure "$COFFER" extract Passport big.bin --output out.bin "${vault[@]}")
-read -r age_decrypt age_decrypt_kib < <(measure age -d -i key.txt -o out.age.bin big.age)
-read -r age_decrypt_sync _ < <(measure sh -c "age -d -i key.txt -o out2.age.bin big.age && sync --data out2.age.bin")
-read -r _ info_kib < <(measure "$COFFER" info "${vault[@]}")
+hyperfine --runs "$runs" --warmup 1 --export-json times.json \
+  --command-name attach --prepare 'cp empty.coffer v.coffer' "$COFFER attach Passport big.bin --vault v.coffer --password-file pw" \
+  --command-name age-encrypt --prepare 'rm -f out.age' "age -r $recipient -o out.age big.bin" \
+  --command-name age-encrypt-sync --prepare 'rm -f out.age' "age -r $recipient -o out.age big.bin && sync --data out.age" \
+  --command-name extract --prepare 'cp full.coffer v.coffer; rm -f out.bin' "$COFFER extract Passport big.bin --output out.bin --vault v.coffer --password-file pw" \
+  --command-name age-decrypt --prepare 'rm -f out.age.bin' "age -d -i key.txt -o out.age.bin big.age" \
+  --command-name age-decrypt-sync --prepare 'rm -f out.age.bin' "age -d -i key.txt -o out.age.bin big.age && sync --data out.age.bin" \
+  >/dev/null 2>&1
 cmp -s big.bin out.bin || { echo "files: the extracted file differs" >&2; exit 1; }
 cmp -s big.bin out.age.bin || { echo "files: age's output differs" >&2; exit 1; }
+
+# Peak RSS in KiB of one run each (/usr/bin/time), against `coffer info`: the open vault's own memory.
+peak() { /usr/bin/time -f '%M' -o "$work/time.txt" "$@" >/dev/null 2>&1; cat "$work/time.txt"; }
+cp empty.coffer v.coffer
+coffer_attach_kib=$(peak "$COFFER" attach Passport big.bin "${vault[@]}")
+rm -f out.bin
+coffer_extract_kib=$(peak "$COFFER" extract Passport big.bin --output out.bin "${vault[@]}")
+info_kib=$(peak "$COFFER" info "${vault[@]}")
+rm -f out.age
+age_encrypt_kib=$(peak age -r "$recipient" -o out.age big.bin)
+rm -f out.age.bin
+age_decrypt_kib=$(peak age -d -i key.txt -o out.age.bin big.age)
 
 # Opening: 1,000 items, then the same vault with 4 files of the size above attached.
 python3 - "$work/items.csv" <<'EOF'
@@ -72,17 +92,18 @@ hyperfine --warmup 3 --runs 20 --export-json open.json \
   "$COFFER ls --vault bare.coffer --password-file pw" "$COFFER ls --vault loaded.coffer --password-file pw" >/dev/null 2>&1
 
 mkdir -p "$root/Benchmarks/Results"
-python3 - "$root/Benchmarks/Results/files.json" "$mib" "$coffer_attach" "$age_encrypt" "$age_encrypt_sync" \
-  "$coffer_extract" "$age_decrypt" "$age_decrypt_sync" "$coffer_attach_kib" "$coffer_extract_kib" "$info_kib" \
+python3 - "$root/Benchmarks/Results/files.json" "$mib" "$runs" "$work" "$coffer_attach_kib" "$coffer_extract_kib" "$info_kib" \
   "$age_encrypt_kib" "$age_decrypt_kib" "$(stat -c %s loaded.coffer)" <<'EOF'
 import json, sys
-out, mib = sys.argv[1], int(sys.argv[2])
-attach, enc, enc_sync, extract, dec, dec_sync = map(float, sys.argv[3:9])
-attach_kib, extract_kib, info_kib, enc_kib, dec_kib, files_bytes = map(int, sys.argv[9:15])
+out, mib, count, work = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+attach_kib, extract_kib, info_kib, enc_kib, dec_kib, files_bytes = map(int, sys.argv[5:11])
+times = {r["command"]: round(r["median"], 3) for r in json.load(open("times.json"))["results"]}
+attach, enc, enc_sync = times["attach"], times["age-encrypt"], times["age-encrypt-sync"]
+extract, dec, dec_sync = times["extract"], times["age-decrypt"], times["age-decrypt-sync"]
 runs = json.load(open("open.json"))["results"]
 plain, files = runs[0]["mean"], runs[1]["mean"]
 result = {
-    "file_mib": mib,
+    "file_mib": mib, "runs": count, "directory": work.rsplit("/", 1)[0],
     "attach_s": attach, "age_encrypt_s": enc, "age_encrypt_and_sync_s": enc_sync,
     "attach_over_age": round(attach / enc, 2), "attach_over_age_with_sync": round(attach / enc_sync, 2),
     "extract_s": extract, "age_decrypt_s": dec, "age_decrypt_and_sync_s": dec_sync,

@@ -94,6 +94,25 @@ package enum SystemCall {
 
     /// Makes a file's data durable: `fdatasync` on Linux; on Darwin `F_FULLFSYNC`, since there
     /// `fsync` only reaches the drive's cache (spec/format.md §8).
+    /// Starts writing `count` bytes at `offset` back to the disk without waiting for them (Linux's
+    /// `sync_file_range` with `SYNC_FILE_RANGE_WRITE`), so that a later `durableSync` of a large
+    /// write finds most of it on its way. A hint only: nothing is durable until `durableSync`
+    /// returns, and a failure here changes nothing. Elsewhere it does nothing.
+    package static func startWriteback(_ fd: Int32, offset: Int, count: Int) {
+#if os(Linux)
+        _ = syncFileRange?(fd, Int64(offset), Int64(count), 2 /* SYNC_FILE_RANGE_WRITE */)
+#endif
+    }
+
+#if os(Linux)
+    /// glibc's `sync_file_range`, which Swift's Glibc module does not declare (it needs
+    /// `_GNU_SOURCE`); looked up once.
+    private static let syncFileRange: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32)? = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sync_file_range") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self)
+    }()
+#endif
+
     package static func durableSync(_ fd: Int32) -> Bool {
 #if canImport(Darwin)
         return fcntl(fd, F_FULLFSYNC) == 0

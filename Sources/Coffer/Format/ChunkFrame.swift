@@ -61,8 +61,14 @@ enum ChunkFrame {
         try chain.lastTag.withUnsafeBytes { previousTag in
             try blobID.withUnsafeBytes { id in
                 try withAssociatedData(chain: chain, seq: seq, previousTag: previousTag, blobID: id, index: index) { ad in
-                    try RecordFrame.sealBody(chunk, seq: seq, associatedData: ad, key: fileKey, random: random, bodyCheck: false,
-                                             into: UnsafeMutableRawBufferPointer(rebasing: frame[RecordFrame.frameHeaderCount...]))
+                    // `seq ‖ nonce ‖ ciphertext ‖ tag` as `RecordFrame.sealBody` writes it, sealed by `BulkAEAD`.
+                    let body = frame.baseAddress! + RecordFrame.frameHeaderCount
+                    withUnsafeBytes(of: seq.littleEndian) { body.copyMemory(from: $0.baseAddress!, byteCount: 8) }
+                    let nonce = UnsafeMutableRawBufferPointer(start: body + 8, count: XChaCha20Poly1305.nonceCount)
+                    random.fill(nonce)
+                    try BulkAEAD.seal(chunk, associatedData: ad, key: fileKey, nonce: UnsafeRawBufferPointer(nonce),
+                                      into: UnsafeMutableRawBufferPointer(start: body + 8 + XChaCha20Poly1305.nonceCount,
+                                                                          count: chunk.count + XChaCha20Poly1305.tagCount))
                 }
             }
         }
@@ -76,14 +82,24 @@ enum ChunkFrame {
         ChunkCheck.compute(body, into: UnsafeMutableRawBufferPointer(rebasing: frame[(frame.count - ChunkCheck.count)...]))
     }
 
-    /// `seal(…, into:)` into a new array: the whole frame.
+    /// `seal(…, into:)` into a new array: the whole frame. The array is not zeroed first (a
+    /// megabyte per chunk, on the sealing thread that bounds an attach): sealing writes every byte
+    /// but the body check, which is zeroed here when it is left for later.
     static func seal(_ chunk: UnsafeRawBufferPointer, blobID: [UInt8], index: UInt32, chain: inout RecordChain, fileKey: SecretKey,
                      random: some RandomSource, bodyCheck: Bool = true) throws -> [UInt8] {
-        var frame = [UInt8](repeating: 0, count: frameCount(chunkLength: chunk.count))
-        try frame.withUnsafeMutableBytes {
-            try seal(chunk, blobID: blobID, index: index, chain: &chain, fileKey: fileKey, random: random, bodyCheck: bodyCheck, into: $0)
+        let count = frameCount(chunkLength: chunk.count)
+        return try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            let frame = UnsafeMutableRawBufferPointer(buffer)
+            if !bodyCheck { UnsafeMutableRawBufferPointer(rebasing: frame[(count - RecordFrame.bodyCheckCount)...]).initializeMemory(as: UInt8.self, repeating: 0) }
+            do {
+                try seal(chunk, blobID: blobID, index: index, chain: &chain, fileKey: fileKey, random: random, bodyCheck: bodyCheck, into: frame)
+            } catch {
+                frame.initializeMemory(as: UInt8.self, repeating: 0)
+                initialized = count
+                throw error
+            }
+            initialized = count
         }
-        return frame
     }
 
     // MARK: Opening
@@ -180,7 +196,7 @@ enum ChunkFrame {
         let body = UnsafeRawBufferPointer(rebasing: frame[RecordFrame.frameHeaderCount..<(frame.count - RecordFrame.bodyCheckCount)])
         do {
             try withAssociatedData(chain: chain, seq: seq, previousTag: previousTag, blobID: blobID, index: index) { ad in
-                try XChaCha20Poly1305.open(UnsafeRawBufferPointer(rebasing: body[8...]), associatedData: ad, key: fileKey, into: plaintext)
+                try BulkAEAD.open(UnsafeRawBufferPointer(rebasing: body[8...]), associatedData: ad, key: fileKey, into: plaintext)
             }
         } catch {
             throw Damage(problem: .tampered, reason: "chunk \(index) (frame \(seq)): fails authentication")

@@ -71,6 +71,9 @@ package protocol VaultFileHandle: AnyObject {
     /// Writes all of `bytes` at `offset` (short writes are retried; an error may leave a prefix written).
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws
     func truncate(to size: Int) throws
+    /// Starts writing back a range just written, without waiting (a hint before a `sync` of a
+    /// large write: spec/files.md §6.4). Claims nothing; handles that are not the system's ignore it.
+    func startWriteback(at offset: Int, count: Int)
     /// Makes written data durable (fdatasync).
     func sync() throws
     func close()
@@ -89,6 +92,9 @@ extension VaultFileHandle {
         guard bytes.count == buffer.count else { throw CofferError.truncated("the file ended early while reading") }
         buffer.copyBytes(from: bytes)
     }
+
+    /// Nothing to start where there is no disk.
+    package func startWriteback(at offset: Int, count: Int) {}
 
     /// Without hole information every byte may be data.
     package func nextDataOffset(from offset: Int) -> Int? { offset }
@@ -297,6 +303,10 @@ final class POSIXFileHandle: VaultFileHandle {
 
     func truncate(to size: Int) throws {
         guard ftruncate(fd, off_t(size)) == 0 else { throw POSIXFileSystem.error("cannot truncate \(path)") }
+    }
+
+    func startWriteback(at offset: Int, count: Int) {
+        SystemCall.startWriteback(fd, offset: offset, count: count)
     }
 
     func sync() throws {

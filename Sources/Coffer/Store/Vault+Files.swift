@@ -46,13 +46,19 @@ extension Vault {
     package var fileContentCount: Int { get throws { try withOpenState { $0.blobs.blobs.count } } }
 
     /// Writes a frame at `offset` of the vault file, not yet synced (under the state lock: the
-    /// handle may be closed meanwhile). The writers' lock is the caller's.
+    /// handle may be closed meanwhile), and starts its writeback, so the one sync that ends an
+    /// attach of a large file waits for the last chunks only (files.md §6.4). The writers' lock is
+    /// the caller's.
     func appendingToTheLog(_ frame: [UInt8], at offset: Int) throws {
         try guarded.withLock { state in
             guard let handle = state.handle, state.keys != nil else { throw closedError }
             try frame.withUnsafeBytes { try handle.write($0, at: offset) }
+            if frame.count >= Self.writebackFrameBytes { handle.startWriteback(at: offset, count: frame.count) }
         }
     }
+
+    /// Frames from this size on (chunks of 64 KiB and more) start their writeback as written.
+    static let writebackFrameBytes = 64 << 10
 
     /// Removes file `file` from item `item` (spec/files.md §8.1): an edit of the item (a put
     /// without that file, `modified` now), one frame and one sync, checked and written under the
