@@ -55,13 +55,15 @@ struct AgentFileSessionTests {
         func read(_ file: FileID, of item: ItemID? = nil) throws -> [UInt8] {
             var content: [UInt8] = []
             var session: [UInt8]?
-            while true {
+            // Bounded: a reader that never ends fails the test instead of hanging it.
+            for _ in 0..<4_096 {
                 let reply = ask(.fileRead(vaultID: vaultID, item: item ?? alpha, file: file, session: session))
                 guard case .chunk(let piece)? = reply else { throw Unexpected(reply) }
                 content += piece.data
                 if piece.end { return content }
                 session = piece.session
             }
+            throw Unexpected(nil)
         }
 
         /// The item as the master password reads it, from the file.
@@ -317,7 +319,7 @@ struct AgentFileSessionTests {
         #expect(Self.failure(agent.ask(.fileRead(vaultID: agent.vaultID, item: agent.beta, file: other.id, session: first.session))) == "store.io")
         #expect(Self.failure(agent.ask(.fileRead(vaultID: agent.vaultID, item: agent.beta, file: file.id, session: first.session))) == "store.io")
         var read = first.data
-        while true {
+        for _ in 0..<16 {
             guard case .chunk(let next)? = agent.ask(.fileRead(vaultID: agent.vaultID, item: agent.alpha, file: file.id, session: first.session)) else {
                 Issue.record("the session was disturbed")
                 return
