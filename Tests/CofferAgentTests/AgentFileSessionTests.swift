@@ -174,6 +174,32 @@ struct AgentFileSessionTests {
         #expect(try agent.item(agent.alpha).files.count == 1)
     }
 
+    /// spec/files.md §5.4, §8.2 (protocol 4's `info` and `verified`): files on live items, the
+    /// content frames kept and dropped by a compaction, the contents `verify` read.
+    @Test func infoAndVerifyCountFilesThroughTheAgent() throws {
+        let agent = try agent()
+        guard case .info(let empty)? = agent.ask(.info(vaultID: agent.vaultID)) else { throw Unexpected(nil) }
+        #expect(empty.info.files == 0 && empty.info.fileBytes == 0 && empty.info.deadFileBytes == 0)
+        let shared = Self.content(100_000)
+        _ = try agent.attach(shared)
+        _ = try agent.attach(shared, to: agent.beta)  // stored once
+        let own = try agent.attach(Self.content(5_000, seed: 5), to: agent.beta)
+        guard case .info(let three)? = agent.ask(.info(vaultID: agent.vaultID)),
+              case .verified(let checked)? = agent.ask(.verify(vaultID: agent.vaultID)) else { throw Unexpected(nil) }
+        #expect(three.info.files == 3 && three.info.fileBytes > 105_000 && three.info.deadFileBytes == 0, "\(three.info)")
+        #expect(checked.contentsRead == 2 && checked.contentBytesRead == 105_000, "\(checked)")
+        // Detached (an edit through the agent): its content is dead until a compaction.
+        guard case .item(let encoded, _)? = agent.ask(.item(vaultID: agent.vaultID, id: agent.beta)) else { throw Unexpected(nil) }
+        var beta = try ItemCodec.decode(encoded)
+        let read = beta.modified
+        beta.files.removeAll { $0.id == own.id }
+        #expect(agent.ask(.put(vaultID: agent.vaultID, expecting: .modified(read), item: try ItemCodec.encode(beta))) ==
+                .written(count: 1, discarded: 0, twin: nil))
+        guard case .info(let two)? = agent.ask(.info(vaultID: agent.vaultID)) else { throw Unexpected(nil) }
+        #expect(two.info.files == 2 && two.info.deadFileBytes > 5_000 && two.info.fileBytes + two.info.deadFileBytes == three.info.fileBytes,
+                "\(two.info)")
+    }
+
     // MARK: Hostile processes of the same user
 
     @Test func dataAfterCommitIsRefused() throws {

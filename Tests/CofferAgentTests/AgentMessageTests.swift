@@ -100,7 +100,7 @@ struct AgentMessageTests {
         let info = Vault.Info(formatVersion: "1.0", vaultID: String(repeating: "00", count: 16),
                               created: Timestamp(millisecondsSince1970: 1_767_225_600_000),
                               passwordKDF: KDFParameters(iterations: 3, memoryKiB: 65_536), pinKDF: nil,
-                              itemCount: 2, records: 3, deadRecords: 1, fileSize: 4_096)
+                              itemCount: 2, records: 3, deadRecords: 1, fileSize: 4_096, files: 1, fileBytes: 2_048, deadFileBytes: 512)
         let replies: [(String, Wire.Reply)] = [
             ("reply-status", .status(vaultID: Self.vaultID, secondsLeft: 900)),
             ("reply-done", .done), ("reply-refused", .refused),
@@ -115,7 +115,7 @@ struct AgentMessageTests {
             ("reply-changes", .changes([EarlierVersions.Change(overwritten: true, item: Self.login)], ignored: 0)),
             ("reply-info", .info(VaultFacts(path: "/v/v.coffer", info: info))),
             ("reply-items", .items([Self.login, Self.note], ignored: 0)),
-            ("reply-verified", .verified(Vault.VerifyReport(records: 3, liveItems: 2, deadRecords: 1, tornTailBytes: 0))),
+            ("reply-verified", .verified(Vault.VerifyReport(records: 3, liveItems: 2, deadRecords: 1, tornTailBytes: 0, contentsRead: 2, contentBytesRead: 3_145_733))),
             ("reply-compacted", .compacted(before: 4_096, after: 2_048, removed: 5)),
             ("reply-merged", .merged(merged, discarded: 0)),
             ("reply-session", .session(Self.session)),

@@ -437,6 +437,11 @@ struct CLIAgentTests {
         #expect(piped.status == 0 && piped.stderr.contains("already in the vault: stored once"), "\(piped)")
         let files = try bare(ws, env, "files", "GitHub")
         #expect(files.status == 0 && files.stdout.contains("scan.pdf") && files.stdout.contains("piped.bin"), "\(files)")
+        // info and verify count them through the agent (protocol 4's replies).
+        let info = try bare(ws, env, "info")
+        #expect(info.status == 0 && info.stdout.contains("files:        2 (") && info.stdout.contains("dead content: 0 bytes"), "\(info)")
+        let verify = try bare(ws, env, "verify")
+        #expect(verify.status == 0 && verify.stdout.contains(", 1 file contents (3145733 bytes) read"), "\(verify)")
         let show = try bare(ws, env, "show", "GitHub")
         #expect(show.status == 0 && show.stdout.contains("scan.pdf  3.0 MiB  application/pdf  sha256 "), "\(show)")
         let extract = try bare(ws, env, "extract", "GitHub", String(id.prefix(8)), "--output", ws.file("out.pdf"))

@@ -332,8 +332,9 @@ struct BlobWriting {
 extension Vault {
     /// spec/files.md §5.4: every blob, live or dead, read chunk by chunk with extraction's
     /// checks (padding and SHA-256 included); the first damage is thrown (`vault.file-damaged`).
-    func verifyContent(_ blobs: BlobIndex, keys: VaultKeys, chain: RecordChain) throws {
-        guard !blobs.isEmpty else { return }
+    func verifyContent(_ blobs: BlobIndex, keys: VaultKeys, chain: RecordChain) throws -> (contents: Int, bytes: Int) {
+        guard !blobs.isEmpty else { return (0, 0) }
+        var bytes = 0
         let fileKey = try keys.fileKey()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         defer { secureZero(&buffer) }
@@ -343,8 +344,9 @@ extension Vault {
             let reader = try FileReader(file: described, blob: blob, handle: try fileSystem.open(path, writable: false), chain: chain,
                                         fileKey: fileKey)
             defer { reader.close() }
-            while try buffer.withUnsafeMutableBytes({ try reader.read(into: $0) }) > 0 {}
+            while case let n = try buffer.withUnsafeMutableBytes({ try reader.read(into: $0) }), n > 0 { bytes += n }
         }
+        return (blobs.blobs.count, bytes)
     }
 }
 
