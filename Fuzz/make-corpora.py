@@ -402,7 +402,7 @@ AGENT = {
     "reply-chunk-end": frame(R, 20, SESSION + b"\x01"),
     "reply-merged": frame(R, 14, NONE + b"\x00" + struct.pack(">I", 1) + bytes([0x11] * 16) + NONE + NONE
                           + struct.pack(">I", 1) + bytes([0x11] * 16) + text32(b"password") + b"\x01" + text32(b"password history")
-                          + b"\x00\x00\x01" + struct.pack(">Q", 0)),
+                          + b"\x00\x00\x01" + struct.pack(">Q", 0) + struct.pack(">QQ", 1, 3145733)),
 }
 for old_name in os.listdir(os.path.join(CORPUS, "FuzzAgentMessage")):
     if old_name not in AGENT and not re.fullmatch(r"[0-9a-f]{40}", old_name):

@@ -200,6 +200,23 @@ struct AgentFileSessionTests {
                 "\(two.info)")
     }
 
+    /// spec/files.md §9.4 (protocol 4's `merged`): the contents a merge copied, and their bytes.
+    @Test func aMergeReportsTheContentItCopied() throws {
+        let agent = try agent()
+        let copy = directory.file("copy.coffer")
+        try FileManager.default.copyItem(atPath: agent.path, toPath: copy)
+        let other = try Vault.open(at: copy, password: Fixtures.password, mode: .readWrite)
+        var source = BytesFileSource(Self.content(70_000, seed: 7))
+        try other.attachFile(to: agent.alpha, name: "copied.bin", from: &source)
+        other.close()
+        let order = MergeOrder(target: "", other: copy, base: "", choice: .ours, dryRun: false, otherPassword: nil)
+        guard case .merged(let report, _)? = agent.ask(.merge(vaultID: agent.vaultID, order)) else { throw Unexpected(nil) }
+        #expect(report.filesCopied == 1 && report.bytesCopied == 70_000 && report.changed == [agent.alpha], "\(report)")
+        guard case .merged(let again, _)? = agent.ask(.merge(vaultID: agent.vaultID, order)) else { throw Unexpected(nil) }
+        #expect(again.filesCopied == 0 && again.bytesCopied == 0 && again.isNoOp, "\(again)")
+        #expect(try agent.item(agent.alpha).files.map(\.name) == ["copied.bin"])
+    }
+
     // MARK: Hostile processes of the same user
 
     @Test func dataAfterCommitIsRefused() throws {

@@ -96,7 +96,8 @@ struct AgentMessageTests {
     @Test func repliesRoundTripAndMatchTheSpecSeeds() throws {
         let conflict = Vault.MergeReport.Conflict(item: Self.github.id, field: "password", keptIn: "password history")
         let merged = Vault.MergeReport(base: .commonPrefix, added: [Self.github.id], changed: [], deleted: [], conflicts: [conflict],
-                                       passwordSlot: .same, otherWasRekeyed: false, write: .append, otherTornBytes: 0)
+                                       passwordSlot: .same, otherWasRekeyed: false, write: .append, otherTornBytes: 0,
+                                       filesCopied: 1, bytesCopied: 3_145_733)
         let info = Vault.Info(formatVersion: "1.0", vaultID: String(repeating: "00", count: 16),
                               created: Timestamp(millisecondsSince1970: 1_767_225_600_000),
                               passwordKDF: KDFParameters(iterations: 3, memoryKiB: 65_536), pinKDF: nil,

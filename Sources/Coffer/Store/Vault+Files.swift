@@ -357,12 +357,13 @@ extension Vault {
     /// the two leaves blobs no item names (dead), never an item naming absent content. A chunk of
     /// the other copy that fails a check stops the merge with `vault.file-damaged`; nothing of
     /// the merge is written.
-    func copyMissingContent(named items: [Item], from other: Vault) throws {
+    /// Returns the contents copied and their bytes.
+    func copyMissingContent(named items: [Item], from other: Vault) throws -> (files: Int, bytes: Int) {
         var seen = Set<[UInt8]>()
         let lacking = try withOpenState { state in
             items.flatMap(\.files).filter { !state.blobs.holds($0.sha256, size: $0.size) && seen.insert($0.sha256).inserted }
         }
-        guard !lacking.isEmpty else { return }
+        guard !lacking.isEmpty else { return (0, 0) }
         var staged = try guarded.withLock { state in
             try checkWritable(state)
             return state
@@ -384,6 +385,7 @@ extension Vault {
             guarded.withLock { state in rollBack(&state) }
             throw error
         }
+        return (lacking.count, lacking.reduce(0) { $0 + Int($1.size) })
     }
 
     /// A reader of the content `file` names, whichever item names it (a merge's other copy).
