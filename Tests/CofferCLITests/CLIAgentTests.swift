@@ -457,6 +457,42 @@ struct CLIAgentTests {
         #expect(try bare(ws, env, "extract", "GitHub", "piped.bin", "--output", ws.file("out2.bin")).status == 64)
     }
 
+    /// spec/agent.md §3.4: an attach through the agent whose command is killed mid-way (SIGKILL
+    /// after 3 MiB of a pipe) is rolled back by the agent once the session's 10 s pass: the vault's
+    /// bytes as they were, no file, and the writers' lock released (a change is written after).
+    @Test func aKilledAttachThroughTheAgentIsRolledBack() throws {
+        let (ws, env) = try unlockedWithOneItem()
+        defer { _ = try? bare(ws, env, "lock") }
+        try ws.write("small.txt", "first\n")
+        #expect(try bare(ws, env, "attach", "GitHub", ws.file("small.txt")).status == 0)  // format 2.1 from here
+        let before = try Data(contentsOf: URL(fileURLWithPath: ws.vault))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try #require(CLI.installedDirectory) + "/coffer")
+        process.arguments = ["attach", "GitHub", "-", "--name", "big.bin", "--vault", ws.vault]
+        process.environment = CLI.environment(in: ws, adding: env)
+        process.currentDirectoryURL = URL(fileURLWithPath: ws.path)
+        let input = Pipe()
+        (process.standardInput, process.standardOutput, process.standardError) = (input, FileHandle.nullDevice, FileHandle.nullDevice)
+        try process.run()
+        try input.fileHandleForWriting.write(contentsOf: [UInt8](repeating: 0x5A, count: 3 << 20))
+        usleep(500_000)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try? input.fileHandleForWriting.close()
+        // The session is the agent's until its deadline; then it is rolled back.
+        var restored = false
+        for _ in 0..<300 where !restored {
+            usleep(100_000)
+            restored = (try? Data(contentsOf: URL(fileURLWithPath: ws.vault))) == before
+        }
+        #expect(restored, "the vault was not rolled back within 30 s")
+        let files = try bare(ws, env, "files", "GitHub")
+        #expect(files.status == 0 && files.stdout.contains("small.txt") && !files.stdout.contains("big.bin"), "\(files)")
+        try ws.write("s2", "second\n")
+        #expect(try bare(ws, env, "add", "Mail", "--secret-file", ws.file("s2")).status == 0)
+        #expect(try bare(ws, env, "verify").status == 0)
+    }
+
     /// spec/cli.md §4, spec/agent.md §3.1: a vault whose last record is torn gets the same
     /// warning whether the agent is unlocked or not (the agent does not answer reads of such a
     /// file: the command opens it itself, as without the agent).
