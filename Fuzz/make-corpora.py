@@ -336,7 +336,10 @@ VAULT_ID = bytes(range(16))
 GITHUB = summary(bytes([0x11] * 16), b"github", b"me@example.com", [b"https://github.com/login"], [b"work"])
 MAIL = summary(bytes([0x22] * 16), b"mail", None, [], [], has_password=False)
 NONE = struct.pack(">I", 0)  # a read reply's "ignored" bytes: no torn tail
-Q, R = b"CAQ3", b"CAR3"
+Q, R = b"CAQ4", b"CAR4"
+SESSION = bytes(range(0xA0, 0xB0))  # a file session's id (spec/agent.md §3.4)
+FILE_ID = bytes([0x33] * 16)
+SHA = bytes(range(0x40, 0x60))
 AGENT = {
     "status": frame(Q, 1),
     "lock": frame(Q, 3),
@@ -361,7 +364,15 @@ AGENT = {
     "logins": frame(Q, 17, VAULT_ID + text16(b"https://github.com/login") + text16(b"")),
     "logins-file": frame(Q, 17, VAULT_ID + text16(b"https://mail.example.co.uk/") + text16(b"/usr/share/publicsuffix/public_suffix_list.dat")),
     "removed-key": frame(Q, 2, VAULT_ID),
-    "previous-protocol": frame(b"CAQ2", 1),
+    "previous-protocol": frame(b"CAQ3", 1),
+    "older-protocol": frame(b"CAQ2", 1),
+    "file-begin": frame(Q, 18, VAULT_ID + bytes([0x11] * 16) + text16(b"scan.pdf") + b"\x00" + b"\x01" + struct.pack(">Q", 3145733)),
+    "file-begin-stream": frame(Q, 18, VAULT_ID + bytes([0x11] * 16) + text16(b"piped.bin") + b"\x01" + text16(b"application/octet-stream") + b"\x00"),
+    "file-data": frame(Q, 19, VAULT_ID + SESSION + b"%PDF-1.7 not really"),
+    "file-commit": frame(Q, 20, VAULT_ID + SESSION),
+    "file-abort": frame(Q, 21, VAULT_ID + SESSION),
+    "file-read-open": frame(Q, 22, VAULT_ID + bytes([0x11] * 16) + FILE_ID + b"\x00"),
+    "file-read-next": frame(Q, 22, VAULT_ID + bytes([0x11] * 16) + FILE_ID + b"\x01" + SESSION),
     "bad-length": Q + b"\x01\xff\xff\xff\xff",
     "junk": b"hello",
     "reply-status": frame(R, 1, VAULT_ID + struct.pack(">I", 900)),
@@ -377,13 +388,21 @@ AGENT = {
     "reply-failed": frame(R, 9, text16(b"store.vault-busy") + text32(b"the vault is being written")),
     "reply-changes": frame(R, 10, NONE + struct.pack(">I", 1) + b"\x02" + text32(ITEMS["login"])),
     "reply-info": frame(R, 11, text32(b"/v/v.coffer") + text32(b"1.0") + text32(b"00" * 16) + struct.pack(">q", 1767225600000)
-                        + struct.pack(">II", 3, 65536) + b"\x00" + struct.pack(">QQQQ", 2, 3, 1, 4096)),
+                        + struct.pack(">II", 3, 65536) + b"\x00" + struct.pack(">QQQQ", 2, 3, 1, 4096)
+                        + struct.pack(">QQQ", 1, 2048, 512)),
     "reply-items": frame(R, 15, NONE + struct.pack(">I", 2) + text32(ITEMS["login"]) + text32(ITEMS["secure-note"])),
-    "reply-verified": frame(R, 12, struct.pack(">QQQQ", 3, 2, 1, 0)),
+    "reply-verified": frame(R, 12, struct.pack(">QQQQ", 3, 2, 1, 0) + struct.pack(">QQ", 2, 3145733)),
     "reply-compacted": frame(R, 13, struct.pack(">QQQ", 4096, 2048, 5)),
+    "reply-session": frame(R, 16, SESSION),
+    "reply-taken": frame(R, 17, struct.pack(">Q", 1048576)),
+    "reply-attached": frame(R, 18, FILE_ID + struct.pack(">Q", 3145733) + SHA + text16(b"application/pdf") + struct.pack(">q", 1767225601000)
+                            + b"\x00" + text16(b"2.1") + struct.pack(">I", 0)),
+    "reply-ended": frame(R, 19),
+    "reply-chunk": frame(R, 20, SESSION + b"\x00" + b"%PDF-1.7 not really"),
+    "reply-chunk-end": frame(R, 20, SESSION + b"\x01"),
     "reply-merged": frame(R, 14, NONE + b"\x00" + struct.pack(">I", 1) + bytes([0x11] * 16) + NONE + NONE
                           + struct.pack(">I", 1) + bytes([0x11] * 16) + text32(b"password") + b"\x01" + text32(b"password history")
-                          + b"\x00\x00\x01" + struct.pack(">Q", 0)),
+                          + b"\x00\x00\x01" + struct.pack(">Q", 0) + struct.pack(">QQ", 1, 3145733)),
 }
 for old_name in os.listdir(os.path.join(CORPUS, "FuzzAgentMessage")):
     if old_name not in AGENT and not re.fullmatch(r"[0-9a-f]{40}", old_name):

@@ -42,12 +42,12 @@ package struct AgentClient {
     /// busy vault for a change (tried again every 20 ms for up to 5 s, then thrown).
     /// `frame` is an operation's request (`VaultOperation.requestFrame`); `writes`, whether it
     /// changes the vault. The caller wipes the frame once this returns.
-    package func ask(frame: [UInt8], writes: Bool) throws -> Outcome {
+    package func ask(frame: [UInt8], writes: Bool, waitsLong: Bool? = nil) throws -> Outcome {
         var waited = 0.0
         while true {
             var listened = false
             var request = frame
-            guard let replyFrame = AgentSocket.exchange(&request, socketPath: socketPath, seconds: writes ? Self.changeSeconds : 1,
+            guard let replyFrame = AgentSocket.exchange(&request, socketPath: socketPath, seconds: (waitsLong ?? writes) ? Self.changeSeconds : 1,
                                                         listened: &listened) else {
                 // A listener that gave no valid answer may be an agent of another version.
                 if listened && AgentSocket.speaksAnotherProtocol(socketPath: socketPath) {

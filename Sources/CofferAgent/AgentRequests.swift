@@ -13,7 +13,7 @@ extension AgentVaultView {
     /// opens it (rekeyed, another vault put there: the command locks the agent and says so).
     func answer(_ operation: any VaultOperation.Type, payload: ArraySlice<UInt8>, vaultID: [UInt8]) -> (reply: [UInt8], holdsSecrets: Bool, served: Bool) {
         do {
-            switch try operation.served(payload, vaultID: vaultID, on: LocalVaultOperations(self)) {
+            switch try operation.served(payload, vaultID: vaultID, on: LocalVaultOperations(self, fileSessions: fileSessions)) {
             case .reply(let frame, let holdsSecrets): return (frame, holdsSecrets, true)
             case .notServed: return (AgentMessage.encode(.refused), false, false)
             }

@@ -27,12 +27,12 @@ package struct AgentServer {
     /// `log`: where it says why a key was not used (the terminal that started the agent).
     package init(socketPath: String, vaultPath: String, vaultID: [UInt8], key: SecureBytes, idleSeconds: Int,
                  environment: [String: String] = ProcessInfo.processInfo.environment,
-                 log: @escaping (String) -> Void = { _ in }) {
+                 log: @escaping (String) -> Void = { _ in }, fileSessions: FileSessions = FileSessions()) {
         self.socketPath = socketPath
         self.vaultID = vaultID
         self.key = key
         self.idleSeconds = idleSeconds
-        view = AgentVaultView(path: vaultPath, key: key)
+        view = AgentVaultView(path: vaultPath, key: key, fileSessions: fileSessions)
         ssh = SSHAgentService(socketPath: AgentSocket.sshPath(forAgentSocket: socketPath), view: view,
                               knownHostsPaths: KnownHosts.defaultPaths(home: environment["HOME"]),
                               askpass: SSHAgentService.askpass(in: environment), log: log)
@@ -103,6 +103,8 @@ package struct AgentServer {
         let listener = try listen()
         defer { close(listener) }
         defer { view.close() }
+        // Before the view closes: an attach under way is rolled back, its worker returned.
+        defer { view.fileSessions.endAll() }
         // Without its SSH socket the agent still serves Coffer's (the reason is said once).
         do { try ssh.listen() } catch { ssh.log("no SSH agent socket at \(ssh.socketPath): \(error)") }
         defer { ssh.shutDown() }
@@ -139,6 +141,8 @@ package struct AgentServer {
             let now = monotonicNow()
             let left = idleDeadline - now
             if left <= 0 { break }
+            // A file session whose client went quiet: an attach rolled back, a reader closed (§3.4).
+            view.fileSessions.expire()
             // Logout (the runtime directory goes) or someone replacing the socket ends the agent.
             var current = stat()
             guard lstat(socketPath, &current) == 0, current.st_ino == identity.st_ino else { break }
@@ -217,10 +221,12 @@ package struct AgentServer {
                     if connection.expected == AgentMessage.headerCount {
                         // A header that is not a frame of a request: closed without reading further.
                         guard let length = AgentMessage.payloadLength(ofHeader: connection.request, magic: AgentMessage.requestMagic) else {
-                            guard connection.request.starts(with: AgentMessage.previousRequestMagic) else { return .done(.other) }
-                            // A command of the previous protocol: its own "refused" at once, never a
+                            guard let previous = AgentMessage.previousProtocols.first(where: { connection.request.starts(with: $0.request) }) else {
+                                return .done(.other)
+                            }
+                            // A command of a previous protocol: its own "refused" at once, never a
                             // key, and no wait (it then prompts, as with no agent).
-                            connection.reply = AgentMessage.previousReplyMagic + [4, 0, 0, 0, 0]
+                            connection.reply = previous.reply + [4, 0, 0, 0, 0]
                             connection.deadline = monotonicNow() + Self.replySeconds
                             break
                         }
@@ -275,6 +281,8 @@ package struct AgentServer {
             switch request {
             case .status: bytes = AgentMessage.encode(.status(vaultID: vaultID, secondsLeft: secondsLeft))
             case .lock:
+                // `done` only once an attach under way is rolled back (spec/agent.md §3.4).
+                view.fileSessions.endAll()
                 bytes = AgentMessage.encode(.done)
                 outcome = .lock
             }

@@ -66,8 +66,10 @@ package enum AgentSocket {
     /// request with a refusal (code 4), so a busy agent of this version that then answers the
     /// probe is not mistaken for an old one.
     package static func speaksAnotherProtocol(socketPath: String) -> Bool {
-        var status = AgentMessage.previousRequestMagic + [1, 0, 0, 0, 0]
-        return exchange(&status, socketPath: socketPath, seconds: 1, magic: AgentMessage.previousReplyMagic)?.dropFirst(4).first == 1
+        AgentMessage.previousProtocols.contains { previous in
+            var status = previous.request + [1, 0, 0, 0, 0]
+            return exchange(&status, socketPath: socketPath, seconds: 1, magic: previous.reply)?.dropFirst(4).first == 1
+        }
     }
 
     /// Who is at a socket that gave no answer: `lock` and `status` must not call that locked
@@ -152,8 +154,10 @@ package enum AgentSocket {
 
     /// Locks an agent of the previous protocol (`coffer lock` after an upgrade); true when it did.
     package static func lockPreviousProtocol(socketPath: String) -> Bool {
-        var lock = AgentMessage.previousRequestMagic + [3, 0, 0, 0, 0]
-        return exchange(&lock, socketPath: socketPath, seconds: 1, magic: AgentMessage.previousReplyMagic)?.dropFirst(4).first == 3
+        AgentMessage.previousProtocols.contains { previous in
+            var lock = previous.request + [3, 0, 0, 0, 0]
+            return exchange(&lock, socketPath: socketPath, seconds: 1, magic: previous.reply)?.dropFirst(4).first == 3
+        }
     }
 
     private static func exchange(_ request: inout [UInt8], socketPath: String, seconds: Int, magic: [UInt8]) -> [UInt8]? {

@@ -21,7 +21,7 @@ package final class AgentVaultOperations: VaultOperations {
         let answer: Operation.Answer
         do {
             answer = try operation.sent(vaultID: client.vaultID, tornTail: &tail) { frame in
-                guard case .answered(let reply) = try client.ask(frame: frame, writes: Operation.writes) else { throw AgentUnavailable() }
+                guard case .answered(let reply) = try client.ask(frame: frame, writes: Operation.writes, waitsLong: Operation.waitsLong) else { throw AgentUnavailable() }
                 return reply
             }
         } catch let notSent as NotSent {

@@ -26,12 +26,16 @@ package final class AgentVaultView: LocalVaultSource {
     private var ignoredTail = 0
     /// Why the file could not be opened with the key at the last look, if it could not.
     private(set) var openError: CofferError?
+    /// The file sessions open across requests (spec/agent.md §3.4).
+    let fileSessions: FileSessions
 
     /// `fileSystem`: where the vault file is opened (tests put a file system there that swaps
     /// the file while it is being opened).
-    init(path: String, key: SecureBytes, fileSystem: any VaultFileSystem = POSIXFileSystem()) {
+    init(path: String, key: SecureBytes, fileSystem: any VaultFileSystem = POSIXFileSystem(),
+         fileSessions: FileSessions = FileSessions()) {
         self.path = path
         self.key = key
+        self.fileSessions = fileSessions
         files = IdentifyingFileSystem(fileSystem)
     }
 

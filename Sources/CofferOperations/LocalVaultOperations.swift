@@ -9,7 +9,13 @@ package final class LocalVaultOperations: VaultOperations {
     private var tornTail: TornTail?
     /// The summaries the source kept for the version of the file last read.
     package private(set) var lastCache: SummaryCache?
-    package init(_ source: any LocalVaultSource) { self.source = source }
+    /// The file sessions (spec/agent.md §3.4): the agent's last across its requests, a
+    /// command's for its run.
+    package let fileSessions: FileSessions
+    package init(_ source: any LocalVaultSource, fileSessions: FileSessions = FileSessions()) {
+        self.source = source
+        self.fileSessions = fileSessions
+    }
 
     package func takeTornTail() -> TornTail? {
         defer { tornTail = nil }
@@ -49,17 +55,27 @@ package final class LocalVaultOperations: VaultOperations {
 
     /// `body` applied to the vault open for writing; the source is told how it went.
     func write<T>(changing id: ItemID?, _ body: (Vault) throws -> T) throws -> T {
-        let writer = try source.writing()
+        let writer = try beginWriting()
         let result: T
         do {
             result = try body(writer.vault)
         } catch {
-            source.finishedWriting(writer, changed: nil, succeeded: false)
+            endWriting(writer, changed: nil, succeeded: false)
             throw error
         }
-        source.finishedWriting(writer, changed: id, succeeded: true)
-        if writer.unreportedTail > 0 { tornTail = TornTail(bytes: writer.unreportedTail, discarded: true) }
+        endWriting(writer, changed: id, succeeded: true)
         return result
+    }
+
+    /// The vault open for writing, the writers' lock held until `endWriting` (a write that
+    /// spans requests: an attach session).
+    func beginWriting() throws -> WritableVault { try source.writing() }
+
+    /// After `beginWriting`: the source told how it went; a torn tail the opening discarded is
+    /// reported with a write that succeeded.
+    func endWriting(_ writer: WritableVault, changed id: ItemID?, succeeded: Bool) {
+        source.finishedWriting(writer, changed: succeeded ? id : nil, succeeded: succeeded)
+        if succeeded && writer.unreportedTail > 0 { tornTail = TornTail(bytes: writer.unreportedTail, discarded: true) }
     }
 }
 

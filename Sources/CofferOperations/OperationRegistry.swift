@@ -15,6 +15,11 @@ package enum OperationRegistry {
         Merge.self,
         EveryItem.self,
         LoginsForPage.self,
+        FileBegin.self,
+        FileData.self,
+        FileCommit.self,
+        FileAbort.self,
+        FileRead.self,
     ]
 
     /// The operation a request's code names; nil for the agent's own requests and unknown codes.

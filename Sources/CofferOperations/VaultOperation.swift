@@ -18,6 +18,10 @@ package protocol VaultOperation: Equatable {
     static var bound: Int { get }
     /// Whether it changes the vault: the agent writes, and a torn tail met was discarded.
     static var writes: Bool { get }
+    /// Whether the command waits long for its reply (a change, a piece of a file), not 1 s.
+    static var waitsLong: Bool { get }
+    /// Zeroes the secrets an answer carries (a file's content) once its reply is made.
+    static func wipe(_ answer: inout Answer)
     /// A request to read into; never sent.
     static var blank: Self { get }
     /// Its fields after the vault id, in order.
@@ -93,6 +97,8 @@ package enum ServedFrame {
 extension VaultOperation {
     package static var bound: Int { AgentMessage.maximumRequestPayload }
     package static var writes: Bool { false }
+    package static var waitsLong: Bool { writes }
+    package static func wipe(_ answer: inout Answer) {}
     package mutating func prepareToSend() throws {}
     package mutating func received() throws {}
     package mutating func wipeSecrets() {}
@@ -155,7 +161,8 @@ extension VaultOperation {
         defer { request.wipeSecrets() }
         guard decoded.vaultID == vaultID else { return .notServed }
         try request.received()
-        let answer = try request.run(on: vault)
+        var answer = try request.run(on: vault)
+        defer { wipe(&answer) }
         let tail = vault.takeTornTail()
         let tornTail = tail.map { $0.discarded == writes ? UInt32(clamping: $0.bytes) : 0 } ?? 0
         let cache = request.keepsReply ? vault.lastCache : nil

@@ -79,13 +79,34 @@ struct AgentChangeTests {
         // The key request of protocol 2, in either framing, and the removed `pin set` (code 15):
         // refused, never answered with the key, never a PIN.
         let oldKey = Array("CAQ2".utf8) + [2, 0, 0, 0, 16] + id
-        let newCode2 = Array("CAQ3".utf8) + [2, 0, 0, 0, 16] + id
-        let pinSet = Array("CAQ3".utf8) + [15, 0, 0, 0, 23] + id + [6] + Array("246813".utf8)
+        let newCode2 = AgentMessage.requestMagic + [2, 0, 0, 0, 16] + id
+        let pinSet = AgentMessage.requestMagic + [15, 0, 0, 0, 23] + id + [6] + Array("246813".utf8)
         for frame in [oldKey, newCode2, pinSet] {
             let reply = agent.server.answer(frame, secondsLeft: 60).reply
             #expect(Wire.decodeReply(reply) == .refused)
             #expect(!Self.contains(reply, agent.key))
         }
+        // A file attached and read back (spec/agent.md §3.4): no reply of a session holds the key.
+        let elsewhere = AgentChangeTests()  // its own directory, kept to the end of the test
+        defer { withExtendedLifetime(elsewhere) {} }
+        let fresh = try elsewhere.agent()
+        let content = [UInt8](repeating: 0x42, count: 70_000)
+        var frames: [[UInt8]] = []
+        func ask(_ request: Wire.Request) -> Wire.Reply? {
+            let (frame, reply) = fresh.ask(request)
+            frames.append(frame)
+            return reply
+        }
+        let alphaID = try #require(try Vault.open(at: fresh.path, password: Fixtures.password, mode: .readOnly).list().first).id
+        guard case .session(let session)? = ask(.fileBegin(vaultID: fresh.vaultID, item: alphaID, name: "k.bin", mediaType: nil, size: nil)),
+              ask(.fileData(vaultID: fresh.vaultID, session: session, data: content)) == .taken(UInt64(content.count)),
+              case .attached(let file, _)? = ask(.fileCommit(vaultID: fresh.vaultID, session: session)),
+              case .chunk(let piece)? = ask(.fileRead(vaultID: fresh.vaultID, item: alphaID, file: file.id, session: nil)) else {
+            Issue.record("the attach through the agent failed: \(frames.map { Wire.decodeReply($0).map { String(describing: $0) } ?? "nil" })")
+            return
+        }
+        #expect(piece.end && piece.data == content)
+        for frame in frames { #expect(!Self.contains(frame, fresh.key), "a file reply holds the vault key") }
     }
 
     /// An edit sent with the time of the version it read is written only if that is still the

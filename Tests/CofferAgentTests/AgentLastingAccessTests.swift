@@ -34,6 +34,11 @@ struct AgentLastingAccessTests {
         case .merge: return "merge"
         case .items: return "items"
         case .logins: return "logins"
+        case .fileBegin: return "fileBegin"
+        case .fileData: return "fileData"
+        case .fileCommit: return "fileCommit"
+        case .fileAbort: return "fileAbort"
+        case .fileRead: return "fileRead"
         }
     }
 
@@ -126,6 +131,14 @@ struct AgentLastingAccessTests {
             (.putAll(vaultID: id, items: [try ItemCodec.encode(.login("batch"))]), "written"),
             (.delete(vaultID: id, id: planted.id, modified: planted.modified), "written"),
             (.compact(vaultID: id), "compacted"),
+            // Files (§3.4): content is data. A size past the bound, a name that is a path, sessions
+            // never given, another item's file: refused, nothing written.
+            (.fileBegin(vaultID: id, item: google.id, name: "keyslot.bin", mediaType: nil, size: UInt64.max), "failed"),
+            (.fileBegin(vaultID: id, item: google.id, name: "../../.ssh/authorized_keys", mediaType: nil, size: 1), "failed"),
+            (.fileData(vaultID: id, session: [UInt8](repeating: 0, count: 16), data: Array(repeating: 0x4B, count: 60_000)), "failed"),
+            (.fileCommit(vaultID: id, session: [UInt8](repeating: 1, count: 16)), "failed"),
+            (.fileAbort(vaultID: id, session: [UInt8](repeating: 2, count: 16)), "failed"),
+            (.fileRead(vaultID: id, item: google.id, file: FileID(bytes: [UInt8](repeating: 3, count: 16))!, session: nil), "failed"),
             // The old copy's password slot, taken on request, automatically (a base showing only
             // their side changed it), and into git's %A; then a rekeyed copy with its password.
             (.merge(vaultID: id, .init(target: "", other: sameKey, base: "", choice: .theirs, dryRun: false, otherPassword: nil)), "failed"),
@@ -160,7 +173,7 @@ struct AgentLastingAccessTests {
     @Test func noOtherCodeIsServed() throws {
         let agent = try agent()
         for code in UInt8.min...UInt8.max {
-            let frame = Array("CAQ3".utf8) + [code, 0, 0, 0, 23] + agent.vaultID + [6] + Array("246813".utf8)
+            let frame = AgentMessage.requestMagic + [code, 0, 0, 0, 23] + agent.vaultID + [6] + Array("246813".utf8)
             guard Wire.decodeRequest(frame) == nil else { continue }
             let reply = Wire.decodeReply(agent.server.answer(frame, secondsLeft: 60).reply)
             #expect(reply == .refused, "code \(code): \(String(describing: reply))")

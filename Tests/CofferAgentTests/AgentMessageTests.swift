@@ -27,6 +27,8 @@ struct AgentMessageTests {
     static let login: [UInt8] = Array([UInt8](try! Data(contentsOf: Repository.url("Fuzz/Corpus/FuzzItemDecoder/login"))))
     static let note: [UInt8] = Array([UInt8](try! Data(contentsOf: Repository.url("Fuzz/Corpus/FuzzItemDecoder/secure-note"))))
     static let time = Timestamp(millisecondsSince1970: 1_767_225_601_000)
+    static let session = Array(0xA0..<0xB0).map(UInt8.init)
+    static let fileID = FileID(bytes: [UInt8](repeating: 0x33, count: 16))!
 
     @Test func requestsRoundTripAndMatchTheSpecSeeds() throws {
         let id = Self.vaultID
@@ -49,6 +51,13 @@ struct AgentMessageTests {
             ("items", .items(vaultID: id)),
             ("logins", .logins(vaultID: id, url: "https://github.com/login", suffixList: "")),
             ("logins-file", .logins(vaultID: id, url: "https://mail.example.co.uk/", suffixList: "/usr/share/publicsuffix/public_suffix_list.dat")),
+            ("file-begin", .fileBegin(vaultID: id, item: Self.github.id, name: "scan.pdf", mediaType: nil, size: 3_145_733)),
+            ("file-begin-stream", .fileBegin(vaultID: id, item: Self.github.id, name: "piped.bin", mediaType: "application/octet-stream", size: nil)),
+            ("file-data", .fileData(vaultID: id, session: Self.session, data: Array("%PDF-1.7 not really".utf8))),
+            ("file-commit", .fileCommit(vaultID: id, session: Self.session)),
+            ("file-abort", .fileAbort(vaultID: id, session: Self.session)),
+            ("file-read-open", .fileRead(vaultID: id, item: Self.github.id, file: Self.fileID, session: nil)),
+            ("file-read-next", .fileRead(vaultID: id, item: Self.github.id, file: Self.fileID, session: Self.session)),
         ]
         for (name, request) in requests {
             let bytes = Wire.encode(request)
@@ -63,6 +72,7 @@ struct AgentMessageTests {
         // Nor a `pin set`: a new way in needs the master password (spec/agent.md §5).
         #expect(Wire.decodeRequest(try Self.seed("removed-pin-set")) == nil)
         #expect(Wire.decodeRequest(try Self.seed("previous-protocol")) == nil)
+        #expect(Wire.decodeRequest(try Self.seed("older-protocol")) == nil)
     }
 
     @Test func wipingARequestZeroesItsSecretsInPlace() throws {
@@ -86,11 +96,12 @@ struct AgentMessageTests {
     @Test func repliesRoundTripAndMatchTheSpecSeeds() throws {
         let conflict = Vault.MergeReport.Conflict(item: Self.github.id, field: "password", keptIn: "password history")
         let merged = Vault.MergeReport(base: .commonPrefix, added: [Self.github.id], changed: [], deleted: [], conflicts: [conflict],
-                                       passwordSlot: .same, otherWasRekeyed: false, write: .append, otherTornBytes: 0)
+                                       passwordSlot: .same, otherWasRekeyed: false, write: .append, otherTornBytes: 0,
+                                       filesCopied: 1, bytesCopied: 3_145_733)
         let info = Vault.Info(formatVersion: "1.0", vaultID: String(repeating: "00", count: 16),
                               created: Timestamp(millisecondsSince1970: 1_767_225_600_000),
                               passwordKDF: KDFParameters(iterations: 3, memoryKiB: 65_536), pinKDF: nil,
-                              itemCount: 2, records: 3, deadRecords: 1, fileSize: 4_096)
+                              itemCount: 2, records: 3, deadRecords: 1, fileSize: 4_096, files: 1, fileBytes: 2_048, deadFileBytes: 512)
         let replies: [(String, Wire.Reply)] = [
             ("reply-status", .status(vaultID: Self.vaultID, secondsLeft: 900)),
             ("reply-done", .done), ("reply-refused", .refused),
@@ -105,9 +116,17 @@ struct AgentMessageTests {
             ("reply-changes", .changes([EarlierVersions.Change(overwritten: true, item: Self.login)], ignored: 0)),
             ("reply-info", .info(VaultFacts(path: "/v/v.coffer", info: info))),
             ("reply-items", .items([Self.login, Self.note], ignored: 0)),
-            ("reply-verified", .verified(Vault.VerifyReport(records: 3, liveItems: 2, deadRecords: 1, tornTailBytes: 0))),
+            ("reply-verified", .verified(Vault.VerifyReport(records: 3, liveItems: 2, deadRecords: 1, tornTailBytes: 0, contentsRead: 2, contentBytesRead: 3_145_733))),
             ("reply-compacted", .compacted(before: 4_096, after: 2_048, removed: 5)),
             ("reply-merged", .merged(merged, discarded: 0)),
+            ("reply-session", .session(Self.session)),
+            ("reply-taken", .taken(1 << 20)),
+            ("reply-attached", .attached(FileAttached(id: Self.fileID, size: 3_145_733, sha256: Array(0x40..<0x60).map(UInt8.init),
+                                                      mediaType: "application/pdf", created: Self.time, heldAlready: false, upgradedTo: "2.1"),
+                                         discarded: 0)),
+            ("reply-ended", .ended),
+            ("reply-chunk", .chunk(FilePiece(session: Self.session, end: false, data: Array("%PDF-1.7 not really".utf8)))),
+            ("reply-chunk-end", .chunk(FilePiece(session: Self.session, end: true, data: []))),
         ]
         for (name, reply) in replies {
             let bytes = Wire.encode(reply)
@@ -125,15 +144,20 @@ struct AgentMessageTests {
         #expect(try ItemCodec.decode(carried).password?.reveal() == "hunter2")
         #expect(Wire.decodeReply(Wire.encode(.summaries([], ignored: 0))) == .summaries([], ignored: 0))
         // Protocol 3 has no key reply: its old code decodes to nothing.
-        #expect(Wire.decodeReply(Array("CAR3".utf8) + [2, 0, 0, 0, 32] + [UInt8](repeating: 7, count: 32)) == nil)
+        #expect(Wire.decodeReply(AgentMessage.replyMagic + [2, 0, 0, 0, 32] + [UInt8](repeating: 7, count: 32)) == nil)
     }
 
     @Test func malformedAndNonCanonicalFramesAreRefused() throws {
         let several = Wire.encode(.found(.several([Self.github, Self.mail]), ignored: 0))
         var cases: [(String, [UInt8])] = []
-        cases.append(("a length over the request bound", Array("CAQ3".utf8) + [1, 0, 0, 0x10, 0x01]))
-        cases.append(("a change over its bound", Array("CAQ3".utf8) + [10, 0x04, 0, 0, 1]))
-        cases.append(("the previous version", Array("CAQ2".utf8) + [1, 0, 0, 0, 0]))
+        cases.append(("a length over the request bound", AgentMessage.requestMagic + [1, 0, 0, 0x10, 0x01]))
+        cases.append(("a change over its bound", AgentMessage.requestMagic + [10, 0x04, 0, 0, 1]))
+        cases.append(("the previous version", Array("CAQ3".utf8) + [1, 0, 0, 0, 0]))
+        cases.append(("the one before", Array("CAQ2".utf8) + [1, 0, 0, 0, 0]))
+        cases.append(("an empty piece of a file", Wire.encode(.fileData(vaultID: Self.vaultID, session: Self.session, data: []))))
+        cases.append(("a session id cut short", Array(Wire.encode(.fileCommit(vaultID: Self.vaultID, session: Self.session)).dropLast())))
+        cases.append(("a read's session flag of 2", Wire.encode(.fileRead(vaultID: Self.vaultID, item: Self.github.id, file: Self.fileID, session: nil))
+                        .dropLast() + [2]))
         cases.append(("a truncated payload", Array(Wire.encode(.item(vaultID: Self.vaultID, id: Self.github.id)).dropLast())))
         cases.append(("a trailing byte", Wire.encode(.status).prefix(8) + [1, 0]))
         var longQuery = Wire.encode(.find(vaultID: Self.vaultID, query: String(repeating: "a", count: 1_025)))
@@ -172,10 +196,15 @@ struct AgentMessageTests {
         var utf8 = several
         utf8[flagsAt + 1 + 4] = 0xFF  // the first byte of "github"
         #expect(Wire.decodeReply(utf8) == nil)
-        #expect(AgentMessage.payloadLength(ofHeader: Array("CAR3".utf8) + [6, 0x04, 0, 0, 1], magic: AgentMessage.replyMagic) == nil,
+        #expect(AgentMessage.payloadLength(ofHeader: AgentMessage.replyMagic + [6, 0x04, 0, 0, 1], magic: AgentMessage.replyMagic) == nil,
                 "a reply over 64 MiB")
-        #expect(AgentMessage.payloadLength(ofHeader: Array("CAQ3".utf8) + [12, 0x04, 0, 0, 0], magic: AgentMessage.requestMagic) == 64 << 20,
+        #expect(AgentMessage.payloadLength(ofHeader: AgentMessage.requestMagic + [12, 0x04, 0, 0, 0], magic: AgentMessage.requestMagic) == 64 << 20,
                 "a batch of up to 64 MiB")
+        // A piece of a file: 4 MiB of content and its two ids at most, the header says so before any byte is read.
+        #expect(AgentMessage.payloadLength(ofHeader: AgentMessage.requestMagic + [19, 0, 0x40, 0, 0x20], magic: AgentMessage.requestMagic) == 4 << 20 + 32)
+        #expect(AgentMessage.payloadLength(ofHeader: AgentMessage.requestMagic + [19, 0, 0x40, 0, 0x21], magic: AgentMessage.requestMagic) == nil)
+        #expect(AgentMessage.payloadLength(ofHeader: AgentMessage.requestMagic + [22, 0, 0, 0x10, 0x01], magic: AgentMessage.requestMagic) == nil,
+                "a read asks with at most 4 KiB")
     }
 }
 
@@ -222,8 +251,8 @@ extension AgentMessageTests {
         #expect(operations.allSatisfy { ![1, 2, 3, 15].contains($0.code) })
         let operationReplies = Set(operations.map { $0.replyCode })
         #expect(operationReplies.isDisjoint(with: [1, 2, 3, 4, 9]))
-        #expect((requests + operations.count, replies + operationReplies.count) == (15, 14))
-        // The change requests carry items or paths: 64 MiB; every other request 4 KiB.
-        #expect((0...255).filter { AgentMessage.maximumPayload(AgentMessage.requestMagic, code: UInt8($0)) > 4_096 } == [10, 12, 14])
+        #expect((requests + operations.count, replies + operationReplies.count) == (20, 19))
+        // The change requests carry items or paths: 64 MiB; a piece of a file 4 MiB; every other request 4 KiB.
+        #expect((0...255).filter { AgentMessage.maximumPayload(AgentMessage.requestMagic, code: UInt8($0)) > 4_096 } == [10, 12, 14, 19])
     }
 }

@@ -96,6 +96,39 @@ struct OperationSurfaceTests {
         step { try vault.verify() }
         step { try vault.logins(matching: "https://www.alpha.example/login", suffixes: .compiled).map(\.title) }
         step { try vault.logins(matching: "javascript:alert(1)", suffixes: .compiled).map(\.title) }
+        // Files (spec/agent.md §3.4): an attach in pieces, read back in pieces; the refusals. A
+        // file's id and time are random and now: the rest of the answer is compared.
+        let content = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 ^ $0 >> 9) }
+        var attached: FileID?
+        step {
+            let session = try vault.beginAttach(to: alpha.id, name: "notes.txt", mediaType: nil, size: UInt64(content.count))
+            var taken: [UInt64] = []
+            for start in stride(from: 0, to: content.count, by: 100_000) {
+                taken.append(try vault.attachData(Array(content[start..<min(content.count, start + 100_000)]), session: session))
+            }
+            let file = try vault.commitAttach(session)
+            attached = file.id
+            return "\(taken) \(file.size) \(file.sha256) \(file.mediaType) \(file.heldAlready) \(file.upgradedTo)"
+        }
+        step {
+            var read: [UInt8] = [], session: [UInt8]?, pieces = 0
+            while true {
+                let piece = try vault.readFile(attached!, of: alpha.id, session: session)
+                (read, session, pieces) = (read + piece.data, piece.session, pieces + 1)
+                if piece.end { return "\(pieces) \(read == content)" }
+            }
+        }
+        step { try vault.item(alpha.id).files.map { "\($0.name) \($0.size) \($0.sha256)" } }
+        let omega = (try? vault.list("omega", tag: nil).summaries.first)!
+        step { try vault.readFile(attached!, of: omega.id, session: nil).end }
+        step { try vault.attachData([1], session: [UInt8](repeating: 0, count: 16)) }
+        step { try vault.beginAttach(to: alpha.id, name: "huge.bin", mediaType: nil, size: .max) }
+        step {
+            let session = try vault.beginAttach(to: omega.id, name: "gone.bin", mediaType: "application/x-test", size: nil)
+            _ = try vault.attachData([1, 2, 3], session: session)
+            try vault.abortFile(session)
+            return try vault.item(omega.id).files.count
+        }
         step { try vault.compact() }
         step { try vault.list("", tag: nil).summaries }
         return answers

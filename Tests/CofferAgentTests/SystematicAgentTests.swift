@@ -230,13 +230,15 @@ extension SystematicAgentTests {
             let n = reply.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
             #expect(n == 0, "\(garbage) got \(n) bytes back: \(Array(reply.prefix(max(0, n))))")
         }
-        // The previous protocol's status still gets its refusal (code 4), so it is not mistaken.
-        let fd = try Self.client(agent.socket)
-        defer { close(fd) }
-        var previous = AgentMessage.previousRequestMagic + [1, 0, 0, 0, 0]
-        try #require(AgentSocket.writeFully(fd, &previous))
-        var header: [UInt8] = []
-        #expect(AgentSocket.read(fd, AgentMessage.headerCount, appendingTo: &header) && header == AgentMessage.previousReplyMagic + [4, 0, 0, 0, 0])
+        // The previous protocols' status still gets their refusal (code 4), so it is not mistaken.
+        for previous in AgentMessage.previousProtocols {
+            let fd = try Self.client(agent.socket)
+            defer { close(fd) }
+            var status = previous.request + [1, 0, 0, 0, 0]
+            try #require(AgentSocket.writeFully(fd, &status))
+            var header: [UInt8] = []
+            #expect(AgentSocket.read(fd, AgentMessage.headerCount, appendingTo: &header) && header == previous.reply + [4, 0, 0, 0, 0])
+        }
     }
 
     /// spec/agent.md §3.2: a batch (`putAll`, an import) through the agent waits as a writer:

@@ -21,6 +21,11 @@ enum Wire {
         case merge(vaultID: [UInt8], MergeOrder)
         case items(vaultID: [UInt8])
         case logins(vaultID: [UInt8], url: String, suffixList: String)
+        case fileBegin(vaultID: [UInt8], item: ItemID, name: String, mediaType: String?, size: UInt64?)
+        case fileData(vaultID: [UInt8], session: [UInt8], data: [UInt8])
+        case fileCommit(vaultID: [UInt8], session: [UInt8])
+        case fileAbort(vaultID: [UInt8], session: [UInt8])
+        case fileRead(vaultID: [UInt8], item: ItemID, file: FileID, session: [UInt8]?)
     }
 
     enum Reply: Equatable {
@@ -37,6 +42,11 @@ enum Wire {
         case compacted(before: UInt64, after: UInt64, removed: UInt64)
         case merged(Vault.MergeReport, discarded: UInt32)
         case items([[UInt8]], ignored: UInt32)
+        case session([UInt8])
+        case taken(UInt64)
+        case attached(FileAttached, discarded: UInt32)
+        case ended
+        case chunk(FilePiece)
     }
 
     static func encode(_ request: Request) -> [UInt8] {
@@ -78,6 +88,11 @@ enum Wire {
             var logins = LoginsForPage.blank
             (logins.url, logins.suffixListFile) = (url, file)
             return frame(logins, id)
+        case .fileBegin(let id, let item, let name, let type, let size): return frame(FileBegin(item: item, name: name, mediaType: type, size: size), id)
+        case .fileData(let id, let session, let data): return frame(FileData(session: session, data: data), id)
+        case .fileCommit(let id, let session): return frame(FileCommit(session: session), id)
+        case .fileAbort(let id, let session): return frame(FileAbort(session: session), id)
+        case .fileRead(let id, let item, let file, let session): return frame(FileRead(item: item, file: file, session: session), id)
         }
     }
 
@@ -97,6 +112,11 @@ enum Wire {
         case .compacted(let before, let after, let removed): return Compact.encode(Compacted(before: before, after: after, removed: removed))
         case .merged(let report, let discarded): return Merge.encode(Merged(report: report, discarded: discarded))
         case .items(let items, let ignored): return EveryItem.encode(ItemEncodings(items: items, ignored: ignored))
+        case .session(let session): return FileBegin.encode(FileSessionReply(session: session))
+        case .taken(let bytes): return FileData.encode(FileTaken(bytes: bytes))
+        case .attached(let file, let discarded): return FileCommit.encode(FileAttachedReply(file: file, discarded: discarded))
+        case .ended: return FileAbort.encode(FileEnded())
+        case .chunk(let piece): return FileRead.encode(FileChunk(piece: piece))
         }
     }
 
@@ -118,6 +138,15 @@ enum Wire {
         case EveryItem.code: return EveryItem.decodeRequest(payload).map { .items(vaultID: $0.vaultID) }
         case LoginsForPage.code:
             return LoginsForPage.decodeRequest(payload).map { .logins(vaultID: $0.vaultID, url: $0.request.url, suffixList: $0.request.suffixListFile) }
+        case FileBegin.code:
+            return FileBegin.decodeRequest(payload).map {
+                .fileBegin(vaultID: $0.vaultID, item: $0.request.item, name: $0.request.name, mediaType: $0.request.mediaType, size: $0.request.size)
+            }
+        case FileData.code: return FileData.decodeRequest(payload).map { .fileData(vaultID: $0.vaultID, session: $0.request.session, data: $0.request.data) }
+        case FileCommit.code: return FileCommit.decodeRequest(payload).map { .fileCommit(vaultID: $0.vaultID, session: $0.request.session) }
+        case FileAbort.code: return FileAbort.decodeRequest(payload).map { .fileAbort(vaultID: $0.vaultID, session: $0.request.session) }
+        case FileRead.code:
+            return FileRead.decodeRequest(payload).map { .fileRead(vaultID: $0.vaultID, item: $0.request.item, file: $0.request.file, session: $0.request.session) }
         default: return nil
         }
     }
@@ -141,6 +170,11 @@ enum Wire {
         if let r = Compact.blank.decodeReply(bytes) { return .compacted(before: r.before, after: r.after, removed: r.removed) }
         if let r = Merge.blank.decodeReply(bytes) { return .merged(r.report, discarded: r.discarded) }
         if let r = EveryItem.blank.decodeReply(bytes) { return .items(r.items, ignored: r.ignored) }
+        if let r = FileBegin.blank.decodeReply(bytes) { return .session(r.session) }
+        if let r = FileData.blank.decodeReply(bytes) { return .taken(r.bytes) }
+        if let r = FileCommit.blank.decodeReply(bytes) { return .attached(r.file, discarded: r.discarded) }
+        if FileAbort.blank.decodeReply(bytes) != nil { return .ended }
+        if let r = FileRead.blank.decodeReply(bytes) { return .chunk(r.piece) }
         return nil
     }
 

@@ -14,6 +14,16 @@ struct CLIAgentTests {
         try ws.run(arguments + ["--vault", ws.vault], environment: env)
     }
 
+    /// A vault holding "GitHub" (password `gh-secret`), its agent unlocked; the caller locks it.
+    func unlockedWithOneItem() throws -> (CLIWorkspace, [String: String]) {
+        let ws = try CLIWorkspace()
+        let env = try ws.makeRuntimeDirectory()
+        try ws.initVault()
+        try ws.add("GitHub", secret: "gh-secret")
+        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        return (ws, env)
+    }
+
     func agentPID(_ ws: CLIWorkspace) -> Int32? {
         guard let list = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return nil }
         for entry in list {
@@ -360,56 +370,134 @@ struct CLIAgentTests {
         #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
         let directory = ws.file("runtime/coffer")
         let socket = directory + "/" + (try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasSuffix(".sock") } ?? "")
-        let oldClient = """
-            import socket, sys, time
-            s = socket.socket(socket.AF_UNIX); s.settimeout(3); s.connect(sys.argv[1])
-            start = time.monotonic()
-            s.sendall(b'CAQ2\\x02\\x00\\x00\\x00\\x10' + bytes(16))
-            data = s.recv(64)
-            print(data.hex(), round(time.monotonic() - start, 2))
-            """
-        let (status, output) = try ChildProcess(["/usr/bin/python3", "-c", oldClient, socket]).runCapturingOutput(timeoutSeconds: 20)
-        let words = String(decoding: output, as: UTF8.self).split(separator: " ")
-        #expect(status == 0 && words.first == "4341523204000000" + "00", "\(words)")  // CAR2, refused, no payload
-        #expect((Double(words.last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "9") ?? 9) < 0.5)
+        // Clients of protocols 2 and 3: each gets its own protocol's refusal at once.
+        for version in ["2", "3"] {
+            let oldClient = """
+                import socket, sys, time
+                s = socket.socket(socket.AF_UNIX); s.settimeout(3); s.connect(sys.argv[1])
+                start = time.monotonic()
+                s.sendall(b'CAQ\(version)\\x02\\x00\\x00\\x00\\x10' + bytes(16))
+                data = s.recv(64)
+                print(data.hex(), round(time.monotonic() - start, 2))
+                """
+            let (status, output) = try ChildProcess(["/usr/bin/python3", "-c", oldClient, socket]).runCapturingOutput(timeoutSeconds: 20)
+            let words = String(decoding: output, as: UTF8.self).split(separator: " ")
+            #expect(status == 0 && words.first == "434152" + "3\(version)" + "04000000" + "00", "\(words)")  // CAR2/CAR3, refused, no payload
+            #expect((Double(words.last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "9") ?? 9) < 0.5)
+        }
         #expect(try bare(ws, env, "lock").stderr.contains("Locked"))
 
-        // An agent of protocol 2 (a stand-in answering its status and lock) at the socket.
-        let oldAgent = """
-            import os, socket, sys
-            path = sys.argv[1]
-            if os.path.exists(path): os.unlink(path)
-            l = socket.socket(socket.AF_UNIX); l.bind(path); l.listen(4)
-            print('listening', flush=True)
-            while True:
-                c, _ = l.accept()
-                head = c.recv(9)
-                if head[:4] == b'CAQ2' and head[4] == 1: c.sendall(b'CAR2\\x01\\x00\\x00\\x00\\x14' + bytes(16) + b'\\x00\\x00\\x03\\x84')
-                elif head[:4] == b'CAQ2' and head[4] == 3: c.sendall(b'CAR2\\x03\\x00\\x00\\x00\\x00'); c.close(); os.unlink(path); sys.exit(0)
-                c.close()
-            """
-        var agent = ChildProcess(["/usr/bin/python3", "-c", oldAgent, socket])
-        agent.stdout = .file(ws.file("old-agent"))
-        let running = try agent.start(input: [])
-        defer { kill(running.pid, SIGKILL); _ = try? running.wait(timeoutSeconds: 5) }
-        for _ in 0..<500 where !((try? String(contentsOfFile: ws.file("old-agent"), encoding: .utf8)) ?? "").contains("listening") {
-            usleep(10_000)
+        // An agent of protocol 2 (which hands out keys) and one of protocol 3 (no files): stand-ins
+        // answering their status and lock at the socket. Each is named, and locked.
+        for version in ["2", "3"] {
+            let oldAgent = """
+                import os, socket, sys
+                path = sys.argv[1]
+                q, r = b'CAQ\(version)', b'CAR\(version)'
+                if os.path.exists(path): os.unlink(path)
+                l = socket.socket(socket.AF_UNIX); l.bind(path); l.listen(4)
+                print('listening', flush=True)
+                while True:
+                    c, _ = l.accept()
+                    head = c.recv(9)
+                    if head[:4] == q and head[4] == 1: c.sendall(r + b'\\x01\\x00\\x00\\x00\\x14' + bytes(16) + b'\\x00\\x00\\x03\\x84')
+                    elif head[:4] == q and head[4] == 3: c.sendall(r + b'\\x03\\x00\\x00\\x00\\x00'); c.close(); os.unlink(path); sys.exit(0)
+                    c.close()
+                """
+            try? FileManager.default.removeItem(atPath: ws.file("old-agent"))
+            var agent = ChildProcess(["/usr/bin/python3", "-c", oldAgent, socket])
+            agent.stdout = .file(ws.file("old-agent"))
+            let running = try agent.start(input: [])
+            defer { kill(running.pid, SIGKILL); _ = try? running.wait(timeoutSeconds: 5) }
+            for _ in 0..<500 where !((try? String(contentsOfFile: ws.file("old-agent"), encoding: .utf8)) ?? "").contains("listening") {
+                usleep(10_000)
+            }
+            let read = try bare(ws, env, "ls")
+            #expect(read.status == 64 && read.stderr.contains("another version of coffer"), "protocol \(version): \(read)")
+            #expect(try bare(ws, env, "lock").stderr.contains("Locked"), "protocol \(version)")
+            #expect(!FileManager.default.fileExists(atPath: socket), "protocol \(version)")
         }
-        let read = try bare(ws, env, "ls")
-        #expect(read.status == 64 && read.stderr.contains("another version of coffer"), "\(read)")
+    }
+
+    /// spec/agent.md §3.4, cli.md §4.27: with the agent unlocked, `attach`, `files`, `show`,
+    /// `extract` and `detach` need no password (none is given, and there is no terminal: without
+    /// the agent each would exit 64); the content extracted is the content attached.
+    @Test func attachAndExtractGoThroughTheAgent() throws {
+        let (ws, env) = try unlockedWithOneItem()
+        defer { _ = try? bare(ws, env, "lock") }
+        let content = (0..<(3 << 20) + 5).map { UInt8(truncatingIfNeeded: $0 &* 31 ^ $0 >> 11) }
+        try Data(content).write(to: URL(fileURLWithPath: ws.file("scan.pdf")))
+        let attach = try bare(ws, env, "attach", "GitHub", ws.file("scan.pdf"))
+        #expect(attach.status == 0 && attach.stderr.contains("Attached scan.pdf (3.0 MiB, application/pdf) to GitHub"), "\(attach)")
+        #expect(attach.stderr.contains("now format 2.1"), "\(attach)")
+        let id = attach.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(id.count == 32)
+        // The same content from standard input: stored once.
+        let piped = try ws.run(["attach", "GitHub", "-", "--name", "piped.bin", "--vault", ws.vault], stdin: content, environment: env)
+        #expect(piped.status == 0 && piped.stderr.contains("already in the vault: stored once"), "\(piped)")
+        let files = try bare(ws, env, "files", "GitHub")
+        #expect(files.status == 0 && files.stdout.contains("scan.pdf") && files.stdout.contains("piped.bin"), "\(files)")
+        // info and verify count them through the agent (protocol 4's replies).
+        let info = try bare(ws, env, "info")
+        #expect(info.status == 0 && info.stdout.contains("files:        2 (") && info.stdout.contains("dead content: 0 bytes"), "\(info)")
+        let verify = try bare(ws, env, "verify")
+        #expect(verify.status == 0 && verify.stdout.contains(", 1 file contents (3145733 bytes) read"), "\(verify)")
+        let show = try bare(ws, env, "show", "GitHub")
+        #expect(show.status == 0 && show.stdout.contains("scan.pdf  3.0 MiB  application/pdf  sha256 "), "\(show)")
+        let extract = try bare(ws, env, "extract", "GitHub", String(id.prefix(8)), "--output", ws.file("out.pdf"))
+        #expect(extract.status == 0 && extract.stderr.contains("Extracted scan.pdf"), "\(extract)")
+        #expect(Array(try Data(contentsOf: URL(fileURLWithPath: ws.file("out.pdf")))) == content)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: ws.path).allSatisfy { !$0.hasPrefix(".coffer-extract-") })
+        let detach = try bare(ws, env, "detach", "GitHub", "scan.pdf", "--yes")
+        #expect(detach.status == 0 && detach.stderr.contains("Removed scan.pdf from GitHub"), "\(detach)")
+        #expect(try bare(ws, env, "files", "GitHub").stdout.contains("scan.pdf") == false)
+        // Locked, the same commands need the password again (no terminal: 64).
         #expect(try bare(ws, env, "lock").stderr.contains("Locked"))
-        #expect(!FileManager.default.fileExists(atPath: socket))
+        #expect(try bare(ws, env, "files", "GitHub").status == 64)
+        #expect(try bare(ws, env, "extract", "GitHub", "piped.bin", "--output", ws.file("out2.bin")).status == 64)
+    }
+
+    /// spec/agent.md §3.4: an attach through the agent whose command is killed mid-way (SIGKILL
+    /// after 3 MiB of a pipe) is rolled back by the agent once the session's 10 s pass: the vault's
+    /// bytes as they were, no file, and the writers' lock released (a change is written after).
+    @Test func aKilledAttachThroughTheAgentIsRolledBack() throws {
+        let (ws, env) = try unlockedWithOneItem()
+        defer { _ = try? bare(ws, env, "lock") }
+        try ws.write("small.txt", "first\n")
+        #expect(try bare(ws, env, "attach", "GitHub", ws.file("small.txt")).status == 0)  // format 2.1 from here
+        let before = try Data(contentsOf: URL(fileURLWithPath: ws.vault))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try #require(CLI.installedDirectory) + "/coffer")
+        process.arguments = ["attach", "GitHub", "-", "--name", "big.bin", "--vault", ws.vault]
+        process.environment = CLI.environment(in: ws, adding: env)
+        process.currentDirectoryURL = URL(fileURLWithPath: ws.path)
+        let input = Pipe()
+        (process.standardInput, process.standardOutput, process.standardError) = (input, FileHandle.nullDevice, FileHandle.nullDevice)
+        try process.run()
+        try input.fileHandleForWriting.write(contentsOf: [UInt8](repeating: 0x5A, count: 3 << 20))
+        usleep(500_000)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try? input.fileHandleForWriting.close()
+        // The session is the agent's until its deadline; then it is rolled back.
+        var restored = false
+        for _ in 0..<300 where !restored {
+            usleep(100_000)
+            restored = (try? Data(contentsOf: URL(fileURLWithPath: ws.vault))) == before
+        }
+        #expect(restored, "the vault was not rolled back within 30 s")
+        let files = try bare(ws, env, "files", "GitHub")
+        #expect(files.status == 0 && files.stdout.contains("small.txt") && !files.stdout.contains("big.bin"), "\(files)")
+        try ws.write("s2", "second\n")
+        #expect(try bare(ws, env, "add", "Mail", "--secret-file", ws.file("s2")).status == 0)
+        #expect(try bare(ws, env, "verify").status == 0)
     }
 
     /// spec/cli.md §4, spec/agent.md §3.1: a vault whose last record is torn gets the same
     /// warning whether the agent is unlocked or not (the agent does not answer reads of such a
     /// file: the command opens it itself, as without the agent).
     @Test func aTornTailIsReportedTheSameWithTheAgent() throws {
-        let ws = try CLIWorkspace()
-        let env = try ws.makeRuntimeDirectory()
-        try ws.initVault()
-        try ws.add("GitHub", secret: "gh-secret")
-        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        let (ws, env) = try unlockedWithOneItem()
         defer { _ = try? bare(ws, env, "lock") }
         #expect(try bare(ws, env, "ls").stderr.isEmpty)  // the agent has the whole file open
         let handle = try #require(FileHandle(forWritingAtPath: ws.vault))
@@ -440,7 +528,7 @@ struct CLIAgentTests {
         s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
         print('connected', flush=True)
         start = time.monotonic()
-        for b in b'CAQ3\\x04\\x00\\x00\\x10\\x00' + bytes(4096):
+        for b in b'CAQ4\\x04\\x00\\x00\\x10\\x00' + bytes(4096):
             if time.monotonic() - start > float(sys.argv[2]):
                 print('kept', flush=True); sys.exit(0)
             try:
@@ -467,11 +555,7 @@ struct CLIAgentTests {
     /// connection at a time with per-read timeouts).
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3"))
     func aTricklingClientDelaysNobodyAndIsDropped() throws {
-        let ws = try CLIWorkspace()
-        let env = try ws.makeRuntimeDirectory()
-        try ws.initVault()
-        try ws.add("GitHub", secret: "gh-secret")
-        #expect(try ws.run(["unlock"] + ws.unlock, environment: env).status == 0)
+        let (ws, env) = try unlockedWithOneItem()
         defer { _ = try? bare(ws, env, "lock") }
         let trickling = try startTrickler(ws, seconds: 10, output: "trickle")
         // Answered by the agent while the trickler is connected.
@@ -493,7 +577,7 @@ struct CLIAgentTests {
             s = socket.socket(socket.AF_UNIX); s.setblocking(False)
             try: s.connect(path)
             except BlockingIOError: pass
-            try: s.send(b'CAQ3\\x0a\\x04\\x00\\x00\\x00')
+            try: s.send(b'CAQ4\\x0a\\x04\\x00\\x00\\x00')
             except OSError: pass
             return s
         held = [stall() for _ in range(count)]
@@ -583,7 +667,7 @@ struct CLIAgentTests {
             import socket, sys
             s = socket.socket(socket.AF_UNIX); s.settimeout(3); s.connect(sys.argv[1])
             try:
-                s.sendall(b'CAQ3\\x01\\x00\\x00\\x00\\x00')
+                s.sendall(b'CAQ4\\x01\\x00\\x00\\x00\\x00')
                 data = s.recv(64)
             except OSError:
                 data = b''  # the agent closed the connection at once (EPIPE or reset): no reply

@@ -49,10 +49,16 @@ extension Vault {
         /// Bytes at the end of the other copy left out as an incomplete write (format.md §7): a
         /// crash there, or a copy taken while it was being written.
         package var otherTornBytes: Int
+        /// Contents copied from the other copy because a merged item names them and this vault
+        /// lacked them (spec/files.md §9.2, once per SHA-256; 0 for a dry run), and their bytes.
+        public var filesCopied: Int
+        public var bytesCopied: Int
         package init(base: Base, added: [ItemID], changed: [ItemID], deleted: [ItemID], conflicts: [Conflict],
-                     passwordSlot: PasswordSlotOutcome, otherWasRekeyed: Bool, write: WriteKind, otherTornBytes: Int) {
+                     passwordSlot: PasswordSlotOutcome, otherWasRekeyed: Bool, write: WriteKind, otherTornBytes: Int,
+                     filesCopied: Int = 0, bytesCopied: Int = 0) {
             (self.base, self.added, self.changed, self.deleted, self.conflicts) = (base, added, changed, deleted, conflicts)
             (self.passwordSlot, self.otherWasRekeyed, self.write, self.otherTornBytes) = (passwordSlot, otherWasRekeyed, write, otherTornBytes)
+            (self.filesCopied, self.bytesCopied) = (filesCopied, bytesCopied)
         }
 
         /// Nothing to write: the other copy holds nothing this one lacks.
@@ -175,7 +181,7 @@ extension Vault {
             let puts = (report.changed + report.added).map { outcome.items[$0]! }
             report.write = Self.writeKind(puts: puts.count, deletes: report.deleted.count, headerChanges: newSlot.slot != nil)
             guard !dryRun, report.write != .none else { return report }
-            try copyMissingContent(named: puts, from: other)
+            (report.filesCopied, report.bytesCopied) = try copyMissingContent(named: puts, from: other)
             try guarded.withLock { state in
                 try checkWritable(state)
                 try applyMerge(puts: puts, deletes: report.deleted, passwordSlot: newSlot.slot, state: &state)

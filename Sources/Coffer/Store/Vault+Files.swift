@@ -350,8 +350,9 @@ struct BlobWriting {
 extension Vault {
     /// spec/files.md §5.4: every blob, live or dead, read chunk by chunk with extraction's
     /// checks (padding and SHA-256 included); the first damage is thrown (`vault.file-damaged`).
-    func verifyContent(_ blobs: BlobIndex, keys: VaultKeys, chain: RecordChain) throws {
-        guard !blobs.isEmpty else { return }
+    func verifyContent(_ blobs: BlobIndex, keys: VaultKeys, chain: RecordChain) throws -> (contents: Int, bytes: Int) {
+        guard !blobs.isEmpty else { return (0, 0) }
+        var bytes = 0
         let fileKey = try keys.fileKey()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         defer { secureZero(&buffer) }
@@ -361,8 +362,9 @@ extension Vault {
             let reader = try FileReader(file: described, blob: blob, handle: try fileSystem.open(path, writable: false), chain: chain,
                                         fileKey: fileKey)
             defer { reader.close() }
-            while try buffer.withUnsafeMutableBytes({ try reader.read(into: $0) }) > 0 {}
+            while case let n = try buffer.withUnsafeMutableBytes({ try reader.read(into: $0) }), n > 0 { bytes += n }
         }
+        return (blobs.blobs.count, bytes)
     }
 }
 
@@ -373,12 +375,13 @@ extension Vault {
     /// the two leaves blobs no item names (dead), never an item naming absent content. A chunk of
     /// the other copy that fails a check stops the merge with `vault.file-damaged`; nothing of
     /// the merge is written.
-    func copyMissingContent(named items: [Item], from other: Vault) throws {
+    /// Returns the contents copied and their bytes.
+    func copyMissingContent(named items: [Item], from other: Vault) throws -> (files: Int, bytes: Int) {
         var seen = Set<[UInt8]>()
         let lacking = try withOpenState { state in
             items.flatMap(\.files).filter { !state.blobs.holds($0.sha256, size: $0.size) && seen.insert($0.sha256).inserted }
         }
-        guard !lacking.isEmpty else { return }
+        guard !lacking.isEmpty else { return (0, 0) }
         var staged = try guarded.withLock { state in
             try checkWritable(state)
             return state
@@ -400,6 +403,7 @@ extension Vault {
             guarded.withLock { state in rollBack(&state) }
             throw error
         }
+        return (lacking.count, lacking.reduce(0) { $0 + Int($1.size) })
     }
 
     /// A reader of the content `file` names, whichever item names it (a merge's other copy).

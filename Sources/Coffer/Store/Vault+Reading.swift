@@ -79,11 +79,16 @@ extension Vault {
 
     public func info() throws -> Info {
         try withOpenState { state in
-            Info(formatVersion: "\(state.header.version)",
-                 vaultID: state.header.vaultID.lowercaseHex, created: state.header.created,
-                 passwordKDF: state.header.passwordSlot!.kdf, pinKDF: state.header.pinSlot?.kdf,
-                 itemCount: state.index.count, records: state.records,
-                 deadRecords: state.records - state.index.count, fileSize: state.end)
+            // spec/files.md §8.2: files on live items, and the content frames kept and dropped by a compaction.
+            let files = state.blobs.isEmpty ? 0 : state.index.entries.reduce(0) { $0 + state.index.withText($1, ItemCodec.indexedFiles).count }
+            let live = Self.liveBlobs(state).reduce(0) { $0 + $1.frameBytes }
+            let all = state.blobs.blobs.reduce(0) { $0 + $1.frameBytes }
+            return Info(formatVersion: "\(state.header.version)",
+                        vaultID: state.header.vaultID.lowercaseHex, created: state.header.created,
+                        passwordKDF: state.header.passwordSlot!.kdf, pinKDF: state.header.pinSlot?.kdf,
+                        itemCount: state.index.count, records: state.records,
+                        deadRecords: state.records - state.index.count, fileSize: state.end,
+                        files: files, fileBytes: live, deadFileBytes: all - live)
         }
     }
 
@@ -99,9 +104,10 @@ extension Vault {
             let (header, headerBytes) = try Self.readHeader(handle, fileSize: fileSize)
             let replay = try Self.replayLog(handle, fileSize: fileSize, header: header, headerBytes: headerBytes, keys: keys,
                                             fullDecode: true)
-            try verifyContent(replay.blobs, keys: keys, chain: replay.chain)
+            let content = try verifyContent(replay.blobs, keys: keys, chain: replay.chain)
             return VerifyReport(records: replay.records, liveItems: replay.index.count,
-                                deadRecords: replay.records - replay.index.count, tornTailBytes: fileSize - replay.end)
+                                deadRecords: replay.records - replay.index.count, tornTailBytes: fileSize - replay.end,
+                                contentsRead: content.contents, contentBytesRead: content.bytes)
         }
     }
 

@@ -48,11 +48,18 @@ public final class Vault: Sendable {
         public var records: Int
         public var deadRecords: Int
         public var fileSize: Int
+        /// Files on live items (spec/files.md §8.2).
+        public var files: Int
+        /// The frames of the content live items name (what a compaction keeps of it).
+        public var fileBytes: Int
+        /// The frames of content no live item names, and of second copies (what it drops).
+        public var deadFileBytes: Int
 
         package init(formatVersion: String, vaultID: String, created: Timestamp, passwordKDF: KDFParameters, pinKDF: KDFParameters?,
-                     itemCount: Int, records: Int, deadRecords: Int, fileSize: Int) {
+                     itemCount: Int, records: Int, deadRecords: Int, fileSize: Int, files: Int = 0, fileBytes: Int = 0, deadFileBytes: Int = 0) {
             (self.formatVersion, self.vaultID, self.created, self.passwordKDF, self.pinKDF) = (formatVersion, vaultID, created, passwordKDF, pinKDF)
             (self.itemCount, self.records, self.deadRecords, self.fileSize) = (itemCount, records, deadRecords, fileSize)
+            (self.files, self.fileBytes, self.deadFileBytes) = (files, fileBytes, deadFileBytes)
         }
     }
 
@@ -62,9 +69,14 @@ public final class Vault: Sendable {
         public var liveItems: Int
         public var deadRecords: Int
         public var tornTailBytes: Int
+        /// Contents read, live or dead, each with every check of extraction (spec/files.md §5.4).
+        public var contentsRead: Int
+        /// Their bytes of content.
+        public var contentBytesRead: Int
 
-        package init(records: Int, liveItems: Int, deadRecords: Int, tornTailBytes: Int) {
+        package init(records: Int, liveItems: Int, deadRecords: Int, tornTailBytes: Int, contentsRead: Int = 0, contentBytesRead: Int = 0) {
             (self.records, self.liveItems, self.deadRecords, self.tornTailBytes) = (records, liveItems, deadRecords, tornTailBytes)
+            (self.contentsRead, self.contentBytesRead) = (contentsRead, contentBytesRead)
         }
     }
 

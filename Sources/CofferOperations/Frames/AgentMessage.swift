@@ -6,13 +6,17 @@
 /// lock and the replies any request may get) are declared here; each vault operation declares
 /// its request and reply with its meaning (`VaultOperation`, listed in `OperationRegistry`).
 package enum AgentMessage {
-    /// Protocol 3: the agent never sends its key; commands send it their changes (spec/agent.md §3).
-    package static let requestMagic: [UInt8] = Array("CAQ3".utf8)
-    package static let replyMagic: [UInt8] = Array("CAR3".utf8)
-    /// The previous protocol's magics: an agent answers such a request with the previous
-    /// protocol's "refused" at once, and a command that finds such an agent says to restart it.
-    package static let previousRequestMagic: [UInt8] = Array("CAQ2".utf8)
-    package static let previousReplyMagic: [UInt8] = Array("CAR2".utf8)
+    /// Protocol 4: protocol 3 (the agent never sends its key; commands send it their changes)
+    /// with the file sessions of spec/agent.md §3.4.
+    package static let requestMagic: [UInt8] = Array("CAQ4".utf8)
+    package static let replyMagic: [UInt8] = Array("CAR4".utf8)
+    /// The previous protocols' magics, newest first (3: no files; 2: it handed out the key). The
+    /// agent answers such a request with that protocol's "refused" at once, and a command that
+    /// finds an agent of one of them says to restart it.
+    package static let previousProtocols: [(request: [UInt8], reply: [UInt8])] = [
+        (Array("CAQ3".utf8), Array("CAR3".utf8)),
+        (Array("CAQ2".utf8), Array("CAR2".utf8)),
+    ]
     /// A request that reads or asks carries at most a vault id, an item id and short texts.
     package static let maximumRequestPayload = 4_096
     /// A request that carries items (`put`, `putAll`) or paths (`merge`): 64 MiB, as a reply.

@@ -30,6 +30,9 @@ package protocol FieldCoder {
     /// The 16 bytes of the vault's id (`vault_id`).
     mutating func vaultID(_ value: inout [UInt8])
     mutating func itemID(_ value: inout ItemID, _ name: String)
+    /// Exactly `count` bytes (a session id, a SHA-256): the writer writes `count` whatever the
+    /// value holds (zeros for what it lacks), so a frame's length is always what the sizer counted.
+    mutating func fixed(_ value: inout [UInt8], _ name: String, count: Int)
     /// `length (2) ‖ UTF-8`, at most `maximum` bytes.
     mutating func text16(_ value: inout String, _ name: String, maximum: Int)
     /// `length (2) ‖ UTF-8`, at most `maximumPathBytes`, no NUL (`path`).
@@ -73,6 +76,7 @@ struct FrameSizer: FieldCoder {
     mutating func time(_ value: inout Timestamp, _ name: String) { count += 8 }
     mutating func vaultID(_ value: inout [UInt8]) { count += value.count }
     mutating func itemID(_ value: inout ItemID, _ name: String) { count += 16 }
+    mutating func fixed(_ value: inout [UInt8], _ name: String, count: Int) { self.count += count }
     mutating func text16(_ value: inout String, _ name: String, maximum: Int) {
         count += 2 + FrameWriter.text16Length(value)
         if value.utf8.count > maximum { fits = false }
@@ -137,6 +141,10 @@ struct FrameWriter: FieldCoder {
     mutating func time(_ value: inout Timestamp, _ name: String) { number(UInt64(bitPattern: value.millisecondsSince1970)) }
     mutating func vaultID(_ value: inout [UInt8]) { out += value }
     mutating func itemID(_ value: inout ItemID, _ name: String) { out += value.bytes }
+    mutating func fixed(_ value: inout [UInt8], _ name: String, count: Int) {
+        out += value.prefix(count)
+        if value.count < count { out += [UInt8](repeating: 0, count: count - value.count) }
+    }
     mutating func text16(_ value: inout String, _ name: String, maximum: Int) {
         let length = Self.text16Length(value)
         out.append(UInt8(length >> 8))
@@ -263,6 +271,7 @@ struct FrameReader: FieldCoder {
     mutating func itemID(_ value: inout ItemID, _ name: String) {
         if let read = slice(16)?.withUnsafeBytes({ ItemID(bytes: $0) }) { value = read }
     }
+    mutating func fixed(_ value: inout [UInt8], _ name: String, count: Int) { if let read = slice(count) { value = Array(read) } }
     mutating func text16(_ value: inout String, _ name: String, maximum: Int) {
         if let read = text(lengthBytes: 2, maximum: maximum) { value = read }
     }
@@ -355,6 +364,7 @@ package struct FrameDescriber: FieldCoder {
     package mutating func time(_ value: inout Timestamp, _ name: String) { parts.append("\(name) (8)") }
     package mutating func vaultID(_ value: inout [UInt8]) { parts.append("vault_id") }
     package mutating func itemID(_ value: inout ItemID, _ name: String) { parts.append("\(name) (16)") }
+    package mutating func fixed(_ value: inout [UInt8], _ name: String, count: Int) { parts.append("\(name) (\(count))") }
     package mutating func text16(_ value: inout String, _ name: String, maximum: Int) { parts.append("\(name): text16") }
     package mutating func path(_ value: inout String, _ name: String) { parts.append("\(name): path") }
     package mutating func text32(_ value: inout String, _ name: String) { parts.append("\(name): text32") }
@@ -422,7 +432,8 @@ extension AgentMessage {
         }
         var requests: [UInt8: String] = [:]
         func row(_ name: String, _ code: UInt8, _ d: FrameDescriber, bound: Int, answer: UInt8) -> String {
-            let bound = bound == maximumRequestPayload ? "4 KiB" : "\(bound >> 20) MiB"
+            let bound = bound == maximumRequestPayload ? "4 KiB"
+                : bound & 0xF_FFFF == 0 ? "\(bound >> 20) MiB" : "\(bound >> 20) MiB + \(bound & 0xF_FFFF) B"
             return "| \(name) | \(code) | \(payload(d)) | \(bound) | \(names[answer] ?? "?") (\(answer)) |"
         }
         for code in UInt8.min...UInt8.max {
@@ -436,9 +447,9 @@ extension AgentMessage {
             requests[operation.code] = row(operation.name, operation.code, d, bound: operation.bound, answer: operation.replyCode)
         }
         let replyRows = replies.keys.sorted().map { "| \(names[$0]!) | \($0) | \(replies[$0]!) |" }
-        return (["| request (`CAQ3`) | code | payload | at most | answered by |", "|---|---|---|---|---|"]
+        return (["| request (`CAQ4`) | code | payload | at most | answered by |", "|---|---|---|---|---|"]
                 + requests.keys.sorted().map { requests[$0]! }
-                + ["", "| reply (`CAR3`) | code | payload |", "|---|---|---|"] + replyRows
+                + ["", "| reply (`CAR4`) | code | payload |", "|---|---|---|"] + replyRows
                 + [""] + groups.map { "- `\($0.name)` is `\($0.fields)`" }).joined(separator: "\n")
     }
 }

@@ -47,6 +47,9 @@ package struct FactsReply: OperationReply {
         c.count(&facts.info.records, "records")
         c.count(&facts.info.deadRecords, "dead records")
         c.count(&facts.info.fileSize, "file size")
+        c.count(&facts.info.files, "files")
+        c.count(&facts.info.fileBytes, "file bytes")
+        c.count(&facts.info.deadFileBytes, "dead file bytes")
     }
 }
 
@@ -79,5 +82,7 @@ package struct Verified: OperationReply {
         c.count(&report.liveItems, "live items")
         c.count(&report.deadRecords, "dead records")
         c.count(&report.tornTailBytes, "torn tail bytes")
+        c.count(&report.contentsRead, "contents read")
+        c.count(&report.contentBytesRead, "content bytes read")
     }
 }

@@ -106,5 +106,7 @@ package struct Merged: OperationReply {
         c.flag(&report.otherWasRekeyed, "other rekeyed")
         c.choice(&report.write, "write", among: Self.writeKinds, first: 0)
         c.count(&report.otherTornBytes, "other torn bytes")
+        c.count(&report.filesCopied, "files copied")
+        c.count(&report.bytesCopied, "bytes copied")
     }
 }

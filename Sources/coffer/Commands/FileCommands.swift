@@ -4,9 +4,9 @@ import CofferSystem
 import CofferProcess
 @_spi(CofferInternals) import Coffer
 
-// spec/cli.md §4.27: files on items (spec/files.md). Until the agent serves files (agent.md
-// §3.4, docs/plan-issue-38.md step 12) these commands unlock the vault themselves, even while
-// an agent is unlocked.
+// spec/cli.md §4.27: files on items (spec/files.md). Through the agent unlocked for the vault
+// when there is one (agent.md §3.4: content in sessions), else the vault opened here, as every
+// other command (`VaultAccess`).
 
 /// A file of an item named on the command line: its id, an id prefix (4+ hex digits) or its name
 /// exactly as typed.
@@ -104,22 +104,20 @@ struct AttachCommand: ParsableCommand {
         if let length = source.knownLength, length > AttachedFile.maximumSize {
             throw CofferError.limitExceeded("\(file) holds \(length) bytes; a file may hold at most 4 GiB")
         }
-        let vault = try vaultOptions.open(mode: .readWrite)
-        defer { vault.close() }
-        let target = try ItemPicker.pick(item, in: vault)
-        let versionBefore = vault.header.version
-        let blobsBefore = try vault.fileContentCount
+        var access = try VaultAccess(vaultOptions, mode: .readWrite)
+        defer { access.close() }
+        let target = try access.pick(item)
         let total = source.knownLength
         let attached = try Progress.counting("Attaching \(fileName)", after: FileReference.progressDelay) { update in
-            try vault.attachFile(to: target.id, name: fileName, mediaType: mediaType, from: &source) { read in
+            try access.attachFile(to: target.id, name: fileName, mediaType: mediaType, from: &source) { read in
                 update(FileReference.progress(read, of: total))
             }
         }
         Terminal.out(attached.id.hex)
-        Terminal.note("Attached \(attached.name) (\(FileReference.size(attached.size)), \(attached.mediaType.isEmpty ? "application/octet-stream" : attached.mediaType)) to \(target.title) (\(target.id.hex.prefix(8))); sha256 \(attached.sha256.map { String(format: "%02x", $0) }.joined())")
-        if try vault.fileContentCount == blobsBefore { Terminal.note("its content was already in the vault: stored once") }
-        if versionBefore < vault.header.version {
-            Terminal.note("the vault is now format \(vault.header.version) (files): a Coffer older than this one refuses to open it")
+        Terminal.note("Attached \(fileName) (\(FileReference.size(attached.size)), \(attached.mediaType.isEmpty ? "application/octet-stream" : attached.mediaType)) to \(target.title) (\(target.id.hex.prefix(8))); sha256 \(attached.sha256.map { String(format: "%02x", $0) }.joined())")
+        if attached.heldAlready { Terminal.note("its content was already in the vault: stored once") }
+        if !attached.upgradedTo.isEmpty {
+            Terminal.note("the vault is now format \(attached.upgradedTo) (files): a Coffer older than this one refuses to open it")
         }
     }
 }
@@ -136,9 +134,9 @@ struct FilesCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        let vault = try vaultOptions.open(mode: .readOnly)
-        defer { vault.close() }
-        let found = try vault.get(ItemPicker.pick(item, in: vault).id)
+        var access = try VaultAccess(vaultOptions)
+        defer { access.close() }
+        let found = try access.get(access.pick(item).id)
         let files = found.files.sorted { ($0.name, $0.id.hex) < ($1.name, $1.id.hex) }
         let hex = { (bytes: [UInt8]) in bytes.map { String(format: "%02x", $0) }.joined() }
         if json {
@@ -190,12 +188,19 @@ struct ExtractCommand: ParsableCommand {
         if let output, output != "-", lstat(output, &info) == 0, (info.st_mode & S_IFMT) != S_IFDIR {
             throw CLIError(Exit.cannotCreate, "\(output) already exists; choose another --output or remove it first")
         }
-        let vault = try vaultOptions.open(mode: .readOnly)
-        defer { vault.close() }
-        let found = try vault.get(ItemPicker.pick(item, in: vault).id)
+        var access = try VaultAccess(vaultOptions)
+        defer { access.close() }
+        let found = try access.get(access.pick(item).id)
         let attached = try FileReference.find(file, in: found)
-        let reader = try vault.openFile(attached.id, of: found.id)
-        defer { reader.close() }
+        let copy = { (fd: Int32, wrote: (Int) -> Void) throws in
+            try access.readFile(attached.id, of: found.id) { piece in
+                // Written from the piece itself, which is wiped once this returns.
+                guard Descriptor.writeAll(fd, piece) else {
+                    throw CLIError(Exit.ioError, "cannot write the file's content: \(String(cString: strerror(errno)))")
+                }
+                wrote(piece.count)
+            }
+        }
         let progress = { (body: (_ update: @escaping (String) -> Void) throws -> Void) in
             try Progress.counting("Extracting \(attached.name)", after: FileReference.progressDelay, body)
         }
@@ -203,7 +208,7 @@ struct ExtractCommand: ParsableCommand {
             var written: UInt64 = 0
             do {
                 try progress { update in
-                    try copy(reader, to: STDOUT_FILENO) {
+                    try copy(STDOUT_FILENO) {
                         written += UInt64($0)
                         update(FileReference.progress(written, of: attached.size))
                     }
@@ -228,7 +233,7 @@ struct ExtractCommand: ParsableCommand {
             defer { close(fd) }
             var written: UInt64 = 0
             try progress { update in
-                try copy(reader, to: fd) {
+                try copy(fd) {
                     written += UInt64($0)
                     update(FileReference.progress(written, of: attached.size))
                 }
@@ -246,21 +251,6 @@ struct ExtractCommand: ParsableCommand {
             if dirfd >= 0 { _ = fsync(dirfd); close(dirfd) }
         }
         Terminal.note("Extracted \(attached.name) (\(FileReference.size(attached.size))) to \(target)")
-    }
-
-    /// Copies everything the reader hands out to `fd`.
-    private func copy(_ reader: FileReader, to fd: Int32, wrote: (Int) -> Void) throws {
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        defer { secureZero(&buffer) }
-        while true {
-            let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
-            if count == 0 { return }
-            // Written from the buffer itself: an Array copy would leave the plaintext unwiped on the heap.
-            guard buffer.withUnsafeBytes({ Descriptor.writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[0..<count])) }) else {
-                throw CLIError(Exit.ioError, "cannot write the file's content: \(String(cString: strerror(errno)))")
-            }
-            wrote(count)
-        }
     }
 }
 
@@ -282,9 +272,9 @@ struct DetachCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        let vault = try vaultOptions.open(mode: .readWrite)
-        defer { vault.close() }
-        var found = try vault.get(ItemPicker.pick(item, in: vault).id)
+        var access = try VaultAccess(vaultOptions, mode: .readWrite)
+        defer { access.close() }
+        var found = try access.get(access.pick(item).id)
         let attached = try FileReference.find(file, in: found)
         if !yes {
             guard let answer = ItemPicker.confirm("Remove \(Terminal.safe(attached.name)) (\(FileReference.size(attached.size))) from \(Terminal.safe(found.title))?") else {
@@ -292,8 +282,14 @@ struct DetachCommand: ParsableCommand {
             }
             guard answer else { throw CLIError(Exit.failed, "nothing was removed") }
         }
-        try vault.detachFile(attached.id, from: found.id)
-        found.files.removeAll { $0.id == attached.id }
+        // An edit's compare-and-swap (spec/files.md §8.1): a change made meanwhile is kept.
+        found = try access.update(found.id) { item in
+            guard item.files.contains(where: { $0.id == attached.id }) else {
+                throw CofferError.fileNotFound("\(item.title) has no file \(attached.id.hex) any more (detached meanwhile?)")
+            }
+            item.files.removeAll { $0.id == attached.id }
+            item.modified = max(item.modified, .now())
+        }
         let others = found.files.filter { $0.sha256 == attached.sha256 }.count
         Terminal.note("Removed \(attached.name) from \(found.title); "
             + (others > 0 ? "its content stays: \(others) other file(s) use it"

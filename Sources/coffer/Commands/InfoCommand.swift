@@ -33,12 +33,15 @@ struct InfoCommand: ParsableCommand {
                 ("records", .int(Int64(info.records))),
                 ("deadRecords", .int(Int64(info.deadRecords))),
                 ("fileSize", .int(Int64(info.fileSize))),
+                ("files", .int(Int64(info.files))),
+                ("fileBytes", .int(Int64(info.fileBytes))),
+                ("deadFileBytes", .int(Int64(info.deadFileBytes))),
                 ("pinSlot", .bool(info.pinKDF != nil)),
                 ("pinKDF", info.pinKDF.map(kdf) ?? .null),
             ]).render())
             return
         }
-        let rows: [(String, String)] = [
+        var rows: [(String, String)] = [
             ("path", path),
             ("format", info.formatVersion),
             ("vault id", info.vaultID),
@@ -50,6 +53,12 @@ struct InfoCommand: ParsableCommand {
             ("file size", "\(info.fileSize) bytes"),
             ("pin slot", info.pinKDF.map { "present (\($0))" } ?? "none"),
         ]
-        for (name, value) in rows { Terminal.out((name + ":").padding(toLength: 14, withPad: " ", startingAt: 0) + value) }
+        if info.files > 0 || info.deadFileBytes > 0 {
+            // spec/files.md §8.2: shown once the vault holds file content.
+            rows.insert(("files", "\(info.files) (\(info.fileBytes) bytes stored)"), at: rows.count - 1)
+            rows.insert(("dead content", "\(info.deadFileBytes) bytes" + (info.deadFileBytes > 0 ? "  (`coffer compact` frees them)" : "")),
+                        at: rows.count - 1)
+        }
+                for (name, value) in rows { Terminal.out((name + ":").padding(toLength: 14, withPad: " ", startingAt: 0) + value) }
     }
 }

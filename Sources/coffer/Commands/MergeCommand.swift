@@ -134,6 +134,10 @@ enum MergeRun {
         Terminal.out((label ? "\(copy): " : "")
                      + "\(report.added.count) added, \(report.changed.count) changed, \(report.deleted.count) deleted \(verb) merged"
                      + (report.hadCommonBase ? "" : " (no common history: nothing could be told deleted)"))
+        if report.filesCopied > 0 {
+            // spec/files.md §9.2: content a merged item names, copied once per SHA-256.
+            Terminal.out("\(report.filesCopied) file content(s) (\(report.bytesCopied) bytes) copied from \(copy)")
+        }
         if report.otherTornBytes > 0 {
             Terminal.warn("\(copy) ends with an incomplete write (\(report.otherTornBytes) bytes, from a crash or a copy made mid-write); it was left out")
         }
@@ -165,6 +169,8 @@ enum MergeRun {
             ("password", .string(report.passwordSlot.rawValue)),
             ("write", .string(report.write.rawValue)),
             ("otherTornBytes", .int(Int64(report.otherTornBytes))),
+            ("filesCopied", .int(Int64(report.filesCopied))),
+            ("bytesCopied", .int(Int64(report.bytesCopied))),
             ("removed", .bool(removed)),
         ])
     }

@@ -15,7 +15,8 @@ struct VerifyCommand: ParsableCommand {
         var vault = try VaultAccess(vaultOptions)
         defer { vault.close() }
         let report = try vault.verify()
-        Terminal.out("ok: \(report.records) records, \(report.liveItems) items, \(report.deadRecords) dead records")
+        Terminal.out("ok: \(report.records) records, \(report.liveItems) items, \(report.deadRecords) dead records"
+                     + (report.contentsRead > 0 ? ", \(report.contentsRead) file contents (\(report.contentBytesRead) bytes) read" : ""))
         if report.tornTailBytes > 0 {
             Terminal.warn(TornTail.warning(bytes: report.tornTailBytes, discarded: false) + "; the next change discards them")
         }

@@ -143,7 +143,75 @@ struct VaultAccess {
         return try opened().merge(order, otherPassword: otherPassword)
     }
 
+    // MARK: Files (spec/agent.md §3.4)
+
+    /// Attaches `source`'s content to `item` in pieces of 1 MiB through one session: the agent's
+    /// when one serves the vault, else this command's own. Once the session is open it is
+    /// finished where it began: an agent that stops answering mid-way is an error (nothing was
+    /// attached), never a second attach here. Any failure ends the session (rolled back).
+    mutating func attachFile(to item: ItemID, name: String, mediaType: String?, from source: inout some FileSource,
+                             progress: (UInt64) -> Void) throws -> FileAttached {
+        let (session, operations) = try answering { try $0.beginAttach(to: item, name: name, mediaType: mediaType, size: source.knownLength) }
+        var piece = [UInt8](repeating: 0, count: 1 << 20)
+        defer { secureZero(&piece) }
+        do {
+            while true {
+                var filled = 0
+                while filled < piece.count {
+                    let n = try piece.withUnsafeMutableBytes { try source.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) }
+                    if n == 0 { break }
+                    filled += n
+                }
+                if filled == 0 { break }
+                // Sent from a copy of exactly its bytes, wiped by the operation once sent.
+                progress(try Self.midSession { try operations.attachData(Array(piece[0..<filled]), session: session) })
+                if filled < piece.count { break }
+            }
+            let attached = try Self.midSession { try operations.commitAttach(session) }
+            warnAboutTail(operations)
+            return attached
+        } catch {
+            try? operations.abortFile(session)
+            throw error
+        }
+    }
+
+    /// File `file` of `item`, handed to `body` piece by piece, each piece authenticated (and
+    /// wiped once `body` returns); returns once the reader reported the end, that is once the
+    /// content's SHA-256 matched. Through the agent when one serves the vault.
+    mutating func readFile(_ file: FileID, of item: ItemID, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        var (piece, operations) = try answering { try $0.readFile(file, of: item, session: nil) }
+        do {
+            while true {
+                do {
+                    try piece.data.withUnsafeBytes(body)
+                } catch {
+                    secureZero(&piece.data)
+                    throw error
+                }
+                // Wiped before the next piece takes its place.
+                secureZero(&piece.data)
+                if piece.end { return }
+                let session = piece.session
+                piece = try Self.midSession { try operations.readFile(file, of: item, session: session) }
+            }
+        } catch {
+            if !piece.end { try? operations.abortFile(piece.session) }
+            throw error
+        }
+    }
+
+    /// A step of a session begun: the agent not answering is an error here, never a fallback.
+    private static func midSession<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch is AgentUnavailable {
+            throw CofferError.io("the agent stopped answering in the middle of a file's transfer (locked?); nothing was attached or written")
+        }
+    }
+
     mutating func close() {
+        local?.fileSessions.endAll()
         vault?.close()
         vault = nil
         local = nil
@@ -165,6 +233,21 @@ struct VaultAccess {
         let local = try opened()
         defer { warnAboutTail(local) }
         return try body(local)
+    }
+
+    /// `perform`, also saying which side answered (a session goes on there).
+    private mutating func answering<T>(_ body: (any VaultOperations) throws -> T) throws -> (T, any VaultOperations) {
+        if let agent {
+            do {
+                defer { warnAboutTail(agent) }
+                return (try body(agent), agent)
+            } catch let unavailable as AgentUnavailable where !unavailable.tooLarge {
+                self.agent = nil
+            }
+        }
+        let local = try opened()
+        defer { warnAboutTail(local) }
+        return (try body(local), local)
     }
 
     /// The vault opened here in the command's mode, as without an agent.
