@@ -83,6 +83,37 @@ public struct ImportResult: Sendable {
     /// Rows or entries that describe structure, not items (NordPass folder rows), by what they
     /// are: their names live on as tags of the items inside.
     public var structural: [String: Int] = [:]
+    /// Attachments that become files of the imported items (spec/files.md §11), in file order;
+    /// their content is read when the vault writes them (`Vault.addAll(_:attaching:)`).
+    public var attachments: [ImportAttachment] = []
+    /// The source's own item ids (Bitwarden's), each with the id of the item imported from it:
+    /// how attachments kept beside the export find their item.
+    public var sourceIDs: [String: ItemID] = [:]
+    /// File names the source's items list as their attachments, kept apart from the export
+    /// (Bitwarden's JSON): each one not found beside it is listed as skipped.
+    public var listedAttachments: [ItemID: [String]] = [:]
+
+    /// Lists every attachment of `listedAttachments` that `attachments` does not hold as skipped
+    /// (spec/cli.md §8: nothing dropped without saying so), as `<source id>/<name>`; `whereLooked`
+    /// says where it was looked for.
+    public mutating func reportMissingAttachments(whereLooked: String) {
+        for (sourceID, item) in sourceIDs.sorted(by: { $0.key < $1.key }) {
+            for name in listedAttachments[item] ?? []
+            where !attachments.contains(where: { $0.item == item && ($0.sourceName ?? $0.name) == name }) {
+                skipped.append(SkippedEntry(.file(OnePassword.label(sourceID + "/" + name)), "an attachment the export lists, not imported: \(whereLooked)"))
+            }
+        }
+    }
+
+    /// The attachments' total length in bytes.
+    public var attachmentBytes: UInt64 { attachments.reduce(0) { $0 + $1.size } }
+
+    /// The attachments as new files by item, each opened for reading (in order, when written).
+    public func newFiles() throws -> [ItemID: [NewFile]] {
+        var files: [ItemID: [NewFile]] = [:]
+        for attachment in attachments { files[attachment.item, default: []].append(try attachment.newFile()) }
+        return files
+    }
 
     public init(items: [Item] = [], skipped: [SkippedEntry] = [], keptAsFields: [String: Int] = [:],
                 keptInNotes: [String: Int] = [:], kinds: [String: Int] = [:]) {
