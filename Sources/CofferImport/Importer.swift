@@ -6,6 +6,7 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     case keepassxcCSV = "keepassxc-csv"
     case bitwardenCSV = "bitwarden-csv"
     case bitwardenJSON = "bitwarden-json"
+    case bitwardenZip = "bitwarden-zip"
     case keepassXML = "keepass-xml"
     case onePasswordCSV = "1password-csv"
     case lastPassCSV = "lastpass-csv"
@@ -159,6 +160,7 @@ public enum Importer {
         }
         switch format {
         case .bitwardenJSON: return try BitwardenJSON.parse(bytes, now: now)
+        case .bitwardenZip: return try BitwardenAttachments.parseZip(bytes, now: now)
         case .keepassXML: return try KeePassXML.parse(bytes, now: now)
         case .cofferJSON: return try CofferJSON.parse(bytes)
         case .onePassword1PUX: return try OnePassword1PUX.parse(bytes, now: now)
@@ -235,9 +237,10 @@ extension Importer {
         if OnePassword1PUX.looksLike(bytes) { return .onePassword1PUX }
         if ProtonPass.looksLikeZip(bytes) { return .protonPass }
         if DashlaneArchive.looksLike(bytes) { return .dashlaneCSV }
+        if BitwardenAttachments.looksLikeZip(bytes) { return .bitwardenZip }
         if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
             throw CofferError.invalidImport(
-                "a zip archive, but not a 1Password .1pux, Proton Pass or Dashlane CSV export (no export.data, Proton Pass/data.json or credentials.csv); name the format with --from")
+                "a zip archive, but not a 1Password .1pux, Proton Pass, Dashlane CSV or Bitwarden export (no export.data, Proton Pass/data.json, credentials.csv or data.json); name the format with --from")
         }
         let head = Array(bytes.prefix(64 << 10))
         var start = head.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0

@@ -324,3 +324,33 @@ struct BitwardenAttachmentTests {
         #expect(try vault.count == 0)
     }
 }
+
+extension BitwardenAttachmentTests {
+    @Test("The zip export: data.json read as bitwarden-json, attachments/<id>/<name> files of their items, streamed; a lying entry refused; strays listed")
+    func zipExport() throws {
+        var zip = try ZipMaker.make([("data.json", Self.export), ("attachments/aa11-bank/statement.pdf", Array("%PDF!".utf8)),
+                                     ("attachments/aa11-bank/scan.bin", KeePassXMLTests.scan), ("attachments/zz99/x.bin", [1]),
+                                     ("attachments/aa11-bank/deeper/y.bin", [2])])
+        #expect(try Importer.detect(zip) == .bitwardenZip)
+        let result = try Importer.parse(zip, format: .bitwardenZip, now: Self.now)
+        let bank = try #require(result.items.first { $0.title == "Bank" })
+        #expect(result.attachments.map(\.name) == ["scan.bin", "statement.pdf"] && result.attachments.allSatisfy { $0.item == bank.id })
+        #expect(result.skipped.map(\.description) == [
+            "file attachments/aa11-bank/deeper/y.bin: not attachments/<id of an imported item>/<file name>; not imported",
+            "file attachments/zz99/x.bin: not attachments/<id of an imported item>/<file name>; not imported",
+            "file aa11-bank/gone.txt: an attachment the export lists, not imported: the archive has no attachments/<id>/<name> for it",
+            "file bb22-note/listed.bin: an attachment the export lists, not imported: the archive has no attachments/<id>/<name> for it",
+        ])
+        let vault = try importIntoVault(result, in: directory)
+        defer { vault.close() }
+        let stored = try vault.get(bank.id).files
+        #expect(try extractFile(vault, bank.id, stored[0].id) == KeePassXMLTests.scan)
+        #expect(try extractFile(vault, bank.id, stored[1].id) == Array("%PDF!".utf8))
+
+        // scan.bin declaring 10 bytes: refused as it inflates.
+        ZipMaker.declare(10, for: "attachments/aa11-bank/scan.bin", in: &zip)
+        let lying = try Importer.parse(zip, format: .bitwardenZip, now: Self.now)
+        let error = try #require(throws: CofferError.self) { _ = try readAttachment(lying.attachments[0]) }
+        #expect(error.code == .invalidImport)
+    }
+}

@@ -17,7 +17,7 @@ struct ImportCommand: ParsableCommand {
             not be imported, with its line or position and why. Exit 0 only when nothing was skipped; otherwise \
             the rest is imported (in one durable batch) and the exit status is 65 — with --strict nothing is \
             imported then. The file is checked before the vault is unlocked. Attachments become files of their \
-            items (KeePass XML, 1Password 1PUX; Bitwarden JSON with --attachments DIR), written with the items in \
+            items (KeePass XML, 1Password 1PUX, Bitwarden's zip export; its JSON with --attachments DIR), written with the items in \
             the same batch: all or nothing, one sync. An import with files unlocks the vault itself (not through \
             the agent).
             """)
