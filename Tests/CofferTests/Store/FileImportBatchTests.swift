@@ -139,6 +139,11 @@ extension FaultInjectionTests {
         let reference = SimulatedDisk()
         let (setup, done) = Self.runImport(on: reference)
         #expect(done)
+        // Fault-free, the import reopens whole (else "none of it" below would pass for any bug).
+        let whole = try Vault.open(at: Self.path, password: Fixtures.password, mode: .readOnly, fileSystem: reference)
+        #expect(try Fixtures.contents(of: whole).values.map(\.files.count).sorted() == [0, 0, 1, 2])
+        whole.close()
+        var sawAll = false, sawNone = false
         let set = FileImportBatchTests.importSet()
         for point in setup..<reference.operations {
             for survival in [SimulatedDisk.Survival.nothingUnsynced, .everythingWritten, .unsyncedZeroed] {
@@ -155,7 +160,9 @@ extension FaultInjectionTests {
                     let contents = try Fixtures.contents(of: vault)
                     if contents.count == 1 {
                         #expect(contents.values.first?.title == "before", "\(label)")
+                        sawNone = true
                     } else {
+                        sawAll = true
                         #expect(contents.count == 4, "\(label): \(contents.count) items")
                         // Item ids are drawn afresh by importSet: compare by title and content.
                         for item in set.items {
@@ -174,5 +181,6 @@ extension FaultInjectionTests {
                 }
             }
         }
+        #expect(sawAll && sawNone)  // the sync's crash with everything written keeps it all
     }
 }
