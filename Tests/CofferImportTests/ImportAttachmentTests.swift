@@ -209,7 +209,7 @@ extension OnePasswordTests {
         let data = try JSONSerialization.data(withJSONObject: ["accounts": [["attrs": ["name": "n"], "vaults": [["attrs": ["name": "Personal"], "items": items]]]]])
         var zip = try ZipMaker.make([("export.attributes", Array(#"{"version":3}"#.utf8)), ("export.data", [UInt8](data)),
                                      ("files/p7doc__passport scan.pdf", documentBytes), ("files/k9file__evil.txt", Array("hello".utf8)),
-                                     ("files/zz0rphan__left.txt", [1])])
+                                     ("files/zz0rphan__left.txt", [1]), ("files/../export.data", [2])])  // a hostile entry the path id would name
         if let declare { ZipMaker.declare(declare, for: "files/p7doc__passport scan.pdf", in: &zip) }
         return zip
     }
@@ -227,6 +227,7 @@ extension OnePasswordTests {
         #expect(result.skipped.map(\.description) == [
             "item 3: document file 'x.txt' not imported: the archive holds no file for it",
             "file files/zz0rphan__left.txt: a file no item refers to, not imported",
+            "file files/../export.data: a file no item refers to, not imported",
         ])
         let directory = TemporaryDirectory()
         let vault = try importIntoVault(result, in: directory)
