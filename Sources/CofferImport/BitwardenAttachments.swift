@@ -46,7 +46,7 @@ public enum BitwardenAttachments {
                     continue
                 }
                 result.attachments.append(ImportAttachment(item: item, sourceName: name, created: itemCreated, size: UInt64(info.st_size),
-                                                           content: .file(path: path)))
+                                                           position: .file(label(folder + "/" + name)), content: .file(path: path)))
             }
         }
     }
@@ -88,7 +88,7 @@ public enum BitwardenAttachments {
                 continue
             }
             result.attachments.append(ImportAttachment(item: item, sourceName: String(parts[1]), created: itemCreated, size: size,
-                                                       content: .zipEntry(archive, path: path)))
+                                                       position: .file(label(path)), content: .zipEntry(archive, path: path)))
         }
         result.reportMissingAttachments(whereLooked: "the archive has no attachments/<id>/<name> for it")
         return result

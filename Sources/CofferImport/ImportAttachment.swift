@@ -16,6 +16,9 @@ public struct ImportAttachment: Sendable {
     public let created: Timestamp
     /// The content's length in bytes, when the source declares or the parser counted it.
     public let size: UInt64
+    /// Where the source holds it (its entry, or its path in an archive or directory): where it is
+    /// listed if it cannot be imported.
+    public let position: SkippedEntry.Position
     let content: Content
 
     enum Content: Sendable {
@@ -27,8 +30,9 @@ public struct ImportAttachment: Sendable {
         case file(path: String)
     }
 
-    init(item: ItemID, sourceName: String, created: Timestamp, size: UInt64, content: Content) {
+    init(item: ItemID, sourceName: String, created: Timestamp, size: UInt64, position: SkippedEntry.Position, content: Content) {
         self.item = item
+        self.position = position
         let valid = Self.validName(sourceName)
         self.name = valid
         self.sourceName = valid == sourceName ? nil : sourceName
@@ -43,7 +47,7 @@ public struct ImportAttachment: Sendable {
     public func open() throws -> any FileSource {
         switch content {
         case .bytes(let box, let gzip):
-            return gzip ? try InflatingSource(box.bytes, declared: size, what: "attachment '\(name)'") : BytesFileSource(box.bytes)
+            return gzip ? try InflatingSource(box.bytes, declared: size, what: "attachment '\(name)'") : SecretBoxSource(box: box)
         case .zipEntry(let archive, let path):
             return try ZipEntrySource(archive: archive, path: path, declared: size)
         case .file(let path):
@@ -76,6 +80,29 @@ final class SecretBox: @unchecked Sendable {
     private(set) var bytes: [UInt8]
     init(_ bytes: [UInt8]) { self.bytes = bytes }
     deinit { secureZero(&bytes) }
+
+    var count: Int { bytes.count }
+
+    /// Copies up to `buffer.count` bytes from `offset`; returns how many.
+    func copy(from offset: Int, into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let count = Swift.max(0, Swift.min(buffer.count, bytes.count - offset))
+        bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<(offset + count)])) }
+        return count
+    }
+}
+
+/// Reads a `SecretBox`'s bytes in place (no copy that the box's wipe would miss).
+struct SecretBoxSource: FileSource {
+    let box: SecretBox
+    private var offset = 0
+    init(box: SecretBox) { self.box = box }
+    var knownLength: UInt64? { UInt64(box.count) }
+
+    mutating func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let count = box.copy(from: offset, into: buffer)
+        offset += count
+        return count
+    }
 }
 
 /// A zip archive's bytes, shared by the attachments read from it, wiped when the last lets go.

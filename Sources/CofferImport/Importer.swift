@@ -106,6 +106,20 @@ public struct ImportResult: Sendable {
         }
     }
 
+    /// Keeps at most `AttachedFile.maximumPerItem` attachments per item (spec/files.md §2.1's
+    /// 128), listing the rest as skipped where the source holds them: a vault would refuse the
+    /// whole batch otherwise.
+    public mutating func limitAttachmentsPerItem() {
+        var kept: [ItemID: Int] = [:]
+        attachments = attachments.filter { attachment in
+            kept[attachment.item, default: 0] += 1
+            guard kept[attachment.item]! > AttachedFile.maximumPerItem else { return true }
+            skipped.append(SkippedEntry(attachment.position,
+                                        "attachment '\(OnePassword.label(attachment.sourceName ?? attachment.name))' not imported: an item holds at most \(AttachedFile.maximumPerItem) files"))
+            return false
+        }
+    }
+
     /// The attachments' total length in bytes.
     public var attachmentBytes: UInt64 { attachments.reduce(0) { $0 + $1.size } }
 

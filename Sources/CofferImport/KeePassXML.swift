@@ -370,7 +370,7 @@ enum KeePassXML {
                     switch attachment(binary, document: document, decoded: &decoded) {
                     case .file(let box, let gzip, let size):
                         result.attachments.append(ImportAttachment(item: mapped.item.id, sourceName: binary.name, created: mapped.item.created,
-                                                                   size: size, content: .bytes(box, gzip: gzip)))
+                                                                   size: size, position: position, content: .bytes(box, gzip: gzip)))
                     case .skipped(let why):
                         result.skipped.append(SkippedEntry(position, "attachment '\(binary.name)' \(why)"))
                     }

@@ -110,7 +110,7 @@ enum OnePassword {
                 for reason in dropped { result.skipped.append(SkippedEntry(position, reason)) }
                 for file in files {
                     result.attachments.append(ImportAttachment(item: item.id, sourceName: file.name, created: item.created, size: file.size,
-                                                               content: file.content))
+                                                               position: position, content: file.content))
                 }
             } catch let error as CSVImport.RowError {
                 result.skipped.append(SkippedEntry(position, error.reason))

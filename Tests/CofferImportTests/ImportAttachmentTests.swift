@@ -355,3 +355,20 @@ extension BitwardenAttachmentTests {
         #expect(error.code == .invalidImport)
     }
 }
+
+extension KeePassXMLTests {
+    @Test("An entry with 130 attachments: 128 become files, the other two are listed at the entry (a vault would refuse the whole batch)")
+    func attachmentsPastTheItemBoundAreListed() throws {
+        let inline = Data("x".utf8).base64EncodedString()
+        let binaries = (1...130).map { "<Binary><Key>f\($0)</Key><Value>\(inline)</Value></Binary>" }.joined()
+        var result = try parse(document(entry([("Title", "t")], extra: binaries)))
+        result.limitAttachmentsPerItem()
+        #expect(result.attachments.count == 128 && result.attachments.last?.name == "f128")
+        #expect(result.skipped == [SkippedEntry(.item(1), "attachment 'f129' not imported: an item holds at most 128 files"),
+                                   SkippedEntry(.item(1), "attachment 'f130' not imported: an item holds at most 128 files")])
+        let directory = TemporaryDirectory()
+        let vault = try importIntoVault(result, in: directory)
+        defer { vault.close() }
+        #expect(try vault.get(result.items[0].id).files.count == 128)
+    }
+}

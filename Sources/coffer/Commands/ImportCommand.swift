@@ -54,6 +54,7 @@ struct ImportCommand: ParsableCommand {
         } else if format == .bitwardenJSON {
             result.reportMissingAttachments(whereLooked: "give the directory of attachments with --attachments DIR")
         }
+        result.limitAttachmentsPerItem()
         ImportSummary.printDetails(of: result)
         if !result.isComplete && (strict || result.items.isEmpty) {
             let why = strict ? "--strict: nothing imported" : "nothing could be imported"
@@ -76,7 +77,7 @@ struct ImportCommand: ParsableCommand {
             // Files are written by this process (as `attach` does): the agent takes no content yet (spec/files.md §11).
             let vault = try vaultOptions.open(mode: .readWrite)
             defer { vault.close() }
-            renumber(&result, existing: Set(try vault.search("").map(\.id)))
+            renumber(&result, existing: Set(try vault.unsortedSummaries().map(\.id)))
             let files = try result.newFiles()
             try Progress.counting("Importing") { update in
                 try vault.addAll(result.items, attaching: files) { done in if done % 16 == 0 || done == total { update("\(done)/\(total)") } }
