@@ -23,6 +23,34 @@ enum ImportedItems {
             }
             try Check.require(back == item, target, "imported item \(n + 1) changes through encode/decode")
         }
+        try checkAttachments(result, target: target)
+    }
+
+    /// spec/files.md §11: each attachment belongs to an imported item and has a valid file name;
+    /// read as the vault would (up to 1 MiB declared), it yields exactly its declared length or
+    /// throws `import.invalid-file` — never other bytes past the declaration, never another error.
+    static func checkAttachments(_ result: ImportResult, target: FuzzTarget) throws {
+        let ids = Set(result.items.map(\.id))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        for (n, attachment) in result.attachments.enumerated() {
+            try Check.require(ids.contains(attachment.item), target, "attachment \(n + 1) names no imported item")
+            try Check.require(AttachedFile.isValidName(attachment.name.utf8), target, "attachment \(n + 1) has an invalid name")
+            guard attachment.size <= 1 << 20 else { continue }
+            do {
+                var source = try attachment.open()
+                try Check.require(source.knownLength == attachment.size, target, "attachment \(n + 1)'s source announces another length")
+                var total: UInt64 = 0
+                while true {
+                    let count = try buffer.withUnsafeMutableBytes { try source.read(into: $0) }
+                    if count == 0 { break }
+                    total += UInt64(count)
+                    try Check.require(total <= attachment.size, target, "attachment \(n + 1) yields more than its \(attachment.size) bytes")
+                }
+                try Check.require(total == attachment.size, target, "attachment \(n + 1) yields \(total) of its \(attachment.size) bytes")
+            } catch let error as CofferError where error.code == .invalidImport {
+                continue
+            }
+        }
     }
 
     static func rejection(_ error: any Error, target: FuzzTarget) throws -> FuzzOutcome {

@@ -169,6 +169,12 @@ enum BitwardenJSON {
         item.sshPrivateKey = sshPrivateKey
         item.passkeys = passkeys
         result.append(try Importer.storable(item), kind: kind)
+        if let id = entry["id"] as? String, !id.isEmpty {
+            result.sourceIDs[id] = item.id
+            // Attachments the item lists (some exports do): looked for under --attachments DIR/<id>/.
+            let listed = ((entry["attachments"] as? [Any]) ?? []).compactMap { ($0 as? [String: Any])?["fileName"] as? String }
+            if !listed.isEmpty { result.listedAttachments[item.id] = listed }
+        }
     }
 }
 

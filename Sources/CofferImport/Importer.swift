@@ -6,6 +6,7 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     case keepassxcCSV = "keepassxc-csv"
     case bitwardenCSV = "bitwarden-csv"
     case bitwardenJSON = "bitwarden-json"
+    case bitwardenZip = "bitwarden-zip"
     case keepassXML = "keepass-xml"
     case onePasswordCSV = "1password-csv"
     case lastPassCSV = "lastpass-csv"
@@ -83,6 +84,51 @@ public struct ImportResult: Sendable {
     /// Rows or entries that describe structure, not items (NordPass folder rows), by what they
     /// are: their names live on as tags of the items inside.
     public var structural: [String: Int] = [:]
+    /// Attachments that become files of the imported items (spec/files.md §11), in file order;
+    /// their content is read when the vault writes them (`Vault.addAll(_:attaching:)`).
+    public var attachments: [ImportAttachment] = []
+    /// The source's own item ids (Bitwarden's), each with the id of the item imported from it:
+    /// how attachments kept beside the export find their item.
+    public var sourceIDs: [String: ItemID] = [:]
+    /// File names the source's items list as their attachments, kept apart from the export
+    /// (Bitwarden's JSON): each one not found beside it is listed as skipped.
+    public var listedAttachments: [ItemID: [String]] = [:]
+
+    /// Lists every attachment of `listedAttachments` that `attachments` does not hold as skipped
+    /// (spec/cli.md §8: nothing dropped without saying so), as `<source id>/<name>`; `whereLooked`
+    /// says where it was looked for.
+    public mutating func reportMissingAttachments(whereLooked: String) {
+        for (sourceID, item) in sourceIDs.sorted(by: { $0.key < $1.key }) {
+            for name in listedAttachments[item] ?? []
+            where !attachments.contains(where: { $0.item == item && ($0.sourceName ?? $0.name) == name }) {
+                skipped.append(SkippedEntry(.file(OnePassword.label(sourceID + "/" + name)), "an attachment the export lists, not imported: \(whereLooked)"))
+            }
+        }
+    }
+
+    /// Keeps at most `AttachedFile.maximumPerItem` attachments per item (spec/files.md §2.1's
+    /// 128), listing the rest as skipped where the source holds them: a vault would refuse the
+    /// whole batch otherwise.
+    public mutating func limitAttachmentsPerItem() {
+        var kept: [ItemID: Int] = [:]
+        attachments = attachments.filter { attachment in
+            kept[attachment.item, default: 0] += 1
+            guard kept[attachment.item]! > AttachedFile.maximumPerItem else { return true }
+            skipped.append(SkippedEntry(attachment.position,
+                                        "attachment '\(OnePassword.label(attachment.sourceName ?? attachment.name))' not imported: an item holds at most \(AttachedFile.maximumPerItem) files"))
+            return false
+        }
+    }
+
+    /// The attachments' total length in bytes.
+    public var attachmentBytes: UInt64 { attachments.reduce(0) { $0 + $1.size } }
+
+    /// The attachments as new files by item, each opened for reading (in order, when written).
+    public func newFiles() throws -> [ItemID: [NewFile]] {
+        var files: [ItemID: [NewFile]] = [:]
+        for attachment in attachments { files[attachment.item, default: []].append(try attachment.newFile()) }
+        return files
+    }
 
     public init(items: [Item] = [], skipped: [SkippedEntry] = [], keptAsFields: [String: Int] = [:],
                 keptInNotes: [String: Int] = [:], kinds: [String: Int] = [:]) {
@@ -128,6 +174,7 @@ public enum Importer {
         }
         switch format {
         case .bitwardenJSON: return try BitwardenJSON.parse(bytes, now: now)
+        case .bitwardenZip: return try BitwardenAttachments.parseZip(bytes, now: now)
         case .keepassXML: return try KeePassXML.parse(bytes, now: now)
         case .cofferJSON: return try CofferJSON.parse(bytes)
         case .onePassword1PUX: return try OnePassword1PUX.parse(bytes, now: now)
@@ -204,9 +251,10 @@ extension Importer {
         if OnePassword1PUX.looksLike(bytes) { return .onePassword1PUX }
         if ProtonPass.looksLikeZip(bytes) { return .protonPass }
         if DashlaneArchive.looksLike(bytes) { return .dashlaneCSV }
+        if BitwardenAttachments.looksLikeZip(bytes) { return .bitwardenZip }
         if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
             throw CofferError.invalidImport(
-                "a zip archive, but not a 1Password .1pux, Proton Pass or Dashlane CSV export (no export.data, Proton Pass/data.json or credentials.csv); name the format with --from")
+                "a zip archive, but not a 1Password .1pux, Proton Pass, Dashlane CSV or Bitwarden export (no export.data, Proton Pass/data.json, credentials.csv or data.json); name the format with --from")
         }
         let head = Array(bytes.prefix(64 << 10))
         var start = head.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0

@@ -12,8 +12,6 @@ import FoundationXML
 enum KeePassXML {
     /// Deepest element nesting accepted (KeePass writes about 6 levels plus one per group level).
     static let maximumDepth = 128
-    /// Largest attachment kept as a custom field (`attachment:<name>`) when it is UTF-8 text.
-    static let maximumTextAttachment = 64 << 10
 
     /// A cheap check of the first 4 KiB for `<KeePassFile`.
     static func looksLike(_ bytes: [UInt8]) -> Bool {
@@ -354,6 +352,7 @@ enum KeePassXML {
 
     static func map(_ document: Document, now: Timestamp) -> ImportResult {
         var result = ImportResult()
+        var decoded: [String: Attachment] = [:]  // a pooled binary (`Ref`) decoded once, however many entries name it
         let binUUID = document.recycleBinUUID
         let hasBinUUID = !binUUID.isEmpty && binUUID != "AAAAAAAAAAAAAAAAAAAAAA=="
         for (offset, entry) in document.entries.enumerated() {
@@ -367,6 +366,15 @@ enum KeePassXML {
                 result.append(try Importer.storable(mapped.item), kind: "login")
                 for name in mapped.keptAsFields { result.keptAsField(name) }
                 for reason in mapped.attachmentsSkipped { result.skipped.append(SkippedEntry(position, reason)) }
+                for binary in entry.binaries {
+                    switch attachment(binary, document: document, decoded: &decoded) {
+                    case .file(let box, let gzip, let size):
+                        result.attachments.append(ImportAttachment(item: mapped.item.id, sourceName: binary.name, created: mapped.item.created,
+                                                                   size: size, position: position, content: .bytes(box, gzip: gzip)))
+                    case .skipped(let why):
+                        result.skipped.append(SkippedEntry(position, "attachment '\(binary.name)' \(why)"))
+                    }
+                }
             } catch let error as CSVImport.RowError {
                 result.skipped.append(SkippedEntry(position, error.reason))
             } catch {
@@ -436,16 +444,6 @@ enum KeePassXML {
             let expiry = entry.expiry.flatMap(timestamp).map { $0.description } ?? (entry.expiry ?? "")
             custom.append(CustomField(name: "ExpiryTime", value: try Secret(expiry)))
             kept.append("ExpiryTime")
-        }
-        for binary in entry.binaries {
-            switch attachment(binary, document: document) {
-            case .text(let text):
-                let name = "attachment:" + binary.name
-                custom.append(CustomField(name: name, value: try Secret(text)))
-                kept.append(name)
-            case .skipped(let why):
-                attachmentsSkipped.append("attachment '\(binary.name)' \(why)")
-            }
         }
         let password = try Importer.nonEmpty(entry.string("Password")).map { try Secret($0) }
         var history: [PasswordHistoryEntry] = []
@@ -612,68 +610,35 @@ enum KeePassXML {
 
     // MARK: - Attachments
 
-    enum Attachment { case text(String), skipped(String) }
+    /// An entry's `<Binary>` as a file's content (spec/files.md §11), or why it is not imported.
+    enum Attachment { case file(SecretBox, gzip: Bool, size: UInt64), skipped(String) }
 
-    static func attachment(_ binary: BinaryRef, document: Document) -> Attachment {
-        let base64: String
-        var compressed = binary.compressed
+    /// The content of `binary` (by `Ref` into `<Meta><Binaries>`, or inline), base64-decoded; a
+    /// gzip one (`Compressed="True"`) is kept compressed and inflated once here only to count its
+    /// length (through a small buffer: a gzip bomb costs time, not memory), then again as the
+    /// vault writes it. `decoded` keeps each pooled binary decoded once.
+    static func attachment(_ binary: BinaryRef, document: Document, decoded: inout [String: Attachment]) -> Attachment {
         if let ref = binary.ref {
+            if let known = decoded[ref] { return known }
             guard let pooled = document.binaries[ref] else {
                 return .skipped("not imported: its content is not in the file (keepassxc's XML export of a KDBX 4 database leaves attachments out)")
             }
-            base64 = pooled.base64
-            compressed = pooled.compressed
-        } else {
-            base64 = binary.inline ?? ""
+            let result = decode(pooled.base64, compressed: pooled.compressed)
+            decoded[ref] = result
+            return result
         }
-        guard var bytes = Data(base64Encoded: base64, options: .ignoreUnknownCharacters).map(Array.init) else {
-            return .skipped("not imported: its content is not valid base64")
-        }
-        defer { secureZero(&bytes) }
-        if compressed {
-            guard let inflated = gunzip(bytes, limit: maximumTextAttachment + 1) else {
-                return .skipped("(\(bytes.count) bytes compressed) not imported: its gzip data is damaged")
-            }
-            bytes = inflated
-            if bytes.count > maximumTextAttachment {
-                return .skipped("(over \(maximumTextAttachment >> 10) KiB) not imported: only text attachments up to 64 KiB are")
-            }
-        }
-        if bytes.count <= maximumTextAttachment, let text = String(validUTF8: bytes),
-           !text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\n" && $0 != "\r" && $0 != "\t" }) {
-            return .text(text)
-        }
-        let kind = bytes.count > maximumTextAttachment ? "over 64 KiB" : "binary"
-        return .skipped("(\(bytes.count) bytes, \(kind)) not imported")
+        return decode(binary.inline ?? "", compressed: binary.compressed)
     }
 
-    /// The gzip (or zlib) stream inflated with zlib, at most `limit` bytes (a larger output is cut
-    /// there, so the caller can tell "over the limit"); nil when the data is damaged or truncated.
-    static func gunzip(_ input: [UInt8], limit: Int) -> [UInt8]? {
-        guard !input.isEmpty else { return nil }
-        var stream = z_stream()
-        // windowBits 15 + 32: detect a gzip or zlib header.
-        guard inflateInit2_(&stream, 15 + 32, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return nil }
-        defer { inflateEnd(&stream) }
-        var output = [UInt8](repeating: 0, count: limit)
-        var input = input
-        defer { secureZero(&input) }
-        let status: Int32 = input.withUnsafeMutableBufferPointer { inBuffer in
-            output.withUnsafeMutableBufferPointer { outBuffer in
-                stream.next_in = inBuffer.baseAddress
-                stream.avail_in = uInt(inBuffer.count)
-                stream.next_out = outBuffer.baseAddress
-                stream.avail_out = uInt(outBuffer.count)
-                return inflate(&stream, Z_FINISH)
-            }
+    static func decode(_ base64: String, compressed: Bool) -> Attachment {
+        guard let bytes = Data(base64Encoded: base64, options: .ignoreUnknownCharacters).map(Array.init) else {
+            return .skipped("not imported: its content is not valid base64")
         }
-        let produced = limit - Int(stream.avail_out)
-        switch status {
-        case Z_STREAM_END: return Array(output.prefix(produced))
-        case Z_BUF_ERROR where stream.avail_out == 0: return Array(output.prefix(produced))  // over the limit
-        default:
-            secureZero(&output)
-            return nil
+        let box = SecretBox(bytes)
+        guard compressed else { return .file(box, gzip: false, size: UInt64(bytes.count)) }
+        guard let size = InflatingSource.inflatedLength(box.bytes, limit: AttachedFile.maximumSize) else {
+            return .skipped("(\(bytes.count) bytes compressed) not imported: its gzip data is damaged (or inflates past 4 GiB)")
         }
+        return .file(box, gzip: true, size: size)
     }
 }

@@ -169,7 +169,7 @@ enum DashlaneArchive {
     }
 
     static func parse(_ bytes: [UInt8], limits: CSVReader.Limits, now: Timestamp) throws -> ImportResult {
-        var (csv, others) = try OnePassword1PUX.unzip(bytes, entry: credentials, filesUnder: "", what: "Dashlane's CSV export")
+        var (csv, others, _) = try OnePassword1PUX.unzip(bytes, entry: credentials, filesUnder: "", what: "Dashlane's CSV export")
         defer { secureZero(&csv) }
         var result = try CSVImport.parse(csv, dialect: CSVDialect.dashlane, limits: limits, now: now)
         for path in others.sorted() {

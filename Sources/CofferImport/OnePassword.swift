@@ -34,6 +34,8 @@ enum OnePassword {
         var modified: Timestamp?
         /// Reasons for values that cannot be carried (attachments), each listed as skipped.
         var dropped: [String] = []
+        /// Attachments that become files of the item (spec/files.md §11): the source's name, length and where the content is.
+        var files: [(name: String, size: UInt64, content: ImportAttachment.Content)] = []
         /// Card and identity fields (shape `.card`, `.identity`), the first value of each.
         var details: [DetailField: String] = [:]
         /// The SSH private key in OpenSSH's format (shape `.sshKey`).
@@ -106,6 +108,10 @@ enum OnePassword {
                 }
                 for field in fields { result.keptAsField(keptBecause[field.name].map { "\(field.name) (\($0))" } ?? field.name) }
                 for reason in dropped { result.skipped.append(SkippedEntry(position, reason)) }
+                for file in files {
+                    result.attachments.append(ImportAttachment(item: item.id, sourceName: file.name, created: item.created, size: file.size,
+                                                               position: position, content: file.content))
+                }
             } catch let error as CSVImport.RowError {
                 result.skipped.append(SkippedEntry(position, error.reason))
             } catch {

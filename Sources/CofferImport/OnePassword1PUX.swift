@@ -16,7 +16,7 @@ enum OnePassword1PUX {
     /// entry that declares or inflates to more than `Importer.maximumFileBytes`.
     /// `filesUnder`: the folder whose files are listed (`""`: every other file of the archive).
     static func unzip(_ bytes: [UInt8], entry dataName: String = dataEntry, filesUnder: String = "files/",
-                      what: String = "a 1password-1pux export") throws -> (data: [UInt8], files: [String]) {
+                      what: String = "a 1password-1pux export") throws -> (data: [UInt8], files: [String], sizes: [String: UInt64]) {
         guard bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) else {
             throw CofferError.invalidImport("not a zip archive; \(what) is a zip file (is --from right?)")
         }
@@ -38,6 +38,7 @@ enum OnePassword1PUX {
             throw CofferError.invalidImport("an unreadable zip archive (no end of central directory)")
         }
         var files: [String] = []
+        var sizes: [String: UInt64] = [:]
         var dataEntry: Entry?
         var count = 0
         for entry in archive {
@@ -48,6 +49,7 @@ enum OnePassword1PUX {
                 dataEntry = entry
             } else if path.hasPrefix(filesUnder), entry.type == .file {
                 files.append(path)
+                sizes[path] = entry.uncompressedSize
             }
         }
         guard let entry = dataEntry else {
@@ -81,7 +83,7 @@ enum OnePassword1PUX {
             secureZero(&data)
             throw CofferError.invalidImport("\(dataName) holds \(data.count) bytes, its zip entry declares \(declared)")
         }
-        return (data, files)
+        return (data, files, sizes)
     }
 
     private struct InflateLimit: Error {}
@@ -139,8 +141,9 @@ enum OnePassword1PUX {
     }
 
     static func parse(_ bytes: [UInt8], now: Timestamp) throws -> ImportResult {
-        var (data, files) = try unzip(bytes)
+        var (data, files, sizes) = try unzip(bytes)
         defer { secureZero(&data) }
+        let archive = ArchiveBytes(bytes)  // documents are read from it when the vault writes them
         guard let root = OnePassword.json(data) else {
             throw CofferError.invalidImport("export.data is not valid JSON (or not UTF-8)")
         }
@@ -160,24 +163,32 @@ enum OnePassword1PUX {
                         continue
                     }
                     if item["uuid"] == nil, let wrapped = item["item"] as? [String: Any] { item = wrapped }  // early 1PUX: {item: {…}}
-                    draft(item, vault: vaultName, files: files, referenced: &referenced)
+                    draft(item, vault: vaultName, files: files, referenced: &referenced, archive: Archived(bytes: archive, sizes: sizes))
                         .finish(at: .item(position), into: &result, now: now)
                 }
             }
         }
         for path in files where !referenced.contains(path) {
-            result.skipped.append(SkippedEntry(.file(OnePassword.label(path)), "a file no item refers to, not imported (Coffer has no attachments)"))
+            result.skipped.append(SkippedEntry(.file(OnePassword.label(path)), "a file no item refers to, not imported"))
         }
         return result
     }
 
     /// The archive's file for a document id (`files/<documentId>__<name>` or `files/<documentId>`).
     static func file(for documentID: String?, in files: [String]) -> String? {
-        guard let id = OnePassword.nonBlank(documentID) else { return nil }
+        // A document id is one plain name: never a path that could name another entry.
+        guard let id = OnePassword.nonBlank(documentID), !id.contains("/"), !id.contains("\\"), id != ".", id != ".." else { return nil }
         return files.first { $0 == "files/\(id)" || $0.hasPrefix("files/\(id)__") }
     }
 
-    static func draft(_ item: [String: Any], vault: String?, files: [String], referenced: inout Set<String>) -> OnePassword.Draft {
+    /// The archive's bytes and its files' declared (uncompressed) sizes.
+    struct Archived {
+        let bytes: ArchiveBytes
+        let sizes: [String: UInt64]
+    }
+
+    static func draft(_ item: [String: Any], vault: String?, files: [String], referenced: inout Set<String>,
+                      archive: Archived? = nil) -> OnePassword.Draft {
         let category = item["categoryUuid"] as? String ?? ""
         let kind = OnePassword.categories[category] ?? "category \(OnePassword.label(category))"
         var draft = OnePassword.Draft(kind: kind, shape: shape(category: category, kind: kind))
@@ -189,10 +200,24 @@ enum OnePassword1PUX {
         for case let url as [String: Any] in (overview["urls"] as? [Any]) ?? [] { draft.addURL(url["url"] as? String) }
         draft.readLogin(fields: details["loginFields"], password: details["password"])
         draft.notes = details["notesPlain"] as? String
+        // spec/files.md §11: a document, or a field of type file, becomes a file of the item, read
+        // from its archive entry when the vault writes it.
         func attachment(_ file: [String: Any], what: String) {
             let name = (file["fileName"] as? String).flatMap(OnePassword.nonBlank) ?? "unnamed"
-            if let path = Self.file(for: file["documentId"] as? String, in: files) { referenced.insert(path) }
-            draft.dropped.append("\(what) '\(OnePassword.label(name))' not imported (Coffer has no attachments)")
+            guard let path = Self.file(for: file["documentId"] as? String, in: files) else {
+                draft.dropped.append("\(what) '\(OnePassword.label(name))' not imported: the archive holds no file for it")
+                return
+            }
+            referenced.insert(path)
+            guard let archive, let size = archive.sizes[path] else {
+                draft.dropped.append("\(what) '\(OnePassword.label(name))' not imported")
+                return
+            }
+            guard size <= AttachedFile.maximumSize else {
+                draft.dropped.append("\(what) '\(OnePassword.label(name))' not imported: it declares \(size) bytes, over 4 GiB")
+                return
+            }
+            draft.files.append((name, size, .zipEntry(archive.bytes, path: path)))
         }
         if let document = details["documentAttributes"] as? [String: Any] { attachment(document, what: "document file") }
         for case let section as [String: Any] in (details["sections"] as? [Any]) ?? [] {

@@ -129,10 +129,13 @@ struct KeePassXMLTests {
         #expect(files.urls == ["ftp://files.example"])
         #expect(files.tags == ["Passwords"])
         #expect(files.created == time("2026-11-23T03:25:33Z") && files.modified == time("2026-11-23T03:25:34Z"))
-        #expect(files.customFields.map(\.name) == ["attachment:config.txt"])
-        #expect(field(files, "attachment:config.txt") == "host=files.example\nport=21\n")
-        #expect(result.keptAsFields == ["attachment:config.txt": 1])
-        #expect(result.skipped.map(\.description) == ["item 1: attachment 'blob.bin' (309 bytes, binary) not imported"])
+        // Both attachments are files now (spec/files.md §11), gzip in <Meta><Binaries>.
+        #expect(files.customFields.isEmpty && result.keptAsFields.isEmpty && result.skipped.isEmpty)
+        #expect(result.attachments.map(\.name).sorted() == ["blob.bin", "config.txt"])
+        let byName = Dictionary(uniqueKeysWithValues: try result.attachments.map { ($0.name, try Self.read($0)) })
+        #expect(byName["config.txt"] == Array("host=files.example\nport=21\n".utf8))
+        #expect(byName["blob.bin"] == [UInt8](repeating: 1, count: 300) + [0, 0xFF, 0xFE] + Array("binary".utf8))
+        #expect(result.attachments.allSatisfy { $0.item == files.id && $0.created == files.created })
     }
 
     // MARK: - Hand-made KeePass 2.x-style export
@@ -142,12 +145,10 @@ struct KeePassXMLTests {
         #expect(result.items.map(\.title) == ["KeePass TimeOtp", "Old KeePassXC TOTP", "Steam", "https://only-url.example",
                                               "History & expiry", "Broken attachments", "Nested"])
         #expect(result.skipped.map(\.description) == [
-            "item 1: attachment 'tiny.bin' (6 bytes, binary) not imported",
             "item 4: no title, URL or username",
             "item 6: protected value 'Password': export as XML from KeePass/KeePassXC, not the raw database XML (its protected values are encrypted)",
-            "item 8: attachment 'damaged.gz' (27 bytes compressed) not imported: its gzip data is damaged",
+            "item 8: attachment 'damaged.gz' (27 bytes compressed) not imported: its gzip data is damaged (or inflates past 4 GiB)",
             "item 8: attachment 'missing.txt' not imported: its content is not in the file (keepassxc's XML export of a KDBX 4 database leaves attachments out)",
-            "item 8: attachment 'big.txt' (over 64 KiB) not imported: only text attachments up to 64 KiB are",
             "item 9: in the Recycle Bin",
         ])
         let items = Dictionary(uniqueKeysWithValues: result.items.map { ($0.title, $0) })
@@ -160,9 +161,13 @@ struct KeePassXMLTests {
         let totp = try #require(try timeOtp.totp())
         #expect(totp.algorithm == .sha256 && totp.digits == 8 && totp.period == 60)
         #expect(totp.code(at: 1_700_000_000) == "71205722")
-        #expect(timeOtp.customFields.map(\.name) == ["totp", "attachment:hello.txt", "attachment:plain.txt"])
-        #expect(field(timeOtp, "attachment:hello.txt") == "hello from a compressed attachment\nline 2 é\n")
-        #expect(field(timeOtp, "attachment:plain.txt") == "plain text attachment, not compressed")
+        #expect(timeOtp.customFields.map(\.name) == ["totp"])
+        let attached = result.attachments.filter { $0.item == timeOtp.id }
+        #expect(attached.map(\.name) == ["hello.txt", "plain.txt", "tiny.bin"])
+        #expect(try attached.map { try Self.read($0) }.dropLast() == [Array("hello from a compressed attachment\nline 2 é\n".utf8),
+                                                                       Array("plain text attachment, not compressed".utf8)])
+        // big.txt (over 64 KiB of text, once a custom field's limit) is a file too.
+        #expect(result.attachments.contains { $0.name == "big.txt" && $0.size > 64 << 10 })
 
         // Older KeePassXC: TOTP Seed + TOTP Settings "30;6". Unreadable modification time → created.
         let seed = try #require(items["Old KeePassXC TOTP"])
@@ -197,9 +202,10 @@ struct KeePassXMLTests {
         #expect(result.keptAsFields["TimeOtp-Secret-Base32"] == nil)
     }
 
-    @Test func binaryAttachmentIsListed() throws {
+    @Test func binaryAttachmentIsAFile() throws {
         let result = try Importer.parse(try Self.fixture("keepass2-handmade.xml"), format: .keepassXML, now: Self.now)
-        #expect(result.skipped.contains(SkippedEntry(.item(1), "attachment 'tiny.bin' (6 bytes, binary) not imported")))
+        let tiny = try #require(result.attachments.first { $0.name == "tiny.bin" })
+        #expect(try tiny.size == 6 && Self.read(tiny).count == 6)
     }
 
     // MARK: - Edge cases
@@ -300,12 +306,13 @@ struct KeePassXMLTests {
             #expect(error.code == .invalidImport)
             #expect(error.reason.contains("10,000,000 bytes"))
         }
-        // Just under the limit is read (the attachment is then listed, not imported).
+        // Just under the limit is read: the attachment is a file (6,000,000 bytes).
         let fits = document(entry([("Title", "t")], extra: "<Binary><Key>big.bin</Key><Value Ref=\"0\"/></Binary>"),
                             meta: "<Binaries><Binary ID=\"0\">\(String(repeating: "QUJD", count: 2_000_000))</Binary></Binaries>")
         let result = try parse(fits)
         #expect(result.items.count == 1)
-        #expect(result.skipped == [SkippedEntry(.item(1), "attachment 'big.bin' (6000000 bytes, over 64 KiB) not imported")])
+        #expect(result.skipped.isEmpty)
+        #expect(result.attachments.map(\.size) == [6_000_000])
     }
 
     @Test func base64AndISOTimes() {

@@ -16,7 +16,10 @@ struct ImportCommand: ParsableCommand {
             column or key, and a summary on stderr lists what went where and every row, entry or value that could \
             not be imported, with its line or position and why. Exit 0 only when nothing was skipped; otherwise \
             the rest is imported (in one durable batch) and the exit status is 65 — with --strict nothing is \
-            imported then. The file is checked before the vault is unlocked.
+            imported then. The file is checked before the vault is unlocked. Attachments become files of their \
+            items (KeePass XML, 1Password 1PUX, Bitwarden's zip export; its JSON with --attachments DIR), written with the items in \
+            the same batch: all or nothing, one sync. An import with files unlocks the vault itself (not through \
+            the agent).
             """)
 
     @Argument(help: "The export file.")
@@ -24,6 +27,10 @@ struct ImportCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("The file's format (detected when left out).", valueName: "format"))
     var from: ImportFormat?
+
+    @Option(help: ArgumentHelp("Bitwarden: the attachments beside a bitwarden-json export, as DIR/<item id>/<file name> (what `bw get attachment --itemid ID --output DIR/ID/` writes).",
+                               valueName: "dir"))
+    var attachments: String?
 
     @Flag(help: "Import nothing if any row, entry or value would be skipped.")
     var strict = false
@@ -37,35 +44,67 @@ struct ImportCommand: ParsableCommand {
         defer { secureZero(&bytes) }
         let format = try from ?? Importer.detect(bytes)
         if from == nil { Terminal.note("\(file): read as \(format.rawValue) (use --from to choose another format)") }
+        if attachments != nil && format != .bitwardenJSON {
+            throw CLIError.usage("--attachments is for bitwarden-json exports (this file is read as \(format.rawValue))")
+        }
         var result = try Importer.parse(bytes, format: format)
+        if let attachments {
+            try BitwardenAttachments.add(from: attachments, to: &result)
+            result.reportMissingAttachments(whereLooked: "not found under \(attachments)")
+        } else if format == .bitwardenJSON {
+            result.reportMissingAttachments(whereLooked: "give the directory of attachments with --attachments DIR")
+        }
+        result.limitAttachmentsPerItem()
         ImportSummary.printDetails(of: result)
         if !result.isComplete && (strict || result.items.isEmpty) {
             let why = strict ? "--strict: nothing imported" : "nothing could be imported"
             throw CofferError.invalidImport("\(file): \(result.skipped.count) row(s), entries or value(s) skipped (listed above); \(why)")
         }
-        var vault = try VaultAccess(vaultOptions, mode: .readWrite)
-        defer { vault.close() }
-        // A Coffer export keeps ids; one already in this vault (the same export imported twice,
-        // or into the vault it came from) gets a new id rather than replacing the item.
-        let existing: Set<ItemID>
-        switch try vault.listing("", tag: nil) {
-        case .summaries(let summaries): existing = Set(summaries.map(\.id))
-        case .rows(let rows, let order): existing = Set(order.map { rows.summary($0).id })
-        }
-        var renumbered = 0
-        for index in result.items.indices where existing.contains(result.items[index].id) {
-            result.items[index].id = .random()
-            renumbered += 1
-        }
-        if renumbered > 0 { Terminal.note("\(renumbered) item(s) got a new id: this vault already has an item with theirs") }
         let total = result.items.count
-        try Progress.counting("Importing") { update in
-            try vault.addAll(result.items) { done in if done % 64 == 0 || done == total { update("\(done)/\(total)") } }
+        if result.attachments.isEmpty {
+            var vault = try VaultAccess(vaultOptions, mode: .readWrite)
+            defer { vault.close() }
+            let existing: Set<ItemID>
+            switch try vault.listing("", tag: nil) {
+            case .summaries(let summaries): existing = Set(summaries.map(\.id))
+            case .rows(let rows, let order): existing = Set(order.map { rows.summary($0).id })
+            }
+            renumber(&result, existing: existing)
+            try Progress.counting("Importing") { update in
+                try vault.addAll(result.items) { done in if done % 64 == 0 || done == total { update("\(done)/\(total)") } }
+            }
+        } else {
+            // Files are written by this process (as `attach` does): the agent takes no content yet (spec/files.md §11).
+            let vault = try vaultOptions.open(mode: .readWrite)
+            defer { vault.close() }
+            renumber(&result, existing: Set(try vault.unsortedSummaries().map(\.id)))
+            let files = try result.newFiles()
+            try Progress.counting("Importing") { update in
+                try vault.addAll(result.items, attaching: files) { done in if done % 16 == 0 || done == total { update("\(done)/\(total)") } }
+            }
         }
-        Terminal.out("imported \(total) item\(total == 1 ? "" : "s")" + (result.isComplete ? "" : ", skipped \(result.skipped.count)"))
+        let fileCount = result.attachments.count
+        Terminal.out("imported \(total) item\(total == 1 ? "" : "s")" + (fileCount == 0 ? "" : " and \(fileCount) file\(fileCount == 1 ? "" : "s")")
+                     + (result.isComplete ? "" : ", skipped \(result.skipped.count)"))
         if !result.isComplete {
             throw CofferError.invalidImport("\(file): \(result.skipped.count) row(s), entries or value(s) were skipped (listed above); the other \(total) item(s) were imported")
         }
+    }
+}
+
+extension ImportCommand {
+    /// A Coffer export keeps ids; one already in this vault (the same export imported twice, or
+    /// into the vault it came from) gets a new id rather than replacing the item, and its
+    /// attachments follow it.
+    func renumber(_ result: inout ImportResult, existing: Set<ItemID>) {
+        var renumbered = 0
+        for index in result.items.indices where existing.contains(result.items[index].id) {
+            let old = result.items[index].id
+            result.items[index].id = .random()
+            for k in result.attachments.indices where result.attachments[k].item == old { result.attachments[k].item = result.items[index].id }
+            renumbered += 1
+        }
+        if renumbered > 0 { Terminal.note("\(renumbered) item(s) got a new id: this vault already has an item with theirs") }
     }
 }
 
@@ -80,6 +119,12 @@ enum ImportSummary {
         if !result.structural.isEmpty { Terminal.note("rows that are not items: \(list(result.structural)) (their names are tags)") }
         if !result.ignored.isEmpty {
             Terminal.note("not imported, no user data: " + result.ignored.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value))" }.joined(separator: ", "))
+        }
+        if !result.attachments.isEmpty {
+            Terminal.note("files: \(result.attachments.count) (\(result.attachmentBytes) bytes)")
+            for renamed in result.attachments where renamed.sourceName != nil {
+                Terminal.note("attachment '\(renamed.sourceName!)' stored as '\(renamed.name)'")
+            }
         }
         for entry in result.skipped { Terminal.note("skipped \(entry)") }
     }
