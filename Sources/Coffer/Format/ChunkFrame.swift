@@ -61,14 +61,8 @@ enum ChunkFrame {
         try chain.lastTag.withUnsafeBytes { previousTag in
             try blobID.withUnsafeBytes { id in
                 try withAssociatedData(chain: chain, seq: seq, previousTag: previousTag, blobID: id, index: index) { ad in
-                    // `seq ‖ nonce ‖ ciphertext ‖ tag` as `RecordFrame.sealBody` writes it, sealed by `BulkAEAD`.
-                    let body = frame.baseAddress! + RecordFrame.frameHeaderCount
-                    withUnsafeBytes(of: seq.littleEndian) { body.copyMemory(from: $0.baseAddress!, byteCount: 8) }
-                    let nonce = UnsafeMutableRawBufferPointer(start: body + 8, count: XChaCha20Poly1305.nonceCount)
-                    random.fill(nonce)
-                    try BulkAEAD.seal(chunk, associatedData: ad, key: fileKey, nonce: UnsafeRawBufferPointer(nonce),
-                                      into: UnsafeMutableRawBufferPointer(start: body + 8 + XChaCha20Poly1305.nonceCount,
-                                                                          count: chunk.count + XChaCha20Poly1305.tagCount))
+                    try RecordFrame.sealBody(chunk, seq: seq, associatedData: ad, key: fileKey, random: random, bodyCheck: false,
+                                             seal: BulkAEAD.seal, into: UnsafeMutableRawBufferPointer(rebasing: frame[RecordFrame.frameHeaderCount...]))
                 }
             }
         }

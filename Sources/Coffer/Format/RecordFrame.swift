@@ -205,10 +205,16 @@ enum RecordFrame {
     /// Writes `seq ‖ nonce ‖ Seal(key, plaintext, associatedData) ‖ body_check` into `out`, which
     /// holds exactly `bodyOverhead + plaintext.count + bodyCheckCount` bytes: the part of every
     /// frame after its header (record, run and chunk frames alike).
-    /// With `bodyCheck` false the last 8 bytes are left for `writeBodyCheck`, which a writer
-    /// thread runs while the next chunk is sealed (spec/files.md §6.4).
+    /// With `bodyCheck` false the last 8 bytes are left for the caller: a chunk frame's check is
+    /// another function, computed on a writer thread while the next chunk is sealed (spec/files.md
+    /// §4.4, §6.4). `seal` is the AEAD: libsodium's for records, `BulkAEAD.seal` for chunks (the
+    /// same bytes, faster on bulk data).
     static func sealBody(_ plaintext: UnsafeRawBufferPointer, seq: UInt64, associatedData: UnsafeRawBufferPointer, key: SecretKey,
-                         random: some RandomSource, bodyCheck: Bool = true, into out: UnsafeMutableRawBufferPointer) throws {
+                         random: some RandomSource, bodyCheck: Bool = true,
+                         seal: (_ plaintext: UnsafeRawBufferPointer, _ associatedData: UnsafeRawBufferPointer, _ key: SecretKey,
+                                _ nonce: UnsafeRawBufferPointer, _ out: UnsafeMutableRawBufferPointer) throws -> Void
+                             = XChaCha20Poly1305.sealDetachedNonce,
+                         into out: UnsafeMutableRawBufferPointer) throws {
         let bodyLength = bodyOverhead + plaintext.count
         guard out.count == bodyLength + bodyCheckCount else {
             throw CofferError.invalidArgument("a frame body of \(bodyLength) bytes needs \(bodyLength + bodyCheckCount), got \(out.count)")
@@ -217,10 +223,9 @@ enum RecordFrame {
         withUnsafeBytes(of: seq.littleEndian) { body.copyMemory(from: $0.baseAddress!, byteCount: 8) }
         let nonce = UnsafeMutableRawBufferPointer(start: body.advanced(by: 8), count: XChaCha20Poly1305.nonceCount)
         random.fill(nonce)
-        try XChaCha20Poly1305.sealDetachedNonce(
-            plaintext, associatedData: associatedData, key: key, nonce: UnsafeRawBufferPointer(nonce),
-            into: UnsafeMutableRawBufferPointer(start: body.advanced(by: 8 + XChaCha20Poly1305.nonceCount),
-                                                count: plaintext.count + XChaCha20Poly1305.tagCount))
+        try seal(plaintext, associatedData, key, UnsafeRawBufferPointer(nonce),
+                 UnsafeMutableRawBufferPointer(start: body.advanced(by: 8 + XChaCha20Poly1305.nonceCount),
+                                               count: plaintext.count + XChaCha20Poly1305.tagCount))
         if bodyCheck { writeBodyCheck(body: out) }
     }
 
