@@ -63,7 +63,12 @@ import Testing
         // (spec/urls.md §2.1); a `*` makes no scheme.
         #expect(SiteURL("git+ssh://host.example/x") == nil)
         #expect(SiteURL("a-b.c1://host.example/x") == nil)
-        #expect(SiteURL("a*b://host.example/x")?.scheme != "a*b")
+        // With `user:@` before the host, text not read as a scheme would be userinfo under https:
+        // each of `+`, `-`, `.` and a digit must keep the scheme whole for it to be refused.
+        for text in ["git+ssh:@host.example/x", "a-b:@host.example/x", "a.b:@host.example/x", "a1:@host.example/x"] {
+            #expect(SiteURL(text) == nil, "\(text)")
+        }
+        #expect(SiteURL("a*b:@host.example/x")?.host == SiteHost("host.example"))
     }
 
     @Test func theRuleNumbersAreTheSpecs() {
