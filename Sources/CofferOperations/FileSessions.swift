@@ -57,6 +57,29 @@ package final class FileSessions {
     /// Opens an attach session: the writers' lock taken and `attachFile` started on a worker.
     /// Everything that can be refused before any write is refused here.
     func beginAttach(_ request: FileBegin, on operations: LocalVaultOperations) throws -> [UInt8] {
+        let writer = try beginWriting(request, on: operations)
+        let session = AttachSession(id: Self.newID(), request: request, writer: writer, operations: operations)
+        session.deadline = clock() + Self.idleSeconds
+        attach = session
+        return session.id
+    }
+
+    /// The attach of `request` fed by the caller's own `source` on the calling thread, in one
+    /// call: a command with the vault open itself, which needs no session and no worker (its
+    /// content goes from the source straight into the sealing buffers, spec/agent.md §3.4).
+    /// The same checks, outcome and writers' lock as a session's.
+    func attach(_ request: FileBegin, from source: inout some FileSource, on operations: LocalVaultOperations,
+                progress: ((UInt64) -> Void)?) throws -> FileAttached {
+        let writer = try beginWriting(request, on: operations)
+        var written = false
+        defer { operations.endWriting(writer, changed: written ? request.item : nil, succeeded: written) }
+        let attached = try AttachSession.attach(request, to: writer.vault, from: &source, progress: progress)
+        written = true
+        return attached
+    }
+
+    /// Everything an attach can be refused for before any write, then the writers' lock.
+    private func beginWriting(_ request: FileBegin, on operations: LocalVaultOperations) throws -> WritableVault {
         guard attach == nil else { throw CofferError.vaultBusy("another file is being attached to this vault; try again once it is done") }
         guard AttachedFile.isValidName(request.name.utf8) else {
             throw CofferError.invalidArgument("'\(request.name)' cannot be a file name (1 to 255 bytes, no '/' or control characters, not '.' or '..')")
@@ -74,10 +97,7 @@ package final class FileSessions {
             operations.endWriting(writer, changed: nil, succeeded: false)
             throw error
         }
-        let session = AttachSession(id: Self.newID(), request: request, writer: writer, operations: operations)
-        session.deadline = clock() + Self.idleSeconds
-        attach = session
-        return session.id
+        return writer
     }
 
     /// Hands the next piece to the attach; the bytes taken so far. A piece past the declared
@@ -240,21 +260,26 @@ final class AttachSession {
     init(id: [UInt8], request: FileBegin, writer: WritableVault, operations: LocalVaultOperations) {
         (self.id, item, declared, self.writer, self.operations) = (id, request.item, request.size, writer, operations)
         let (vault, channel, outcome, finished) = (writer.vault, channel, outcome, finished)
-        let (item, name, mediaType, declared) = (request.item, request.name, request.mediaType, request.size)
         let thread = Thread {
             outcome.result = Result(catching: {
-                let version = vault.header.version, contents = try vault.fileContentCount
-                var source = ChannelSource(channel: channel, knownLength: declared)
-                let file = try vault.attachFile(to: item, name: name, mediaType: mediaType, from: &source)
-                let raised = vault.header.version
-                return FileAttached(id: file.id, size: file.size, sha256: file.sha256, mediaType: file.mediaType, created: file.created,
-                                    heldAlready: try vault.fileContentCount == contents, upgradedTo: raised > version ? "\(raised)" : "")
+                var source = ChannelSource(channel: channel, knownLength: request.size)
+                return try Self.attach(request, to: vault, from: &source, progress: nil)
             })
             channel.workerEnded()
             finished.signal()
         }
         thread.stackSize = 8 << 20
         thread.start()
+    }
+
+    /// `request`'s attach from `source` (the writers' lock held), as an operation answers it.
+    static func attach(_ request: FileBegin, to vault: Vault, from source: inout some FileSource,
+                       progress: ((UInt64) -> Void)?) throws -> FileAttached {
+        let version = vault.header.version, contents = try vault.fileContentCount
+        let file = try vault.attachFile(to: request.item, name: request.name, mediaType: request.mediaType, from: &source, progress: progress)
+        let raised = vault.header.version
+        return FileAttached(id: file.id, size: file.size, sha256: file.sha256, mediaType: file.mediaType, created: file.created,
+                            heldAlready: try vault.fileContentCount == contents, upgradedTo: raised > version ? "\(raised)" : "")
     }
 
     /// Waits for the worker (it has been told to end, or stop), then releases the writer: the

@@ -71,6 +71,14 @@ package final class LocalVaultOperations: VaultOperations {
     /// spans requests: an attach session).
     func beginWriting() throws -> WritableVault { try source.writing() }
 
+    /// Attaches `source`'s content to `item` in one call on this thread (spec/agent.md §3.4: a
+    /// command that opened the vault itself feeds its attach directly, without a session).
+    package func attachFile(to item: ItemID, name: String, mediaType: String?, from source: inout some FileSource,
+                            progress: ((UInt64) -> Void)?) throws -> FileAttached {
+        let request = FileBegin(item: item, name: name, mediaType: mediaType, size: source.knownLength)
+        return try fileSessions.attach(request, from: &source, on: self, progress: progress)
+    }
+
     /// After `beginWriting`: the source told how it went; a torn tail the opening discarded is
     /// reported with a write that succeeded.
     func endWriting(_ writer: WritableVault, changed id: ItemID?, succeeded: Bool) {

@@ -31,19 +31,21 @@ final class FrameWriteLane: @unchecked Sendable {
         self.emit = emit
     }
 
-    /// Queues `frame` for `offset`; throws the writer's first failure, if there was one.
-    func submit(_ frame: [UInt8], at offset: Int, pending: Pending) throws {
+    /// Queues `frame` for `offset`; throws the writer's first failure, if there was one. The
+    /// frame is taken, not shared: its body check is written in place, which would copy a frame
+    /// the caller still held.
+    func submit(_ frame: consuming [UInt8], at offset: Int, pending: Pending) throws {
         if let failure = state.withLock({ $0.failure }) { throw failure }
         slots.wait()
+        let held = HeldFrame(consume frame)
         queue.async { [self] in
             defer { slots.signal() }
             guard state.withLock({ $0.failure == nil && !$0.abandoned }) else { return }
-            var frame = frame
             if case .bodyCheck = pending {
-                frame.withUnsafeMutableBytes { ChunkFrame.writeBodyCheck(frame: $0) }
+                held.bytes.withUnsafeMutableBytes { ChunkFrame.writeBodyCheck(frame: $0) }
             }
             do {
-                try emit(frame, offset)
+                try emit(held.bytes, offset)
             } catch {
                 state.withLock { if $0.failure == nil { $0.failure = error } }
             }
@@ -61,4 +63,10 @@ final class FrameWriteLane: @unchecked Sendable {
         state.withLock { $0.abandoned = true }
         queue.sync {}
     }
+}
+
+/// A frame's only reference while it waits for the writer.
+private final class HeldFrame: @unchecked Sendable {
+    var bytes: [UInt8]
+    init(_ bytes: consuming [UInt8]) { self.bytes = bytes }
 }

@@ -494,7 +494,9 @@ package enum ItemCodec {
         guard count <= maximumFields else { throw malformed("\(count) fields exceed the limit of \(maximumFields)") }
         var previous: UInt8 = 0
         var repeats = 0
-        var fileIDs: Set<[UInt8]> = []
+        // At most 128 files (`AttachedFile.maximumPerItem`): a list, not a `Set<[UInt8]>`, whose
+        // first use costs a process a runtime conformance lookup (spec/files.md §15's opening).
+        var fileIDs: [[UInt8]] = []
         for _ in 0..<count {
             let rawTag = try reader.uint8()
             let tag = Tag(rawValue: rawTag)
@@ -516,8 +518,10 @@ package enum ItemCodec {
             }
             // Plain text fields are validated where they become strings (`text`), once.
             if !tag.isPlainText { try validateUTF8(tag, value) }
-            if tag == .file, !fileIDs.insert(Array(value.prefix(16))).inserted {
-                throw malformed("two files of one item have the same id")
+            if tag == .file {
+                let fileID = Array(value.prefix(16))
+                guard !fileIDs.contains(fileID) else { throw malformed("two files of one item have the same id") }
+                fileIDs.append(fileID)
             }
             try field(tag, value)
         }

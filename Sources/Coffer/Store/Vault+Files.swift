@@ -323,12 +323,13 @@ struct BlobWriting {
         let frame = try ChunkFrame.seal(chunk, blobID: blobID, index: chunksWritten, chain: &chain, fileKey: fileKey, random: random,
                                         bodyCheck: false)
         chunksWritten += 1
-        try put(frame, pending: .bodyCheck)
+        try put(consume frame, pending: .bodyCheck)
     }
 
-    private mutating func put(_ frame: [UInt8], pending: FrameWriteLane.Pending = .nothing) throws {
-        try lane.submit(frame, at: end, pending: pending)
-        end += frame.count
+    private mutating func put(_ frame: consuming [UInt8], pending: FrameWriteLane.Pending = .nothing) throws {
+        let count = frame.count
+        try lane.submit(consume frame, at: end, pending: pending)
+        end += count
     }
 
     /// Reads until `buffer` is full or the source ends; returns the bytes read.

@@ -145,13 +145,30 @@ struct VaultAccess {
 
     // MARK: Files (spec/agent.md §3.4)
 
-    /// Attaches `source`'s content to `item` in pieces of 1 MiB through one session: the agent's
-    /// when one serves the vault, else this command's own. Once the session is open it is
-    /// finished where it began: an agent that stops answering mid-way is an error (nothing was
-    /// attached), never a second attach here. Any failure ends the session (rolled back).
+    /// Attaches `source`'s content to `item`: in pieces of 1 MiB through a session of the agent
+    /// when one serves the vault, else in one call on the vault opened here (the content read
+    /// straight into the sealing buffers). Once the agent's session is open it is finished
+    /// there: an agent that stops answering mid-way is an error (nothing was attached), never a
+    /// second attach here. Any failure ends the session (rolled back).
     mutating func attachFile(to item: ItemID, name: String, mediaType: String?, from source: inout some FileSource,
-                             progress: (UInt64) -> Void) throws -> FileAttached {
-        let (session, operations) = try answering { try $0.beginAttach(to: item, name: name, mediaType: mediaType, size: source.knownLength) }
+                             progress: @escaping (UInt64) -> Void) throws -> FileAttached {
+        if let agent {
+            do {
+                defer { warnAboutTail(agent) }
+                let session = try agent.beginAttach(to: item, name: name, mediaType: mediaType, size: source.knownLength)
+                return try feed(session, on: agent, from: &source, progress: progress)
+            } catch let unavailable as AgentUnavailable where !unavailable.tooLarge {
+                self.agent = nil
+            }
+        }
+        let local = try opened()
+        defer { warnAboutTail(local) }
+        return try local.attachFile(to: item, name: name, mediaType: mediaType, from: &source, progress: progress)
+    }
+
+    /// Sends `source` to the agent's attach `session` and commits it.
+    private func feed(_ session: [UInt8], on operations: any VaultOperations, from source: inout some FileSource,
+                      progress: (UInt64) -> Void) throws -> FileAttached {
         var piece = [UInt8](repeating: 0, count: 1 << 20)
         defer { secureZero(&piece) }
         do {
@@ -167,9 +184,7 @@ struct VaultAccess {
                 progress(try Self.midSession { try operations.attachData(Array(piece[0..<filled]), session: session) })
                 if filled < piece.count { break }
             }
-            let attached = try Self.midSession { try operations.commitAttach(session) }
-            warnAboutTail(operations)
-            return attached
+            return try Self.midSession { try operations.commitAttach(session) }
         } catch {
             try? operations.abortFile(session)
             throw error
