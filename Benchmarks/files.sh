@@ -5,7 +5,7 @@
 # runs each in one invocation: this VM's timings vary between invocations); each command's peak RSS from /usr/bin/time
 # beside `coffer info` on the same vault (the open vault's own memory); and opening a vault of
 # 1,000 items that also holds 4 such files against the same items without them (`coffer ls`,
-# hyperfine). Coffer's attach and extract sync what they write; age does not: the line with
+# alternate runs, medians; and instructions under callgrind where valgrind is installed). Coffer's attach and extract sync what they write; age does not: the line with
 # `sync` adds a `sync --data` of age's output, for equal durability. A temporary vault with the
 # test KDF (only file work is timed).
 #
@@ -88,20 +88,47 @@ for k in 1 2 3 4; do
   "$COFFER" attach site$k.example "f$k.bin" --vault loaded.coffer --password-file pw >/dev/null 2>&1
   rm "f$k.bin"
 done
-hyperfine --warmup 3 --runs 20 --export-json open.json \
-  "$COFFER ls --vault bare.coffer --password-file pw" "$COFFER ls --vault loaded.coffer --password-file pw" >/dev/null 2>&1
+# Runs of 16-22 ms on a shared VM drift by more than the 10 % asked: the two are run alternately
+# (bare, loaded, loaded, bare, ...), OPEN_RUNS of each, and their medians compared. Where valgrind
+# is installed, each one's instructions too (callgrind on a stripped copy, which repeats exactly).
+python3 - "$COFFER" "${OPEN_RUNS:-41}" > open.json <<'EOF'
+import json, statistics, subprocess, sys, time
+coffer, count = sys.argv[1], int(sys.argv[2])
+def run(name):
+    start = time.perf_counter()
+    subprocess.run([coffer, "ls", "--vault", f"{name}.coffer", "--password-file", "pw"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+for _ in range(3):
+    run("bare"), run("loaded")
+times = {"bare": [], "loaded": []}
+for i in range(count):
+    for name in (["bare", "loaded"] if i % 2 == 0 else ["loaded", "bare"]):
+        times[name].append(run(name))
+json.dump({name: statistics.median(values) for name, values in times.items()}, sys.stdout)
+EOF
+bare_instructions=0 loaded_instructions=0
+if command -v valgrind >/dev/null && command -v strip >/dev/null; then
+  cp "$COFFER" coffer-stripped && strip coffer-stripped
+  instructions() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null ./coffer-stripped ls --vault "$1.coffer" --password-file pw 2>&1 >/dev/null \
+      | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+  }
+  bare_instructions=$(instructions bare)
+  loaded_instructions=$(instructions loaded)
+fi
 
 mkdir -p "$root/Benchmarks/Results"
 python3 - "$root/Benchmarks/Results/files.json" "$mib" "$runs" "$work" "$coffer_attach_kib" "$coffer_extract_kib" "$info_kib" \
-  "$age_encrypt_kib" "$age_decrypt_kib" "$(stat -c %s loaded.coffer)" <<'EOF'
+  "$age_encrypt_kib" "$age_decrypt_kib" "$(stat -c %s loaded.coffer)" "$bare_instructions" "$loaded_instructions" <<'EOF'
 import json, sys
 out, mib, count, work = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-attach_kib, extract_kib, info_kib, enc_kib, dec_kib, files_bytes = map(int, sys.argv[5:11])
+attach_kib, extract_kib, info_kib, enc_kib, dec_kib, files_bytes, bare_ir, loaded_ir = map(int, sys.argv[5:13])
 times = {r["command"]: round(r["median"], 3) for r in json.load(open("times.json"))["results"]}
 attach, enc, enc_sync = times["attach"], times["age-encrypt"], times["age-encrypt-sync"]
 extract, dec, dec_sync = times["extract"], times["age-decrypt"], times["age-decrypt-sync"]
-runs = json.load(open("open.json"))["results"]
-plain, files = runs[0]["mean"], runs[1]["mean"]
+opening = json.load(open("open.json"))
+plain, files = round(opening["bare"], 4), round(opening["loaded"], 4)
 result = {
     "file_mib": mib, "runs": count, "directory": work.rsplit("/", 1)[0],
     "attach_s": attach, "age_encrypt_s": enc, "age_encrypt_and_sync_s": enc_sync,
@@ -111,6 +138,8 @@ result = {
     "peak_kib": {"attach": attach_kib, "extract": extract_kib, "info": info_kib, "age_encrypt": enc_kib, "age_decrypt": dec_kib},
     "above_open_vault_mib": {"attach": round((attach_kib - info_kib) / 1024, 1), "extract": round((extract_kib - info_kib) / 1024, 1)},
     "open_1k_items_s": plain, "open_1k_items_with_4_files_s": files, "open_with_files_over_without": round(files / plain, 3),
+    "open_instructions": {"bare": bare_ir, "loaded": loaded_ir,
+                          "over_without": round(loaded_ir / bare_ir, 3) if bare_ir else None},
     "vault_with_files_bytes": files_bytes,
 }
 json.dump(result, open(out, "w"), indent=1)

@@ -59,6 +59,28 @@ struct CLIMergeTests {
         #expect(notAVault.status == 65 && notAVault.stderr.contains("not a Coffer vault; nothing was merged"), "\(notAVault)")
     }
 
+    /// A vault that cannot be opened is reported as itself, with its exit code: the copy is
+    /// whole, so an error naming it would send the user to the wrong file.
+    @Test func aDamagedVaultIsNamedNotTheCopy() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.add("shared.example", secret: "s0")
+        let copy = ws.file("copy.coffer")
+        try FileManager.default.copyItem(atPath: ws.vault, toPath: copy)
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: ws.vault))
+        bytes[bytes.count - 20] ^= 0x01  // inside the last frame's sealed body: record corrupted
+        try bytes.write(to: URL(fileURLWithPath: ws.vault))
+        let conflict = ws.file("v.sync-conflict-20261123-101500-ABCDEFG.coffer")
+        try FileManager.default.copyItem(atPath: copy, toPath: conflict)
+        for arguments in [["merge", copy], ["merge", "--conflicts"]] {
+            let merged = try ws.run(arguments + ws.unlock)
+            #expect(merged.status != 0 && merged.stderr.contains("vault.record-corrupted") && !merged.stderr.contains("copy.coffer")
+                    && !merged.stderr.contains("sync-conflict") && !merged.stderr.contains("nothing was merged"), "\(arguments): \(merged)")
+        }
+        #expect(FileManager.default.fileExists(atPath: conflict))
+        #expect(FileManager.default.fileExists(atPath: copy))
+    }
+
     @Test func refusesAnotherVault() throws {
         let ws = try CLIWorkspace()
         try ws.initVault()

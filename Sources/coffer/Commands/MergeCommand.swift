@@ -62,6 +62,9 @@ struct MergeCommand: ParsableCommand {
         }
         var vault = try VaultAccess(vaultOptions, mode: .readWrite)
         defer { vault.close() }
+        // Opened before any copy is read: a vault that cannot be opened is reported as itself,
+        // never as the copy (`MergeRun.isAboutTheCopy` relies on it).
+        try vault.openUnlessServed()
         var reports: [(String, Vault.MergeReport)] = []
         var leftAlone: [String] = []
         for copy in copies {

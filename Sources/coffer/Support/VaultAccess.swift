@@ -122,6 +122,12 @@ struct VaultAccess {
     /// `coffer compact`: the file's size before and after, and the dead records removed.
     mutating func compact() throws -> Compaction { try Progress.during("Compacting") { try perform { try $0.compact() } } }
 
+    /// Opens the vault here now unless an agent serves it, so that what is wrong with it is
+    /// reported as the vault's before another file is read (a merge names the copy's errors).
+    mutating func openUnlessServed() throws {
+        if agent == nil { _ = try opened() }
+    }
+
     /// Merges another copy into the vault (spec/merge.md).
     mutating func merge(from copy: String, base: String?, keepPassword: Vault.PasswordSlotChoice, otherPassword: SecureBytes?,
                dryRun: Bool) throws -> Vault.MergeReport {
