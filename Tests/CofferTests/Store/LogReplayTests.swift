@@ -163,6 +163,82 @@ struct LogReplayTests {
         #expect(code == .recordCorrupted)
     }
 
+    @Test("Zeros from any offset inside the last frames to the end of the file (16 or more): a torn tail, whatever the windows and threads")
+    func zerosFromInsideAFrameAreATornTail() throws {
+        let path = directory.file("v.coffer")
+        let vault = try Fixtures.createVault(in: directory, items: Fixtures.items(count: 12, random: SeededRandom(seed: [21])))
+        let before = try vault.info().fileSize
+        // A batch of three (records of 384 and more bytes), then a single put.
+        try vault.addAll(Fixtures.items(count: 3, random: SeededRandom(seed: [22])))
+        let afterBatch = try vault.info().fileSize
+        try vault.add(Item(title: "last", notes: String(repeating: "n", count: 700)))
+        vault.close()
+        let whole = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let offsets = try frameOffsets(path)
+        #expect(offsets.suffix(5) == offsets.suffix(5).sorted() && offsets[offsets.count - 5] == before && offsets.last == afterBatch)
+        // Every offset in the batch's frames, the first 24 and the last 24 of the last frame, and a
+        // stride through its middle.
+        let points = Array(before..<afterBatch) + Array(afterBatch..<(afterBatch + 24)) + Array(stride(from: afterBatch + 24, to: whole.count - 24, by: 37))
+            + Array((whole.count - 24)..<whole.count)
+        for zerosFrom in points {
+            let file = Array(whole[..<zerosFrom]) + [UInt8](repeating: 0, count: whole.count - zerosFrom)
+            try Data(file).write(to: URL(fileURLWithPath: path))
+            let run = file.count - ((file.lastIndex { $0 != 0 } ?? -1) + 1)  // the zeros that end the file
+            let tornFrom = zerosFrom < afterBatch ? before : afterBatch
+            let observed = try expectSameEverywhere(path)
+            if run >= ZeroedTail.minimumZeroRun {
+                guard case .replayed(let records, let end, _, _, let items, _) = observed else {
+                    Issue.record("zeros from \(zerosFrom) (\(run) of them): \(observed)")
+                    continue
+                }
+                #expect(end == tornFrom && records == (tornFrom == before ? 12 : 16) && items == (tornFrom == before ? 12 : 15), "zeros from \(zerosFrom)")
+            } else {
+                // The residual: fewer than 16 zeros at the end of the file are damage.
+                guard case .failed(let code, _) = observed else {
+                    Issue.record("zeros from \(zerosFrom), only \(run): \(observed)")
+                    continue
+                }
+                #expect(code == .recordCorrupted, "zeros from \(zerosFrom)")
+            }
+        }
+        // Zeros from inside a batch frame with a non-zero byte after them: damage, not a tear.
+        for (zerosFrom, junkAt) in [(before + 8, whole.count - 1), (before + 400, before + 900), (afterBatch - 100, whole.count - 17)] {
+            var file = Array(whole[..<zerosFrom]) + [UInt8](repeating: 0, count: whole.count - zerosFrom)
+            file[junkAt] = 1
+            try Data(file).write(to: URL(fileURLWithPath: path))
+            guard case .failed(let code, _) = try expectSameEverywhere(path) else {
+                Issue.record("zeros from \(zerosFrom), a byte at \(junkAt): must be reported")
+                continue
+            }
+            #expect(code == .recordCorrupted, "zeros from \(zerosFrom), a byte at \(junkAt)")
+        }
+        // A frame damaged (a bit of its ciphertext flipped) before a torn tail of zeros: the
+        // zeros do not begin inside it, so it is damage.
+        var file = Array(whole[..<(afterBatch + 100)]) + [UInt8](repeating: 0, count: whole.count - afterBatch - 100)
+        file[offsets[offsets.count - 2] + 60] ^= 0x10
+        try Data(file).write(to: URL(fileURLWithPath: path))
+        guard case .failed(let code, let message) = try expectSameEverywhere(path) else {
+            Issue.record("a damaged frame before a zeroed tail must be reported")
+            return
+        }
+        #expect(code == .recordCorrupted && message.contains("record \(offsets.count - 2) "), "\(message)")
+    }
+
+    @Test("The zeroed tail's bounds: zeros from inside the checked bytes to the end of the file, 16 or more; asked once")
+    func theZeroedTailsBounds() throws {
+        // The arithmetic of ZeroedTail.tears: the zeros must begin inside the checked bytes and be 16 or more.
+        var asked: [Int] = []
+        func tears(_ start: Int, _ end: Int, _ size: Int) -> Bool {
+            ZeroedTail.tears(frameAt: start, checkedEnd: end, fileSize: size) { asked.append($0); return true }
+        }
+        #expect(tears(100, 108, 1000) && asked == [107])      // a header: zeros from its last byte on
+        #expect(tears(100, 420, 1000) && asked.last == 419)   // a whole frame: from its last byte
+        #expect(tears(100, 420, 420) && asked.last == 404)    // the last frame: its last 16 bytes
+        #expect(!tears(100, 108, 115))                        // fewer than 16 bytes after the frame's start
+        #expect(tears(100, 108, 116) && asked.last == 100)
+        #expect(asked.count == 4)
+    }
+
     @Test("With several damaged frames, the first in file order is reported, whatever the threads")
     func firstErrorInFileOrder() throws {
         let path = try richVault()
