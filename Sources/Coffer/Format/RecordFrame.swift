@@ -395,7 +395,8 @@ enum RecordFrame {
         do {
             declared = try header(UnsafeRawBufferPointer(rebasing: file[offset..<(offset + headerCount)]), index: index, fileOffset: offset)
         } catch let error as CofferError where error.code == .recordCorrupted
-                    && ZeroedTail.tears(frameAt: offset, checkedEnd: offset + headerCount, in: file) {
+                    && ZeroedTail.tears(headerAt: offset, headerCount: headerCount, fileSize: file.count,
+                                        restIsZero: { isAllZero(UnsafeRawBufferPointer(rebasing: file[$0...])) }) {
             return .tornTail(offset: offset, count: remaining)  // zeros from inside the header on (format.md §7 step 9)
         }
         let total = declared.totalCount

@@ -168,7 +168,7 @@ struct LogReplay {
     /// the file (format.md §7 step 9, the zeroed tail).
     private func zeroedTail(_ frame: RecordFrame.Located, failedWith error: CofferError) throws -> Bool {
         guard error.code == .recordCorrupted else { return false }
-        return try ZeroedTail.tears(frameAt: frame.offset, checkedEnd: frame.offset + frame.totalCount, fileSize: fileSize,
+        return try ZeroedTail.tears(frameAt: frame.offset, end: frame.offset + frame.totalCount, fileSize: fileSize,
                                     restIsZero: restOfFileIsZero)
     }
 
@@ -225,8 +225,7 @@ struct LogReplay {
                 // A length check that fails with zeros from inside the header to the end of the
                 // file: a torn tail (format.md §7 step 9, the zeroed tail).
                 if error.code == .recordCorrupted,
-                   try ZeroedTail.tears(frameAt: fileOffset, checkedEnd: fileOffset + headerCount, fileSize: fileSize,
-                                        restIsZero: restOfFileIsZero) {
+                   try ZeroedTail.tears(headerAt: fileOffset, headerCount: headerCount, fileSize: fileSize, restIsZero: restOfFileIsZero) {
                     return (frames, .end(offset: fileOffset))
                 }
                 return (frames, .failure(error))

@@ -163,7 +163,7 @@ struct LogReplayTests {
         #expect(code == .recordCorrupted)
     }
 
-    @Test("Zeros from any offset inside the last frames to the end of the file (16 or more): a torn tail, whatever the windows and threads")
+    @Test("Zeros from any offset inside the last frames to the end of the file: a torn tail, but in a frame's last 15 bytes damage, whatever the windows and threads")
     func zerosFromInsideAFrameAreATornTail() throws {
         let path = directory.file("v.coffer")
         let vault = try Fixtures.createVault(in: directory, items: Fixtures.items(count: 12, random: SeededRandom(seed: [21])))
@@ -180,25 +180,28 @@ struct LogReplayTests {
         // stride through its middle.
         let points = Array(before..<afterBatch) + Array(afterBatch..<(afterBatch + 24)) + Array(stride(from: afterBatch + 24, to: whole.count - 24, by: 37))
             + Array((whole.count - 24)..<whole.count)
+        let ends = Array(offsets.dropFirst()) + [whole.count]
         for zerosFrom in points {
             let file = Array(whole[..<zerosFrom]) + [UInt8](repeating: 0, count: whole.count - zerosFrom)
             try Data(file).write(to: URL(fileURLWithPath: path))
-            let run = file.count - ((file.lastIndex { $0 != 0 } ?? -1) + 1)  // the zeros that end the file
+            let zeros = (file.lastIndex { $0 != 0 } ?? -1) + 1  // where the zeros that end the file begin
+            let frame = try #require(offsets.indices.last { offsets[$0] <= zeros })
             let tornFrom = zerosFrom < afterBatch ? before : afterBatch
             let observed = try expectSameEverywhere(path)
-            if run >= ZeroedTail.minimumZeroRun {
+            if zeros == offsets[frame] || zeros <= ends[frame] - ZeroedTail.minimumZeroRun {
                 guard case .replayed(let records, let end, _, _, let items, _) = observed else {
-                    Issue.record("zeros from \(zerosFrom) (\(run) of them): \(observed)")
+                    Issue.record("zeros from \(zerosFrom) (frame \(frame) at \(offsets[frame])..<\(ends[frame])): \(observed)")
                     continue
                 }
                 #expect(end == tornFrom && records == (tornFrom == before ? 12 : 16) && items == (tornFrom == before ? 12 : 15), "zeros from \(zerosFrom)")
             } else {
-                // The residual: fewer than 16 zeros at the end of the file are damage.
-                guard case .failed(let code, _) = observed else {
-                    Issue.record("zeros from \(zerosFrom), only \(run): \(observed)")
+                // The residual: zeros beginning in a frame's last 15 bytes leave its body check
+                // failing over bytes that are not zero.
+                guard case .failed(let code, let message) = observed else {
+                    Issue.record("zeros from \(zerosFrom), in the last 15 bytes of frame \(frame): \(observed)")
                     continue
                 }
-                #expect(code == .recordCorrupted, "zeros from \(zerosFrom)")
+                #expect(code == .recordCorrupted && message.contains("record \(frame) "), "zeros from \(zerosFrom): \(message)")
             }
         }
         // Zeros from inside a batch frame with a non-zero byte after them: damage, not a tear.
@@ -224,19 +227,22 @@ struct LogReplayTests {
         #expect(code == .recordCorrupted && message.contains("record \(offsets.count - 2) "), "\(message)")
     }
 
-    @Test("The zeroed tail's bounds: zeros from inside the checked bytes to the end of the file, 16 or more; asked once")
+    @Test("The zeroed tail's bounds: zeros from inside a header that failed, or over a frame's last 16 bytes, to the end of the file; asked once")
     func theZeroedTailsBounds() throws {
-        // The arithmetic of ZeroedTail.tears: the zeros must begin inside the checked bytes and be 16 or more.
+        // The arithmetic of ZeroedTail: with a failed length check the zeros begin inside the
+        // header, at least 16 to the end of the file; with a known length they cover the frame's
+        // last 16 bytes.
         var asked: [Int] = []
-        func tears(_ start: Int, _ end: Int, _ size: Int) -> Bool {
-            ZeroedTail.tears(frameAt: start, checkedEnd: end, fileSize: size) { asked.append($0); return true }
-        }
-        #expect(tears(100, 108, 1000) && asked == [107])      // a header: zeros from its last byte on
-        #expect(tears(100, 420, 1000) && asked.last == 419)   // a whole frame: from its last byte
-        #expect(tears(100, 420, 420) && asked.last == 404)    // the last frame: its last 16 bytes
-        #expect(!tears(100, 108, 115))                        // fewer than 16 bytes after the frame's start
-        #expect(tears(100, 108, 116) && asked.last == 100)
-        #expect(asked.count == 4)
+        let zeros: (Int) -> Bool = { asked.append($0); return true }
+        #expect(ZeroedTail.tears(headerAt: 100, headerCount: 8, fileSize: 1000, restIsZero: zeros) && asked == [107])
+        #expect(ZeroedTail.tears(headerAt: 100, headerCount: 16, fileSize: 1000, restIsZero: zeros) && asked.last == 115)
+        #expect(ZeroedTail.tears(headerAt: 100, headerCount: 8, fileSize: 116, restIsZero: zeros) && asked.last == 100)
+        #expect(!ZeroedTail.tears(headerAt: 100, headerCount: 8, fileSize: 115, restIsZero: zeros))
+        #expect(ZeroedTail.tears(frameAt: 100, end: 420, fileSize: 1000, restIsZero: zeros) && asked.last == 404)
+        #expect(ZeroedTail.tears(frameAt: 100, end: 420, fileSize: 420, restIsZero: zeros) && asked.last == 404)
+        #expect(ZeroedTail.tears(frameAt: 100, end: 5000, fileSize: 420, restIsZero: zeros) && asked.last == 404)  // a walk's frame past the end
+        #expect(!ZeroedTail.tears(frameAt: 100, end: 115, fileSize: 420, restIsZero: zeros))
+        #expect(asked.count == 6)
     }
 
     @Test("With several damaged frames, the first in file order is reported, whatever the threads")
