@@ -135,6 +135,12 @@ RECORDS = {
     "blob-twice-shared": b"\x00" + rec(8, BLOB) + rec(8, BLOB) + rec(0, WITH_FILE) + rec(0, SHARED),
     "blob-size-lies": b"\x00" + rec(8, BLOB) + rec(0, WRONG_SIZE),
     "empty": b"\x00",
+    # The first record's control & 16: the tail's cut bytes read as zeros instead, the file keeping
+    # its size (spec/format.md §7 step 9's zeroed tail): zeros over a frame's last 100 bytes (torn),
+    # over its last 12 (the residual: record corrupted), and into an attach's chunks and its put.
+    "zeroed-tail": bytes([25]) + rec(16, login) + rec(0, note),
+    "zeroed-last-12": bytes([3]) + rec(16, login) + rec(0, note),
+    "zeroed-attach": bytes([120]) + rec(16, login) + rec(2, struct.pack("<I", 2)) + rec(8, BLOB) + rec(0, WITH_FILE),
 }
 for name, data in RECORDS.items():
     write("FuzzVaultRecords", name, data)

@@ -210,8 +210,9 @@ package enum VaultReaderHarness {
 /// correctly), 3 raw (bytes = the whole plaintext). `control & 4`: header version 1.1.
 /// `control & 8`: instead, a blob (spec/files.md §4) whose content is the bytes, in one run of
 /// 4 KiB chunks, then its end record; it counts as one member of a batch it is in.
-/// `tail`: 1…127 cuts 4×tail bytes off the frames (a torn tail); 128…255 appends
-/// 8×(tail−127) zero bytes.
+/// `tail`: 1…127 cuts 4×tail bytes off the frames (a torn tail) — or, when the first record's
+/// `control & 16`, turns them into zeros, the file keeping its size (a power cut after the size
+/// grew: spec/format.md §7 step 9's zeroed tail); 128…255 appends 8×(tail−127) zero bytes.
 package enum VaultRecordsHarness {
     static let writers: [SpecVaultWriter] = [try! SpecVaultWriter(versionMinor: 0), try! SpecVaultWriter(versionMinor: 1)]
     package static let maximumRecords = 64
@@ -230,10 +231,12 @@ package enum VaultRecordsHarness {
         var plaintexts: [[UInt8]] = []
         var blobs: [[UInt8]?] = []
         var minor = 0
+        var zeroed = false
         var at = 1
         while at < bytes.count && plaintexts.count < maximumRecords {
             let control = bytes[at]
             if control & 4 != 0 { minor = 1 }
+            if plaintexts.isEmpty && control & 16 != 0 { zeroed = true }
             var length = bytes.count - at - 1
             if at + 3 <= bytes.count {
                 length = min(Int(bytes[at + 1]) | Int(bytes[at + 2]) << 8, bytes.count - at - 3)
@@ -256,19 +259,29 @@ package enum VaultRecordsHarness {
         // Each entry's frames, joined: a record's one frame, or a blob's run, chunks and end.
         var chain = SpecVaultWriter.Chain()
         let random = CounterRandom()
+        // A blob's frames: its run frame, chunk frames and end record, by length.
+        var parts: [[Int]?] = []
         let frames: [[UInt8]] = zip(plaintexts, blobs).map { plaintext, blob in
-            guard let blob else { return writer.seal(plaintext, chain: &chain, random: random) }
-            return writer.sealBlob(blob, sha256: Array(SHA256.hash(data: blob)), blobID: random.bytes(16), chunkLog2: 12, chain: &chain,
-                                   random: random).flatMap(\.1)
+            guard let blob else {
+                parts.append(nil)
+                return writer.seal(plaintext, chain: &chain, random: random)
+            }
+            let sealed = writer.sealBlob(blob, sha256: Array(SHA256.hash(data: blob)), blobID: random.bytes(16), chunkLog2: 12, chain: &chain,
+                                         random: random)
+            parts.append(sealed.map(\.1.count))
+            return sealed.flatMap(\.1)
         }
         var file = writer.header + frames.joined()
         let framesCount = file.count - writer.header.count
         if tail >= 128 {
             file += [UInt8](repeating: 0, count: 8 * (Int(tail) - 127))
+        } else if zeroed {
+            let count = min(4 * Int(tail), framesCount)
+            file.replaceSubrange((file.count - count)..., with: [UInt8](repeating: 0, count: count))
         } else {
             file.removeLast(min(4 * Int(tail), framesCount))
         }
-        let expected = model(plaintexts: plaintexts, blobs: blobs, frames: frames, headerCount: writer.header.count, file: file)
+        let expected = model(plaintexts: plaintexts, blobs: blobs, frames: frames, parts: parts, headerCount: writer.header.count, file: file)
 
         let vault: Vault
         switch try OpenedVault.openForReading(file, target: target) {
@@ -297,8 +310,21 @@ package enum VaultRecordsHarness {
         }
     }
 
-    /// spec/format.md §5.1 and §7 step 9, for frames this harness sealed correctly.
-    static func model(plaintexts: [[UInt8]], blobs: [[UInt8]?], frames: [[UInt8]], headerCount: Int, file: [UInt8]) -> Expected {
+    /// spec/format.md §5.1 and §7 step 9, for frames this harness sealed correctly, then perhaps
+    /// cut or zeroed at the end. `parts`: each blob's frames by length (run frame, chunks, end).
+    static func model(plaintexts: [[UInt8]], blobs: [[UInt8]?], frames: [[UInt8]], parts: [[Int]?], headerCount: Int,
+                      file: [UInt8]) -> Expected {
+        /// Where the zeros that end the file begin.
+        let zeros = (file.lastIndex { $0 != 0 } ?? -1) + 1
+        /// spec/format.md §7 step 9's zeroed tail for a record or run frame of `count` bytes at
+        /// `start` with a header of `header` bytes: torn (nil) when the zeros changed its header,
+        /// or begin 16 or more bytes before its end; else record corrupted.
+        /// A frame the zeros left as it was passes; torn is then what follows it (the walk's).
+        func zeroedFrame(at start: Int, count: Int, header: Int, original: ArraySlice<UInt8>) -> Expected? {
+            if file[start..<(start + count)].elementsEqual(original) { return nil }
+            if !file[start..<(start + header)].elementsEqual(original.prefix(header)) { return nil }
+            return zeros <= start + count - 16 ? nil : .fails(.recordCorrupted)
+        }
         var items: [ItemID: Item] = [:]
         var records = 0
         var offset = headerCount
@@ -320,10 +346,25 @@ package enum VaultRecordsHarness {
             let remaining = file.count - offset
             if remaining == 0 { return finish() }
             if remaining < 8 || file[offset...].allSatisfy({ $0 == 0 }) { return finish() }
-            if let blob = blobs[index] {
+            let zeroedHere = frames[index].count <= remaining && file[offset..<(offset + frames[index].count)] != frames[index][...]
+            if let blob = blobs[index], let lengths = parts[index] {
                 // spec/files.md §5.1 and §7: an authentic blob cut anywhere (its run frame, its
                 // region, its end record) is a torn tail from its batch, or from its run frame.
                 if frames[index].count > remaining { return finish() }
+                if zeroedHere {
+                    // Zeros from inside its run frame or its end record: that frame's zeroed tail;
+                    // from inside a chunk frame: the walk's, always torn (spec/files.md §5.1).
+                    let runCount = lengths[0], endCount = lengths[lengths.count - 1]
+                    let endAt = offset + frames[index].count - endCount
+                    if zeros < offset + runCount {
+                        return zeroedFrame(at: offset, count: runCount, header: 16, original: frames[index][0..<runCount]) ?? finish()
+                    }
+                    if zeros >= endAt {
+                        return zeroedFrame(at: endAt, count: endCount, header: 8,
+                                           original: frames[index][(frames[index].count - endCount)...]) ?? finish()
+                    }
+                    return finish()
+                }
                 held.insert(Array(SHA256.hash(data: blob)) + le64(UInt64(blob.count)))
                 records += 2  // the run frame and the end record; chunk frames are not records
                 if let open = batch {
@@ -332,8 +373,11 @@ package enum VaultRecordsHarness {
                 offset += frames[index].count
                 continue
             }
+            // A header the zeros changed fails its length check (step 9.3) before its bounds (9.4).
+            if remaining >= 8 && file[offset..<(offset + 8)] != frames[index][0..<8] { return finish() }
             guard (256...1_048_576).contains(plaintext.count) else { return .fails(.limitExceeded) }
             if frames[index].count > remaining { return finish() }
+            if zeroedHere { return zeroedFrame(at: offset, count: frames[index].count, header: 8, original: frames[index][...]) ?? finish() }
             // The plaintext: type, length, payload, zero padding.
             guard plaintext.count >= 5, (1...3).contains(plaintext[0]) else { return .fails(.malformedItem) }
             let length = Int(readLE32(plaintext, 1))

@@ -84,6 +84,26 @@ struct CLILinkTests {
         #expect(try FileManager.default.attributesOfItem(atPath: ws.vault)[.size] as? Int ?? 0 < 1 << 20)
     }
 
+    /// spec/format.md §7 step 9, the zeroed tail: a frame whose first bytes were written and whose
+    /// rest is a sparse hole of 64 GiB fails its length check; the zero test that makes it a torn
+    /// tail skips the hole as the all-zero test does, so it costs no reading.
+    @Test func aFrameHeadBeforeAHugeSparseZeroTailIsATornTail() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        try ws.add("a", secret: "s")
+        let handle = try #require(FileHandle(forWritingAtPath: ws.vault))
+        handle.seekToEndOfFile()
+        handle.write(Data([0x80, 0x01, 0x00, 0x00, 0x5A]))  // a frame's first 5 bytes
+        handle.closeFile()
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: ws.vault)[.size] as? Int)
+        #expect(truncate(ws.vault, off_t(size) + (64 << 30)) == 0)
+        let list = try ws.run(["ls", "--vault", ws.vault, "--password-file", ws.file("pw")], timeoutSeconds: 60)
+        #expect(list.status == 0 && list.stdout.contains("a") && list.stderr.contains("not a complete record"), "\(list)")
+        let add = try ws.run(["add", "b", "--no-password", "--vault", ws.vault, "--password-file", ws.file("pw")], timeoutSeconds: 60)
+        #expect(add.status == 0, "\(add)")
+        #expect(try FileManager.default.attributesOfItem(atPath: ws.vault)[.size] as? Int ?? 0 < 1 << 20)
+    }
+
     /// spec/unlock.md §7.3: a vault on a read-only medium (a read-only bind mount in a user and
     /// mount namespace of the test's own) can be read, verified and refused a wrong password;
     /// only a write fails, as an I/O error.

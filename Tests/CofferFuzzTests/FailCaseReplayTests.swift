@@ -54,12 +54,14 @@ struct FailCaseReplayTests {
     /// The FuzzVaultRecords seeds with blobs (`control & 8`, spec/files.md §4) reach the model's
     /// file rules: each opens, or not, for the reason its name gives (the harness has already
     /// checked that the reader agrees with the model on each).
-    @Test("FuzzVaultRecords' blob seeds open or not as spec/files.md §4.6 and §7 say")
+    @Test("FuzzVaultRecords' blob and zeroed-tail seeds open or not as spec/files.md §4.6 and §7 and format.md §7 step 9 say")
     func vaultRecordsBlobSeeds() throws {
         let expected: [String: FuzzOutcome] = [
             "attach": .accepted, "attach-torn-in-chunks": .accepted, "blob-alone-then-put": .accepted, "blob-alone-torn": .accepted,
             "blob-twice-shared": .accepted, "blob-size-lies": .rejected, "put-file-absent": .rejected, "raw-run-record": .rejected,
             "raw-end-record": .rejected,
+            // spec/format.md §7 step 9's zeroed tail: torn, the residual (record corrupted), torn.
+            "zeroed-tail": .accepted, "zeroed-last-12": .rejected, "zeroed-attach": .accepted,
         ]
         let url = Repository.url("Fuzz/Corpus/FuzzVaultRecords")
         for (name, outcome) in expected {

@@ -95,6 +95,21 @@ final class SimulatedDisk: VaultFileSystem, @unchecked Sendable {
         faultAt = nil
     }
 
+    /// An independent disk in this one's state, crashed or not (volatile and durable contents,
+    /// names, the operation count): one crash rebooted many ways without running it again.
+    func copy() -> SimulatedDisk {
+        lock.lock(); defer { lock.unlock() }
+        let other = SimulatedDisk()
+        for (id, inode) in inodes {
+            let node = Inode()
+            (node.volatile, node.durable) = (inode.volatile, inode.durable)
+            other.inodes[id] = node
+        }
+        (other.names, other.durableNames, other.nextInode) = (names, durableNames, nextInode)
+        (other.crashed, other.operations) = (crashed, operations)
+        return other
+    }
+
     func contents(_ path: String) -> [UInt8]? {
         lock.lock(); defer { lock.unlock() }
         return names[path].map { inodes[$0]!.volatile }

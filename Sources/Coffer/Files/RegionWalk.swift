@@ -25,6 +25,9 @@ struct RegionWalk {
             if remaining < RecordFrame.frameHeaderCount { return .torn }
             if try restIsZero(offset) { return .torn }
             let head = try handle.read(at: offset, count: Swift.min(24, remaining))
+            /// What a failed check knows of the frame found here (`ZeroedTail`): only its header
+            /// when its length check failed, else its end as its header declares it.
+            var headerCount = 0, declaredEnd: Int?
             let verdict: Verdict? = head.withUnsafeBytes { head in
                 let first = head.loadUnaligned(as: UInt32.self).littleEndian
                 let check = head.loadUnaligned(fromByteOffset: 4, as: UInt32.self).littleEndian
@@ -34,7 +37,10 @@ struct RegionWalk {
                 let lengthHolds = isRun
                     ? check == RecordFrame.runLengthCheckValue(taggedLength: first, extent: head.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian)
                     : check == RecordFrame.lengthCheckValue(first)
+                headerCount = seqOffset
                 if !lengthHolds { return .damaged(.framing, chunk: Int(run.firstIndex) + position) }
+                declaredEnd = offset + (isRun ? RecordFrame.runFrameCount(bodyLength: Int(first & ~RecordFrame.runFlag))
+                                              : RecordFrame.frameHeaderCount + Int(first) + RecordFrame.bodyCheckCount)
                 if head.count < seqOffset + 8 { return .torn }
                 let found = head.loadUnaligned(fromByteOffset: seqOffset, as: UInt64.self).littleEndian
                 if found != expected {
@@ -47,7 +53,16 @@ struct RegionWalk {
                 }
                 return nil
             }
-            if let verdict { return verdict }
+            if let verdict {
+                // Every verdict here is keyless: with zeros from inside the frame to the end of
+                // the file it is a crash's, not damage (format.md §7 step 9, the zeroed tail).
+                if verdict != .torn {
+                    let torn = try declaredEnd.map { try ZeroedTail.tears(frameAt: offset, end: $0, fileSize: fileSize, restIsZero: restIsZero) }
+                        ?? ZeroedTail.tears(headerAt: offset, headerCount: headerCount, fileSize: fileSize, restIsZero: restIsZero)
+                    if torn { return .torn }
+                }
+                return verdict
+            }
             let frameCount = ChunkFrame.frameCount(chunkLength: run.chunkLength(at: position))
             if frameCount > remaining { return .torn }
             offset += frameCount

@@ -391,7 +391,14 @@ enum RecordFrame {
         let firstWord = UnsafeRawBufferPointer(rebasing: file[offset...]).loadUnaligned(as: UInt32.self).littleEndian
         let headerCount = headerCount(firstWord: firstWord)
         if remaining < headerCount { return .tornTail(offset: offset, count: remaining) }
-        let declared = try header(UnsafeRawBufferPointer(rebasing: file[offset..<(offset + headerCount)]), index: index, fileOffset: offset)
+        let declared: Header
+        do {
+            declared = try header(UnsafeRawBufferPointer(rebasing: file[offset..<(offset + headerCount)]), index: index, fileOffset: offset)
+        } catch let error as CofferError where error.code == .recordCorrupted
+                    && ZeroedTail.tears(headerAt: offset, headerCount: headerCount, fileSize: file.count,
+                                        restIsZero: { isAllZero(UnsafeRawBufferPointer(rebasing: file[$0...])) }) {
+            return .tornTail(offset: offset, count: remaining)  // zeros from inside the header on (format.md §7 step 9)
+        }
         let total = declared.totalCount
         guard total <= remaining else { return .tornTail(offset: offset, count: remaining) }
         let located = Located(offset: offset, totalCount: total, bytes: UnsafeRawBufferPointer(rebasing: file[offset..<(offset + total)]),

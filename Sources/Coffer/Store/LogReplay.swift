@@ -94,6 +94,11 @@ struct LogReplay {
                     }
                 }
                 for k in frames.indices {
+                    if case .failure(let error) = results[k], try zeroedTail(frames[k], failedWith: error) {
+                        // A torn tail: the log ends at this frame, chained to the one before it.
+                        if k > 0 { state.chain.lastTag = Array(frames[k - 1].tag) }
+                        return .end(offset: frames[k].offset)
+                    }
                     if case .batch = results[k], k > 0 {
                         state.chain.lastTag = Array(frames[k - 1].tag)  // the batch remembers the chain it starts from
                     }
@@ -157,6 +162,16 @@ struct LogReplay {
         state.index.compactTextIfWasteful()
     }
 
+    /// Whether a located frame whose opening failed with `error` is a torn tail instead: its body
+    /// check failed (the one keyless check opening makes; `seq`, `Open` and the plaintext are
+    /// keyed, and a frame that fails them is never torn) with zeros from inside it to the end of
+    /// the file (format.md §7 step 9, the zeroed tail).
+    private func zeroedTail(_ frame: RecordFrame.Located, failedWith error: CofferError) throws -> Bool {
+        guard error.code == .recordCorrupted else { return false }
+        return try ZeroedTail.tears(frameAt: frame.offset, end: frame.offset + frame.totalCount, fileSize: fileSize,
+                                    restIsZero: restOfFileIsZero)
+    }
+
     private func walk(_ region: (run: RunRecord, chunksAt: Int, runSeq: UInt64)) throws -> RegionWalk.Verdict? {
         try RegionWalk(handle: handle, fileSize: fileSize, restIsZero: restOfFileIsZero)
             .walk(region.run, chunksAt: region.chunksAt, runSeq: region.runSeq)
@@ -207,6 +222,12 @@ struct LogReplay {
                 declared = try RecordFrame.header(header, index: firstIndex + frames.count, fileOffset: fileOffset,
                                                   lengthCheck: { cache.value(for: $0) })
             } catch let error as CofferError {
+                // A length check that fails with zeros from inside the header to the end of the
+                // file: a torn tail (format.md §7 step 9, the zeroed tail).
+                if error.code == .recordCorrupted,
+                   try ZeroedTail.tears(headerAt: fileOffset, headerCount: headerCount, fileSize: fileSize, restIsZero: restOfFileIsZero) {
+                    return (frames, .end(offset: fileOffset))
+                }
                 return (frames, .failure(error))
             }
             let total = declared.totalCount

@@ -285,3 +285,65 @@ extension FormatVectorGenerator {
         return out
     }
 }
+
+extension FormatVectorGenerator {
+    /// spec/format.md §7 step 9, the zeroed tail (091 on): a power cut that left a grown file's
+    /// size but not its last data, so the end of the file reads as zeros from inside a frame. A
+    /// frame failing a keyless check with zeros from inside it to the end, 16 or more, is a torn
+    /// tail; fewer zeros, or a byte after them, is damage.
+    static func zeroedTailScenarios() throws -> [Scenario] {
+        var out: [Scenario] = []
+        /// `file` with every byte from `from` on zero.
+        func zeroed(_ file: [UInt8], from: Int) -> [UInt8] { Array(file[..<from]) + [UInt8](repeating: 0, count: file.count - from) }
+
+        var three = try Log(seed: "zeroed after header")
+        for n in 0..<2 { three.put(login(n, random: three.random)) }
+        let beforeThird = three
+        three.put(login(2, random: three.random))
+        let third = three.offset(ofFrame: 2)
+        out.append(Scenario(name: "091-record-zeroed-after-header",
+                            description: "the last frame's 8-byte header written, the rest of it zeros (a power cut after the size grew): its body check fails with zeros from inside it to the end, a torn tail",
+                            expect: "torn tail recovered", password: password, bytes: zeroed(three.file, from: third + 8),
+                            items: beforeThird.items, tornBytes: three.file.count - third))
+
+        var batched = try Log(seed: "zeroed inside header")
+        batched.put(login(1, random: batched.random))
+        let beforeBatch = batched
+        batched.append(Writer.batch(2))
+        for n in 2...3 { batched.put(login(n, random: batched.random)) }
+        let batchAt = batched.offset(ofFrame: 1), firstPut = batched.offset(ofFrame: 2)
+        out.append(Scenario(name: "092-record-zeroed-inside-header",
+                            description: "a batch of 2: its batch record whole, then zeros from byte 5 of its first put (inside length_check) to the end of the batch: the length check fails with zeros from inside the header, a torn tail from the batch record",
+                            expect: "torn tail recovered", password: password, bytes: zeroed(batched.file, from: firstPut + 5),
+                            items: beforeBatch.items, tornBytes: batched.file.count - batchAt))
+
+        for (name, at, what) in [("093-file-chunk-zeroed-in-length-check", 6, "inside its length_check: the walk's framing"),
+                                 ("094-file-chunk-zeroed-in-seq", 8, "from its seq: the walk's foreign (a sequence of 0)")] {
+            var log = try Log(seed: name, versionMajor: 2, versionMinor: 1)
+            var item = login(1, random: log.random)
+            log.put(item)
+            let before = log
+            let (batch, blob) = log.attach(log.random.bytes(20_000), to: &item)
+            let from = log.offset(ofFrame: blob.chunks[2]) + at
+            out.append(Scenario(name: name,
+                                description: "an attach whose bytes reached the disk up to byte \(at) of its 3rd chunk frame, zeros after to the end of the batch (\(what), but zeros from inside the frame to the end): a torn tail from the batch record",
+                                expect: "torn tail recovered", password: password, bytes: zeroed(log.file, from: from), items: before.items,
+                                tornBytes: log.file.count - log.offset(ofFrame: batch), files: before.fileLines))
+        }
+
+        var eight = try Log(seed: "zeroed last eight")
+        for n in 0..<3 { eight.put(login(n, random: eight.random)) }
+        out.append(Scenario(name: "095-record-last-8-zeroed",
+                            description: "the last frame's last 8 bytes (its body_check) zero: fewer than 16 zeros end the file, so the failed body check is damage",
+                            expect: "record corrupted", password: password, bytes: zeroed(eight.file, from: eight.file.count - 8)))
+
+        var junk = try Log(seed: "zeroed then a byte")
+        for n in 0..<3 { junk.put(login(n, random: junk.random)) }
+        var file = zeroed(junk.file, from: junk.offset(ofFrame: 2) + 8)
+        file[file.count - 1] = 0x01
+        out.append(Scenario(name: "096-record-zeros-then-a-byte",
+                            description: "as 091, but the file's last byte is 0x01: the zeros do not reach the end of the file, so the failed body check is damage",
+                            expect: "record corrupted", password: password, bytes: file))
+        return out
+    }
+}

@@ -494,6 +494,7 @@ struct FormatVectorGenerator {
         unknownKind.append(Writer.plaintext(type: 1, payload: strange))
         add("060-unknown-kind", "version 2.0: an item of kind 6, which no 2.0 reader knows", expect: "malformed item", bytes: unknownKind.file)
         try out += fileScenarios()
+        try out += zeroedTailScenarios()
         return out
     }
 

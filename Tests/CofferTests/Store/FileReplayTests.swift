@@ -232,6 +232,53 @@ struct FileReplayTests {
         #expect(try open(.readWrite).openReport.recoveredTornBytes == expected)
     }
 
+    @Test("Zeros from inside a chunk frame's head, a run frame or a record of the batch to the end of the file: the walk and the replay call it torn; a byte after them, damage")
+    func zerosFromInsideTheBatchAreATornTail() throws {
+        let vault = try makeVault()
+        let item = Item(title: "passport")
+        try vault.add(item)
+        let appended = try Self.appendFile(to: vault, item: item, content: Self.content(30_000), runs: [5, 3])
+        vault.close()
+        let whole = try bytes
+        let batchAt = try #require(appended.batchAt)
+        // Every offset of each chunk frame's 24-byte head (length, its check, seq, the nonce's
+        // first bytes), of each run frame's header and seq, and a few inside the records.
+        var points: [Int] = []
+        for chunk in appended.chunkFrames { points += Array(chunk..<(chunk + 24)) }
+        for run in appended.runFrames { points += Array(run..<(run + 24)) + [run + 200] }
+        points += [batchAt + 1, batchAt + 7, batchAt + 300, appended.endAt + 3, appended.endAt + 12, appended.putAt + 5, appended.putAt + 200]
+        for zerosFrom in points {
+            try write(Array(whole[..<zerosFrom]) + [UInt8](repeating: 0, count: whole.count - zerosFrom))
+            do {
+                let reopened = try open()
+                #expect(reopened.openReport.recoveredTornBytes == whole.count - batchAt, "zeros from \(zerosFrom)")
+                #expect(try reopened.get(item.id).files.isEmpty && reopened.withOpenState { $0.blobs.isEmpty }, "zeros from \(zerosFrom)")
+                reopened.close()
+            } catch {
+                Issue.record("zeros from \(zerosFrom) (chunks at \(appended.chunkFrames), runs at \(appended.runFrames)): \(error)")
+            }
+        }
+        // The walk itself, on a chunk head zeroed from its sequence number on: torn; with a byte
+        // after the zeros, the verdict the head gives (a sequence of 0: foreign); zeros from the
+        // length check's middle: 15 zeros to the end, framing; 16, torn.
+        let chunk = appended.chunkFrames[2]
+        func walk(_ file: [UInt8]) throws -> RegionWalk.Verdict? {
+            try write(file)
+            let handle = try POSIXFileSystem().open(path, writable: false)
+            defer { handle.close() }
+            let record = try RunRecord(blobID: [UInt8](repeating: 0, count: 16), chunkLog2: 12, firstIndex: 0, count: 5, runBytes: 5 * 4096)
+            let runSeq = whole[(appended.runFrames[0] + 16)..<(appended.runFrames[0] + 24)].withUnsafeBytes { $0.loadUnaligned(as: UInt64.self).littleEndian }
+            return try RegionWalk(handle: handle, fileSize: file.count) { offset in file[offset...].allSatisfy { $0 == 0 } }
+                .walk(record, chunksAt: appended.chunkFrames[0], runSeq: runSeq)
+        }
+        var zeroed = Array(whole[..<(chunk + 8)]) + [UInt8](repeating: 0, count: 5_000)
+        #expect(try walk(zeroed) == .torn)
+        zeroed[zeroed.count - 1] = 7
+        #expect(try walk(zeroed) == .damaged(.foreign, chunk: 2))
+        #expect(try walk(Array(whole[..<(chunk + 5)]) + [UInt8](repeating: 0, count: 15)) == .damaged(.framing, chunk: 2))
+        #expect(try walk(Array(whole[..<(chunk + 5)]) + [UInt8](repeating: 0, count: 16)) == .torn)
+    }
+
     @Test("A blob standing alone (no batch) and then its put: both read; cut inside the blob, the blob alone is the torn tail")
     func aBlobStandingAlone() throws {
         let vault = try makeVault()

@@ -163,6 +163,88 @@ struct LogReplayTests {
         #expect(code == .recordCorrupted)
     }
 
+    @Test("Zeros from any offset inside the last frames to the end of the file: a torn tail, but in a frame's last 15 bytes damage, whatever the windows and threads")
+    func zerosFromInsideAFrameAreATornTail() throws {
+        let path = directory.file("v.coffer")
+        let vault = try Fixtures.createVault(in: directory, items: Fixtures.items(count: 12, random: SeededRandom(seed: [21])))
+        let before = try vault.info().fileSize
+        // A batch of three (records of 384 and more bytes), then a single put.
+        try vault.addAll(Fixtures.items(count: 3, random: SeededRandom(seed: [22])))
+        let afterBatch = try vault.info().fileSize
+        try vault.add(Item(title: "last", notes: String(repeating: "n", count: 700)))
+        vault.close()
+        let whole = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let offsets = try frameOffsets(path)
+        #expect(offsets.suffix(5) == offsets.suffix(5).sorted() && offsets[offsets.count - 5] == before && offsets.last == afterBatch)
+        // Every offset in the batch's frames, the first 24 and the last 24 of the last frame, and a
+        // stride through its middle.
+        let points = Array(before..<afterBatch) + Array(afterBatch..<(afterBatch + 24)) + Array(stride(from: afterBatch + 24, to: whole.count - 24, by: 37))
+            + Array((whole.count - 24)..<whole.count)
+        let ends = Array(offsets.dropFirst()) + [whole.count]
+        for zerosFrom in points {
+            let file = Array(whole[..<zerosFrom]) + [UInt8](repeating: 0, count: whole.count - zerosFrom)
+            try Data(file).write(to: URL(fileURLWithPath: path))
+            let zeros = (file.lastIndex { $0 != 0 } ?? -1) + 1  // where the zeros that end the file begin
+            let frame = try #require(offsets.indices.last { offsets[$0] <= zeros })
+            let tornFrom = zerosFrom < afterBatch ? before : afterBatch
+            let observed = try expectSameEverywhere(path)
+            if zeros == offsets[frame] || zeros <= ends[frame] - ZeroedTail.minimumZeroRun {
+                guard case .replayed(let records, let end, _, _, let items, _) = observed else {
+                    Issue.record("zeros from \(zerosFrom) (frame \(frame) at \(offsets[frame])..<\(ends[frame])): \(observed)")
+                    continue
+                }
+                #expect(end == tornFrom && records == (tornFrom == before ? 12 : 16) && items == (tornFrom == before ? 12 : 15), "zeros from \(zerosFrom)")
+            } else {
+                // The residual: zeros beginning in a frame's last 15 bytes leave its body check
+                // failing over bytes that are not zero.
+                guard case .failed(let code, let message) = observed else {
+                    Issue.record("zeros from \(zerosFrom), in the last 15 bytes of frame \(frame): \(observed)")
+                    continue
+                }
+                #expect(code == .recordCorrupted && message.contains("record \(frame) "), "zeros from \(zerosFrom): \(message)")
+            }
+        }
+        // Zeros from inside a batch frame with a non-zero byte after them: damage, not a tear.
+        for (zerosFrom, junkAt) in [(before + 8, whole.count - 1), (before + 400, before + 900), (afterBatch - 100, whole.count - 17)] {
+            var file = Array(whole[..<zerosFrom]) + [UInt8](repeating: 0, count: whole.count - zerosFrom)
+            file[junkAt] = 1
+            try Data(file).write(to: URL(fileURLWithPath: path))
+            guard case .failed(let code, _) = try expectSameEverywhere(path) else {
+                Issue.record("zeros from \(zerosFrom), a byte at \(junkAt): must be reported")
+                continue
+            }
+            #expect(code == .recordCorrupted, "zeros from \(zerosFrom), a byte at \(junkAt)")
+        }
+        // A frame damaged (a bit of its ciphertext flipped) before a torn tail of zeros: the
+        // zeros do not begin inside it, so it is damage.
+        var file = Array(whole[..<(afterBatch + 100)]) + [UInt8](repeating: 0, count: whole.count - afterBatch - 100)
+        file[offsets[offsets.count - 2] + 60] ^= 0x10
+        try Data(file).write(to: URL(fileURLWithPath: path))
+        guard case .failed(let code, let message) = try expectSameEverywhere(path) else {
+            Issue.record("a damaged frame before a zeroed tail must be reported")
+            return
+        }
+        #expect(code == .recordCorrupted && message.contains("record \(offsets.count - 2) "), "\(message)")
+    }
+
+    @Test("The zeroed tail's bounds: zeros from inside a header that failed, or over a frame's last 16 bytes, to the end of the file; asked once")
+    func theZeroedTailsBounds() throws {
+        // The arithmetic of ZeroedTail: with a failed length check the zeros begin inside the
+        // header, at least 16 to the end of the file; with a known length they cover the frame's
+        // last 16 bytes.
+        var asked: [Int] = []
+        let zeros: (Int) -> Bool = { asked.append($0); return true }
+        #expect(ZeroedTail.tears(headerAt: 100, headerCount: 8, fileSize: 1000, restIsZero: zeros) && asked == [107])
+        #expect(ZeroedTail.tears(headerAt: 100, headerCount: 16, fileSize: 1000, restIsZero: zeros) && asked.last == 115)
+        #expect(ZeroedTail.tears(headerAt: 100, headerCount: 8, fileSize: 116, restIsZero: zeros) && asked.last == 100)
+        #expect(!ZeroedTail.tears(headerAt: 100, headerCount: 8, fileSize: 115, restIsZero: zeros))
+        #expect(ZeroedTail.tears(frameAt: 100, end: 420, fileSize: 1000, restIsZero: zeros) && asked.last == 404)
+        #expect(ZeroedTail.tears(frameAt: 100, end: 420, fileSize: 420, restIsZero: zeros) && asked.last == 404)
+        #expect(ZeroedTail.tears(frameAt: 100, end: 5000, fileSize: 420, restIsZero: zeros) && asked.last == 404)  // a walk's frame past the end
+        #expect(!ZeroedTail.tears(frameAt: 100, end: 115, fileSize: 420, restIsZero: zeros))
+        #expect(asked.count == 6)
+    }
+
     @Test("With several damaged frames, the first in file order is reported, whatever the threads")
     func firstErrorInFileOrder() throws {
         let path = try richVault()
