@@ -66,7 +66,10 @@ struct LogReplay {
         var pending = OpenContent()
         let openers = try (0..<Swift.max(1, workers)).map { _ in try FrameOpener() }
         var cursor = start
-        var windowCount = windowSize
+        // The first window is small and each next one twice as large, up to `windowSize`: a
+        // vault whose items are followed by file content reads little of the chunks (and
+        // touches few fresh pages) before the first run frame ends the window.
+        var windowCount = Swift.min(windowSize, Self.firstWindow)
         /// Where the window's first frame starts in it: 24 after a region, whose last tag the
         /// window begins with (spec/files.md §5.1).
         var skip = 0
@@ -146,6 +149,8 @@ struct LogReplay {
     /// The first window after a region: the frames after a blob are few (its end record, a
     /// put, perhaps the next blob's run frame), and reading further would read chunks.
     static let windowAfterRegion = 4096
+    /// The log's first window (spec/format.md §7: windows grow to 1 MiB).
+    static let firstWindow = 64 << 10
 
     /// Ends the replay at `offset`: an incomplete batch or blob is discarded (a torn tail,
     /// spec/format.md §5.1, spec/files.md §4.6), then every live item's content must be held.
