@@ -25,6 +25,7 @@ package enum KDBX {
     /// Reads a KDBX 4 database with `password` and an optional key file's bytes.
     package static func parse(_ file: [UInt8], password: SecureBytes, keyFile: [UInt8]?, now: Timestamp = .now()) throws -> ImportResult {
         let header = try KDBXHeader(file)
+        try checkHeaderHash(file, header: header)
         let composite = try compositeKey(password: password, keyFile: keyFile)
         let key = try deriveKey(composite, kdf: header.kdf)
         return try open(file, header: header, transformedKey: key, now: now)
@@ -183,7 +184,12 @@ package enum KDBX {
     /// header checksum, a block HMAC or a length that fails, `import.invalid-file` for what
     /// authenticates but is not a KeePass database Coffer reads.
     package static func open(_ file: [UInt8], header: KDBXHeader, transformedKey: SecureBytes, now: Timestamp = .now()) throws -> ImportResult {
-        let payload = try decrypt(file, header: header, transformedKey: transformedKey)
+        try read(payload: try decrypt(file, header: header, transformedKey: transformedKey), now: now)
+    }
+
+    /// The decrypted (and inflated) payload's inner header and XML, read as `keepass-xml` with
+    /// the inner stream and attachments (the stage a fuzzer runs without a key).
+    package static func read(payload: SecureBytes, now: Timestamp = .now()) throws -> ImportResult {
         let inner = try InnerHeader(payload)
         var xml = payload.withUnsafeBytes { Array($0[inner.xmlStart...]) }
         defer { secureZero(&xml) }
@@ -193,15 +199,20 @@ package enum KDBX {
         return try KeePassXML.parse(xml, now: now, kdbx: KeePassXML.KDBXContent(stream: inner.stream, binaries: inner.binaries))
     }
 
-    /// The decrypted (and inflated) payload: inner header and XML.
-    package static func decrypt(_ file: [UInt8], header: KDBXHeader, transformedKey: SecureBytes) throws -> SecureBytes {
+    /// The header's keyless SHA-256 (checked before the key is derived, so a damaged header
+    /// costs no KDF): `import.damaged-file` when it fails or the file ends before it.
+    package static func checkHeaderHash(_ file: [UInt8], header: KDBXHeader) throws {
         guard file.count >= header.end + 64 else { throw CofferError.importDamaged("the file ends inside its KDBX header") }
-        let storedHash = file[header.end..<(header.end + 32)]
-        let storedMAC = file[(header.end + 32)..<(header.end + 64)]
         let hash = try header.bytes.withUnsafeBytes { try sha256($0) }
-        guard hash.withUnsafeBytes({ constantTimeEquals(Array($0), Array(storedHash)) }) else {
+        guard hash.withUnsafeBytes({ constantTimeEquals(Array($0), Array(file[header.end..<(header.end + 32)])) }) else {
             throw CofferError.importDamaged("the KDBX header's checksum fails: the file is damaged or was changed")
         }
+    }
+
+    /// The decrypted (and inflated) payload: inner header and XML.
+    package static func decrypt(_ file: [UInt8], header: KDBXHeader, transformedKey: SecureBytes) throws -> SecureBytes {
+        try checkHeaderHash(file, header: header)
+        let storedMAC = file[(header.end + 32)..<(header.end + 64)]
         // HMAC base key = SHA-512(master seed ‖ transformed key ‖ 0x01); encryption key = SHA-256(master seed ‖ transformed key).
         let macBase = try SecureBytes(count: 64) { out in
             var context = SHA512_CTX()
@@ -287,7 +298,7 @@ package enum KDBX {
 
     /// Inflates gzip into locked memory: once through a 64 KiB buffer to count (at most
     /// `maximumPayloadBytes`, so a gzip bomb costs time, not memory), then into a buffer of that size.
-    static func inflate(_ compressed: UnsafeRawBufferPointer) throws -> SecureBytes {
+    package static func inflate(_ compressed: UnsafeRawBufferPointer) throws -> SecureBytes {
         func run(into sink: (UnsafeRawBufferPointer) throws -> Void) throws {
             var stream = z_stream()
             guard inflateInit2_(&stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
@@ -417,11 +428,11 @@ package enum KDBX {
 /// KDBX 4's inner random stream: ChaCha20 keyed by SHA-512 of the inner key (key: its first 32
 /// bytes, nonce: the next 12), one keystream over every protected value in document order. Id 0
 /// (no protection) is read too; Salsa20 (2, KDBX 3's) and ArcFour (1) are refused.
-final class InnerStream: KeePassXML.ProtectedValues, @unchecked Sendable {
+package final class InnerStream: KeePassXML.ProtectedValues, @unchecked Sendable {
     private let keyAndNonce: SecureBytes?
     private var position = 0
 
-    init(id: UInt32, key: SecureBytes) throws {
+    package init(id: UInt32, key: SecureBytes) throws {
         switch id {
         case 0: keyAndNonce = nil
         case 3:
@@ -436,7 +447,7 @@ final class InnerStream: KeePassXML.ProtectedValues, @unchecked Sendable {
     }
 
     /// XORs `bytes` with the next `bytes.count` bytes of the keystream.
-    func reveal(_ bytes: inout [UInt8]) {
+    package func reveal(_ bytes: inout [UInt8]) {
         guard let keyAndNonce, !bytes.isEmpty else { return }
         let skip = position % 64
         var buffer = [UInt8](repeating: 0, count: skip + bytes.count)

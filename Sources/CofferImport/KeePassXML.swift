@@ -9,7 +9,7 @@ import FoundationXML
 /// spec/cli.md §8.14. The XML is read with Foundation's event-based `XMLParser` (libxml2) after a
 /// byte scan that refuses any DTD (`<!DOCTYPE`, `<!ENTITY`: no entity expansion, no external
 /// entities) and any encoding but UTF-8; only the values the mapping needs are kept while reading.
-enum KeePassXML {
+package enum KeePassXML {
     /// Deepest element nesting accepted (KeePass writes about 6 levels plus one per group level).
     static let maximumDepth = 128
 
@@ -34,7 +34,7 @@ enum KeePassXML {
     }
 
     /// Decrypts protected values (the inner random stream), each in turn.
-    protocol ProtectedValues: AnyObject {
+    package protocol ProtectedValues: AnyObject {
         func reveal(_ bytes: inout [UInt8])
     }
 

@@ -113,6 +113,7 @@ extension ImportCommand {
     /// terminal, else standard input's first line; the key file is read whole (at most 64 MiB).
     func openKDBX(_ bytes: [UInt8]) throws -> ImportResult {
         let header = try KDBXHeader(bytes)
+        try KDBX.checkHeaderHash(bytes, header: header)
         var keyBytes = try keyFile.map { try Files.read($0, what: "key file", limit: Importer.maximumFileBytes) }
         defer { if keyBytes != nil { secureZero(&keyBytes!) } }
         let password: SecureBytes
