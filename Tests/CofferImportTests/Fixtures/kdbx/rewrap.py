@@ -117,19 +117,21 @@ def open_db(data, password, keyfile):
     if struct.unpack("<I", f[3])[0] == 1: plain = gzip.decompress(plain)
     return data[8:12], plain
 
-def write_db(version, plain, password, keyfile, kdf, cipher, compress):
-    seed, salt = os.urandom(32), os.urandom(32)
+def write_db(version, plain, password, keyfile, kdf, cipher, compress, key=None, random=os.urandom):
+    """`key`: the transformed key to write under, skipping the KDF (Fuzz/make-corpora.py's seeds,
+    under FuzzImportKDBX's fixed key); `random`: where seeds and IVs come from."""
+    seed, salt = random(32), random(32)
     if kdf == "aes":
         params = {"$UUID": (0x42, KDF_AES), "R": (0x05, struct.pack("<Q", 1000)), "S": (0x42, salt)}
     else:
         params = {"$UUID": (0x42, KDF_ARGON2D if kdf == "argon2d" else KDF_ARGON2ID), "S": (0x42, salt),
                   "P": (0x04, struct.pack("<I", 2)), "M": (0x05, struct.pack("<Q", 1 << 20)),
                   "I": (0x05, struct.pack("<Q", 2)), "V": (0x04, struct.pack("<I", 0x13))}
-    iv = os.urandom(16 if cipher == "aes" else 12)
+    iv = random(16 if cipher == "aes" else 12)
     fields = [(2, AES_CBC if cipher == "aes" else CHACHA20), (3, struct.pack("<I", 1 if compress == "gzip" else 0)),
               (4, seed), (7, iv), (11, write_dict(params)), (0, b"\r\n\r\n")]
     header = SIG + version + b"".join(bytes([fid]) + struct.pack("<I", len(v)) + v for fid, v in fields)
-    key = transform(params, composite(password, keyfile))
+    key = key or transform(params, composite(password, keyfile))
     base = hashlib.sha512(seed + key + b"\x01").digest()
     ekey = hashlib.sha256(seed + key).digest()
     body = gzip.compress(plain, mtime=0) if compress == "gzip" else plain
