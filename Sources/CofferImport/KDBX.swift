@@ -24,6 +24,9 @@ package enum KDBX {
 
     /// Reads a KDBX 4 database with `password` and an optional key file's bytes.
     package static func parse(_ file: [UInt8], password: SecureBytes, keyFile: [UInt8]?, now: Timestamp = .now()) throws -> ImportResult {
+        guard file.count <= Importer.maximumFileBytes else {
+            throw CofferError.invalidImport("the file is larger than \(Importer.maximumFileBytes >> 20) MiB")
+        }
         let header = try KDBXHeader(file)
         try checkHeaderHash(file, header: header)
         let composite = try compositeKey(password: password, keyFile: keyFile)
@@ -298,7 +301,7 @@ package enum KDBX {
 
     /// Inflates gzip into locked memory: once through a 64 KiB buffer to count (at most
     /// `maximumPayloadBytes`, so a gzip bomb costs time, not memory), then into a buffer of that size.
-    package static func inflate(_ compressed: UnsafeRawBufferPointer) throws -> SecureBytes {
+    static func inflate(_ compressed: UnsafeRawBufferPointer) throws -> SecureBytes {
         func run(into sink: (UnsafeRawBufferPointer) throws -> Void) throws {
             var stream = z_stream()
             guard inflateInit2_(&stream, 15 + 16, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
