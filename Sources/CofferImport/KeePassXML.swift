@@ -669,7 +669,7 @@ package enum KeePassXML {
                 return result
             }
             guard let pooled = document.binaries[ref] else {
-                return .skipped("not imported: its content is not in the file (keepassxc's XML export of a KDBX 4 database leaves attachments out)")
+                return .skipped("not imported: its content is not in the file (keepassxc's XML export of a KDBX 4 database leaves attachments out: import the .kdbx itself, --from kdbx)")
             }
             let result = decode(pooled.base64, compressed: pooled.compressed)
             decoded[ref] = result
