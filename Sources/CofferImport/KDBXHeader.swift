@@ -37,6 +37,10 @@ package struct KDBXHeader: Sendable {
     /// Argon2 passes: at most 1,000,000 (KeePassXC's benchmark at its 5 s maximum and 1 MiB
     /// chooses a few thousand).
     package static let maximumArgon2Iterations: UInt64 = 1_000_000
+    /// Argon2 work, memory × passes: at most 256 GiB (2^28 KiB), a few minutes on this machine
+    /// class (a parameter set KeePassXC's benchmark chooses for a few seconds is far below it);
+    /// 4 GiB × 1,000,000 passes, each bound alone admitted, would take weeks.
+    package static let maximumArgon2WorkKiB: UInt64 = 1 << 28
     /// Argon2 lanes: at most 256 (KeePassXC offers up to its thread count).
     package static let maximumArgon2Parallelism: UInt64 = 256
     /// Argon2 salt, secret and associated data: at most 1 KiB each (KeePassXC writes a 32-byte salt).
@@ -150,6 +154,9 @@ package struct KDBXHeader: Sendable {
             }
             guard (1...maximumArgon2Iterations).contains(iterations) else {
                 throw refuse("Argon2 with \(iterations) passes; Coffer reads 1 to \(maximumArgon2Iterations)")
+            }
+            guard (memory / 1024) * iterations <= maximumArgon2WorkKiB else {
+                throw refuse("Argon2 with \(memory / 1024) KiB × \(iterations) passes; Coffer reads at most \(maximumArgon2WorkKiB >> 20) GiB × passes in all")
             }
             guard version == 0x10 || version == 0x13 else { throw refuse("Argon2 version \(version); there are 0x10 and 0x13") }
             let secret = d.bytes("K") ?? [], associated = d.bytes("A") ?? []

@@ -229,6 +229,7 @@ struct KDBXTests {
         ("iterations", KDBXWriter.argon2d(iterations: 1 << 40)),
         ("iterations zero", KDBXWriter.argon2d(iterations: 0)),
         ("parallelism", KDBXWriter.argon2d(parallelism: 1 << 20)),
+        ("memory × passes", KDBXWriter.argon2d(memory: 4 << 30, iterations: 1_000_000)),
         ("Argon2id memory", KDBXWriter.argon2d(memory: UInt64.max, id: true)),
         ("AES rounds", KDBXWriter.aesKDF(rounds: UInt64.max)),
         ("AES rounds past int", KDBXWriter.aesKDF(rounds: UInt64(Int32.max) + 1)),
@@ -314,6 +315,34 @@ struct KDBXTests {
         #expect(result.items[1].customFields.map { "\($0.name)=\($0.value.reveal())" } == ["Empty=", "Note=line\nline"])
     }
 
+    /// Without a sanitizer build: the FuzzImportKDBX seeds, each mutated a few hundred times
+    /// (bytes flipped, overwritten with boundary values, cut, lengths set huge), through the
+    /// harness's invariants: no trap, only the codes §8.29 names.
+    @Test func mutatedSeedsNeverTrap() throws {
+        let directory = Repository.url("Fuzz/Corpus/FuzzImportKDBX")
+        let seeds = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(seeds.count >= 8)
+        var random = XorShift(state: 0x6B64_6278_6D75_7461)
+        for name in seeds {
+            let seed = try [UInt8](Data(contentsOf: directory.appendingPathComponent(name)))
+            for round in 0..<300 {
+                var input = seed
+                for _ in 0...(round % 4) {
+                    guard input.count > 1 else { break }
+                    let at = 1 + Int(random.next() % UInt64(input.count - 1))
+                    switch random.next() % 5 {
+                    case 0: input[at] ^= UInt8(1 << (random.next() % 8))
+                    case 1: input[at] = [0x00, 0xFF, 0x7F, 0x80][Int(random.next() % 4)]
+                    case 2: input = Array(input.prefix(at))
+                    case 3: input.replaceSubrange(at..<min(input.count, at + 4), with: [0xFF, 0xFF, 0xFF, 0x7F])
+                    default: input.insert(UInt8(truncatingIfNeeded: random.next()), at: at)
+                    }
+                }
+                _ = try input.withUnsafeBytes { try ImportKDBXHarness.run($0) }
+            }
+        }
+    }
+
     /// The fuzz harness's two stages accept the fixtures' shapes (the seeds of FuzzImportKDBX).
     @Test func fuzzHarnessStages() throws {
         let payload = KDBXWriter.payload(xml: KDBXWriter.xml(entries: ["<String><Key>Title</Key><Value>x</Value></String>"]), binaries: [[9]])
@@ -321,6 +350,17 @@ struct KDBXTests {
         for input in [[0] + file, [1] + payload, [0] + Array(file.prefix(100)), [1] + Array(payload.prefix(30))] {
             _ = try input.withUnsafeBytes { try ImportKDBXHarness.run($0) }
         }
+    }
+}
+
+/// A reproducible, cheap stream for the mutation test (xorshift64).
+struct XorShift {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return state
     }
 }
 
