@@ -159,6 +159,16 @@ struct KDBXTests {
         // The fixture's key file, made by keepassxc-cli, opens its database (fixtureMatchesKeePassXCExport).
     }
 
+    /// KeePassXC's own reading of each key-file kind: databases keepassxc-cli gave a 32-byte, a
+    /// 64-hex-character and an arbitrary key file open with the same file here.
+    @Test(arguments: ["raw32", "hex64", "hashed"])
+    func keepassxcKeyFilesOfEveryKind(_ kind: String) throws {
+        let file = try Self.fixture("keyfile-\(kind).kdbx")
+        let result = try Self.open(file, keyFile: try Self.fixture("\(kind).key"))
+        #expect(result.items.map(\.title) == ["Key file test"] && result.items[0].password?.reveal() == "kf-pw")
+        #expect(Self.code { try Self.open(file) } == .importWrongPassword)
+    }
+
     // MARK: - Attacker tests
 
     static func code(_ body: () throws -> ImportResult) -> CofferError.Code? {

@@ -73,6 +73,21 @@ for f in keyfile argon2d argon2id-chacha20 aes-kdf-cheap; do
     printf '%s\n' "$pw" | cli db-info "${extra[@]}" "$out/$f.kdbx" | grep -E '^(Cipher|KDF):' | sed "s/^/$f.kdbx: /"
 done
 printf '%s\n' "$pw" | cli db-info "$out/aes-kdf.kdbx" | grep -E '^(Cipher|KDF):' | sed "s/^/aes-kdf.kdbx: /"
+# KeePassXC's other key-file kinds, each given to db-edit --set-key-file as an existing file (so
+# keepassxc reads it, not writes one): 32 raw bytes, 64 hex characters, any other file (its SHA-256).
+# On a small KDBX 4.1 database (the entry removed to the Recycle Bin makes it KDBX 4).
+printf '%s\n%s\n' "$pw" "$pw" | cli db-create -p -t 100 small.kdbx >/dev/null
+printf '%s\n%s\n' "$pw" 'kf-pw' | cli add -p small.kdbx 'Key file test' -u keyed >/dev/null
+printf '%s\n%s\n' "$pw" 'gone' | cli add -p small.kdbx 'Old' >/dev/null
+printf '%s\n' "$pw" | cli rm small.kdbx 'Old' >/dev/null
+python3 -c 'import sys; sys.stdout.buffer.write(bytes((i * 37 + 11) & 0xff for i in range(32)))' > "$out/raw32.key"
+python3 -c 'import sys; sys.stdout.write("".join("%02x" % ((i * 53 + 7) & 0xff) for i in range(32)))' > "$out/hex64.key"
+printf 'any file at all: its SHA-256 is the key\n' > "$out/hashed.key"
+for k in raw32 hex64 hashed; do
+    cp small.kdbx "$out/keyfile-$k.kdbx"
+    printf '%s\n' "$pw" | cli db-edit --set-key-file "$out/$k.key" "$out/keyfile-$k.kdbx" >/dev/null
+    printf '%s\n' "$pw" | cli ls -k "$out/$k.key" "$out/keyfile-$k.kdbx" | grep -q 'Key file test'
+done
 # A KDBX 3.1 database (what db-create writes while nothing needs KDBX 4), which Coffer refuses with a hint.
 printf '%s\n%s\n' "$pw" "$pw" | cli db-create -p -t 100 "$out/kdbx3.kdbx" >/dev/null
 (cd "$out" && sha256sum attachments/* > attachments.sha256)
