@@ -61,7 +61,7 @@ package struct KDBXHeader: Sendable {
         guard major == 4 else {
             if major < 4 {
                 throw CofferError.invalidImport(
-                    "a KDBX \(major).\(minor) database; Coffer reads KDBX 4: open it in KeePassXC and save it as KDBX 4 (Database › Database Settings › Security › Encryption Settings › Database format), then import again")
+                    "a KDBX \(major).\(minor) database; Coffer reads KDBX 4: open it in KeePassXC and save it as KDBX 4 (Database › Database Settings › Security › Encryption Settings › Database format), then import again; or import `keepassxc-cli export -f xml` of it (a KDBX 3.1 export holds its attachments)")
             }
             throw CofferError.invalidImport("a KDBX \(major).\(minor) database; Coffer reads KDBX 4.0 and 4.1")
         }
