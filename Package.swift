@@ -7,6 +7,9 @@ import PackageDescription
 let nativeLibraries: [Target] = [
     .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
     .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
+    // Argon2d and Argon2id for KeePass KDBX 4 imports (spec/cli.md §8.29): libsodium has no Argon2d
+    // and runs Argon2 with one lane only. Used by CofferImport alone, never by the core.
+    .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
 ]
 
 /// Coffer: a password-vault core (crypto, vault format, store, unlock, policy) and the `coffer` CLI.
@@ -59,7 +62,7 @@ let package = Package(
         // Other managers' files in and out (spec/cli.md §8): builds on the core's public and package API.
         .target(
             name: "CofferImport",
-            dependencies: ["Coffer", "CZlibInflate", .product(name: "ZIPFoundation", package: "ZIPFoundation")]),
+            dependencies: ["Coffer", "CZlibInflate", "CArgon2", .product(name: "ZIPFoundation", package: "ZIPFoundation")]),
         // The agent (spec/agent.md): its wire protocol, the server the CLI runs as `coffer agent`,
         // and the client side of the socket. Only the CLI uses it.
         // The agent never touches device secrets or PIN state: it can make no new way in (spec/agent.md §5).
@@ -137,6 +140,7 @@ let package = Package(
         .executableTarget(name: "FuzzSSHKey", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzSSHKey"),
         .executableTarget(name: "FuzzSSHAgentMessage", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzSSHAgentMessage"),
         .executableTarget(name: "FuzzFileExtraction", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzFileExtraction"),
+        .executableTarget(name: "FuzzImportKDBX", dependencies: ["CofferFuzzSupport"], path: "Fuzz/FuzzImportKDBX"),
     ]
 )
 

@@ -12,7 +12,7 @@
 # Re-check the last run against edited thresholds without running again:
 #   Benchmarks/ci-check.sh --check-only
 #
-# Needs no system packages beyond scripts/bootstrap's own (libsodium-dev, libzxcvbn-dev,
+# Needs no system packages beyond scripts/bootstrap's own (libsodium-dev, libzxcvbn-dev, libargon2-dev,
 # pkg-config): package-benchmark's MallocInterposer trait is built from source (no jemalloc).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -172,6 +172,59 @@ EXTRACTION = {
 for name, data in EXTRACTION.items():
     write("FuzzFileExtraction", name, data)
 
+# --- FuzzImportKDBX: byte 0 even, a whole KDBX 4 file written under the harness's fixed
+# transformed key (KDBXWriter.fuzzKey, 32 x 0x5A); odd, a decrypted payload (inner header, XML).
+# From the keepassxc-cli fixture (Tests/CofferImportTests/Fixtures/kdbx/), its 300 KiB attachment
+# cut to 64 bytes so a seed fits max_len; rewrap.py writes the files (needs python3-cryptography).
+def kdbx_seeds():
+    sys.path.insert(0, os.path.join(ROOT, "Tests", "CofferImportTests", "Fixtures", "kdbx"))
+    try:
+        import rewrap
+    except ImportError as e:
+        print("FuzzImportKDBX seeds skipped (%s)" % e, file=sys.stderr)
+        return
+    fixture = os.path.join(ROOT, "Tests", "CofferImportTests", "Fixtures", "kdbx", "argon2d.kdbx")
+    version, plain = rewrap.open_db(open(fixture, "rb").read(), "fixture-kdbx-p\u00e4ssword", None)
+    i, inner = 0, b""
+    while True:
+        fid = plain[i]
+        (n,) = struct.unpack_from("<I", plain, i + 1)
+        value = plain[i + 5:i + 5 + n]
+        if fid == 3:
+            value = value[:65]
+        inner += bytes([fid]) + struct.pack("<I", len(value)) + value
+        i += 5 + n
+        if fid == 0:
+            break
+    payload = inner + plain[i:]
+    counter = [0]
+
+    def fixed(n):
+        counter[0] += 1
+        return bytes([counter[0]]) * n
+
+    key = b"\x5a" * 32
+    small_xml = (b'<?xml version="1.0" encoding="utf-8"?><KeePassFile><Root><Group><Name>Root</Name><Entry>'
+                 b'<String><Key>Title</Key><Value>t</Value></String><Binary><Key>a</Key><Value Ref="0"/></Binary>'
+                 b'</Entry></Group></Root></KeePassFile>')
+    small = (b"\x01" + struct.pack("<I", 4) + struct.pack("<I", 3) + b"\x02" + struct.pack("<I", 64) + b"\x03" * 64
+             + b"\x03" + struct.pack("<I", 3) + b"\x00ab" + b"\x00" + struct.pack("<I", 0) + small_xml)
+    seeds = {
+        "payload-keepassxc": b"\x01" + payload,
+        "payload-small": b"\x01" + small,
+        "payload-no-end": b"\x01" + small[:40],
+        "file-keepassxc-aes-gzip": b"\x00" + rewrap.write_db(version, payload, "", None, "argon2d", "aes", "gzip", key, fixed),
+        "file-keepassxc-chacha20": b"\x00" + rewrap.write_db(version, payload, "", None, "argon2id", "chacha20", "none", key, fixed),
+        "file-small-aes-kdf": b"\x00" + rewrap.write_db(version, small, "", None, "aes", "aes", "gzip", key, fixed),
+        "file-wrong-key": b"\x00" + rewrap.write_db(version, small, "", None, "argon2d", "aes", "none", b"\x00" * 32, fixed),
+        "file-kdbx3-header": b"\x00" + open(os.path.join(os.path.dirname(fixture), "kdbx3.kdbx"), "rb").read()[:240],
+    }
+    for name, data in seeds.items():
+        write("FuzzImportKDBX", name, data)
+
+
+kdbx_seeds()
+
 # --- password rules: every rules: line of the policy vectors ----------------------------------
 def unescape(value):
     out, i = [], 0

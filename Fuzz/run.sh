@@ -43,6 +43,7 @@ FuzzPasskeyOptions 8192    2048    5          passkey.dict
 FuzzSSHKey        16384    2048    10         ssh.dict
 FuzzSSHAgentMessage 4096   2048    5          sshagent.dict
 FuzzFileExtraction 161     2048    10         -
+FuzzImportKDBX    32768    2048    10         kdbx.dict
 "
 
 time_s=60 jobs=1 regressions=0 merge=0 build=1 build_only=0 selected=()

@@ -41,6 +41,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case sshKey = "FuzzSSHKey"
     case sshAgentMessage = "FuzzSSHAgentMessage"
     case fileExtraction = "FuzzFileExtraction"
+    case importKDBX = "FuzzImportKDBX"
 
     /// Runs one input through the harness. Throws `InvariantViolation` when an invariant breaks.
     package func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
@@ -63,6 +64,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .sshKey: return try SSHKeyHarness.run(data)
         case .sshAgentMessage: return try SSHAgentMessageHarness.run(data)
         case .fileExtraction: return try FileExtractionHarness.run(data)
+        case .importKDBX: return try ImportKDBXHarness.run(data)
         }
     }
 

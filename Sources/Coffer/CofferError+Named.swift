@@ -214,6 +214,16 @@ extension CofferError {
         CofferError(.invalidImport, reason, file: file, line: line)
     }
 
+    /// `import.wrong-password`.
+    package static func importWrongPassword(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
+        CofferError(.importWrongPassword, reason, file: file, line: line)
+    }
+
+    /// `import.damaged-file`.
+    package static func importDamaged(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
+        CofferError(.importDamaged, reason, file: file, line: line)
+    }
+
     /// `policy.invalid-breach-file`.
     package static func invalidBreachFile(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
         CofferError(.invalidBreachFile, reason, file: file, line: line)

@@ -17,7 +17,8 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let cryptoUnavailable = Code(rawValue: "crypto.unavailable")
         /// A key, nonce or salt of the wrong size, or an out-of-range argument (crypto.md §6).
         public static let invalidArgument = Code(rawValue: "crypto.invalid-argument")
-        /// Argon2id parameters lie outside the bounds of crypto.md §3.
+        /// Argon2id parameters lie outside the bounds of crypto.md §3, or an imported KeePass
+        /// database's key-derivation parameters outside those of spec/cli.md §8.29.
         public static let kdfParametersRefused = Code(rawValue: "crypto.kdf-parameters-refused")
         /// The key derivation itself failed, typically for lack of memory (crypto.md §3).
         public static let kdfFailed = Code(rawValue: "crypto.kdf-failed")
@@ -116,6 +117,12 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         /// An import file that cannot be read as a whole: not the named format, missing header
         /// columns, encrypted export, too large. Single bad rows are skipped and reported instead.
         public static let invalidImport = Code(rawValue: "import.invalid-file")
+        /// A password-protected import file (a KeePass KDBX database) that the password and key
+        /// file given do not open (spec/cli.md §8.29).
+        public static let importWrongPassword = Code(rawValue: "import.wrong-password")
+        /// A password-protected import file that opens but fails an integrity check: a checksum
+        /// or a block's HMAC, or it ends early (spec/cli.md §8.29). Nothing is imported.
+        public static let importDamaged = Code(rawValue: "import.damaged-file")
 
         // The breach list of `coffer audit` (spec/cli.md §4.23); in the policy namespace, as the
         // searcher lives with the policy code (Policy/PwnedPasswords.swift).
@@ -176,7 +183,7 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
             .wrongPIN, .throttled, .pinDisabled, .pinUnavailable, .deviceKeyUnavailable, .throttleStateTampered, .cancelled,
             .masterPasswordNeeded,
             .invalidRules, .unsatisfiablePolicy, .policyViolation, .invalidOption,
-            .invalidImport, .invalidBreachFile, .invalidSuffixList,
+            .invalidImport, .importWrongPassword, .importDamaged, .invalidBreachFile, .invalidSuffixList,
             .differentVault, .otherPasswordNeeded,
             .passkeyBadOptions, .passkeyRPMismatch, .passkeyBadKey, .passkeyUnsupportedAlgorithm, .passkeyCredentialNotAllowed,
             .sshMalformedKey, .sshEncryptedKey, .sshUnsupportedKey,

@@ -8,6 +8,9 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     case bitwardenJSON = "bitwarden-json"
     case bitwardenZip = "bitwarden-zip"
     case keepassXML = "keepass-xml"
+    /// A KeePass KDBX 4 database itself (spec/cli.md §8.29): needs its password (and key file),
+    /// so `Importer.parse` refuses it; `KDBX.parse` reads it.
+    case kdbx = "kdbx"
     case onePasswordCSV = "1password-csv"
     case lastPassCSV = "lastpass-csv"
     case chromeCSV = "chrome-csv"
@@ -176,6 +179,8 @@ public enum Importer {
         case .bitwardenJSON: return try BitwardenJSON.parse(bytes, now: now)
         case .bitwardenZip: return try BitwardenAttachments.parseZip(bytes, now: now)
         case .keepassXML: return try KeePassXML.parse(bytes, now: now)
+        case .kdbx:
+            throw CofferError.invalidImport("a KeePass KDBX database is opened with its password (and key file): `coffer import FILE` asks for it")
         case .cofferJSON: return try CofferJSON.parse(bytes)
         case .onePassword1PUX: return try OnePassword1PUX.parse(bytes, now: now)
         case .onePassword1PIF: return try OnePassword1PIF.parse(bytes, now: now)
@@ -248,6 +253,7 @@ public enum Importer {
 /// bytes, a JSON key, the CSV header's names), never by a value.
 extension Importer {
     public static func detect(_ bytes: [UInt8]) throws -> ImportFormat {
+        if KDBXHeader.looksLike(bytes) { return .kdbx }
         if OnePassword1PUX.looksLike(bytes) { return .onePassword1PUX }
         if ProtonPass.looksLikeZip(bytes) { return .protonPass }
         if DashlaneArchive.looksLike(bytes) { return .dashlaneCSV }

@@ -9,7 +9,7 @@ import FoundationXML
 /// spec/cli.md §8.14. The XML is read with Foundation's event-based `XMLParser` (libxml2) after a
 /// byte scan that refuses any DTD (`<!DOCTYPE`, `<!ENTITY`: no entity expansion, no external
 /// entities) and any encoding but UTF-8; only the values the mapping needs are kept while reading.
-enum KeePassXML {
+package enum KeePassXML {
     /// Deepest element nesting accepted (KeePass writes about 6 levels plus one per group level).
     static let maximumDepth = 128
 
@@ -25,7 +25,20 @@ enum KeePassXML {
         return false
     }
 
-    static func parse(_ bytes: [UInt8], now: Timestamp) throws -> ImportResult {
+    /// What a KDBX 4 database adds to its XML (spec/cli.md §8.29): the inner random stream that
+    /// protected values are decrypted with, in document order, and the inner header's attachments,
+    /// which `<Value Ref="N"/>` names by position.
+    struct KDBXContent {
+        var stream: any ProtectedValues
+        var binaries: [SecretBox]
+    }
+
+    /// Decrypts protected values (the inner random stream), each in turn.
+    package protocol ProtectedValues: AnyObject {
+        func reveal(_ bytes: inout [UInt8])
+    }
+
+    static func parse(_ bytes: [UInt8], now: Timestamp, kdbx: KDBXContent? = nil) throws -> ImportResult {
         // swift-corelibs-foundation's XMLParser traps (a force unwrap in _NSXMLParserStartElementNs)
         // on an element name that is not UTF-8, which libxml2 passes on
         // (Fuzz/FailCases/FuzzImportKeePassXML/element-name-not-utf8): libxml2 only sees valid UTF-8.
@@ -33,7 +46,8 @@ enum KeePassXML {
             throw CofferError.invalidImport("the file is not valid UTF-8; KeePass XML exports are")
         }
         try refuseUnsafeXML(bytes)
-        let document = try read(bytes)
+        var document = try read(bytes, stream: kdbx?.stream)
+        document.pool = kdbx?.binaries
         return map(document, now: now)
     }
 
@@ -77,6 +91,8 @@ enum KeePassXML {
         var recycleBinUUID = ""
         /// `<Meta><Binaries><Binary ID=…>`: ID → (compressed, base64 text).
         var binaries: [String: (compressed: Bool, base64: String)] = [:]
+        /// A KDBX 4 database's attachments (its inner header), by position; nil for an XML export.
+        var pool: [SecretBox]?
     }
 
     // MARK: - Whole-file checks
@@ -169,7 +185,7 @@ enum KeePassXML {
         return max(longest, run)
     }
 
-    static func read(_ bytes: [UInt8]) throws -> Document {
+    static func read(_ bytes: [UInt8], stream: (any ProtectedValues)? = nil) throws -> Document {
         #if canImport(FoundationXML) || canImport(Darwin)
         var data = Data(bytes)
         defer { data.resetBytes(in: 0..<data.count) }
@@ -178,6 +194,7 @@ enum KeePassXML {
         parser.shouldProcessNamespaces = false
         parser.shouldReportNamespacePrefixes = false
         let reader = Reader()
+        reader.stream = stream
         parser.delegate = reader
         let ok = parser.parse()
         if let problem = reader.problem { throw CofferError.invalidImport(problem) }
@@ -222,6 +239,10 @@ enum KeePassXML {
         private var currentBinary: BinaryRef?
         private var metaBinary: (id: String, compressed: Bool)?
         private var inRoot = false
+        /// A KDBX database's inner random stream: every `<Entry><String><Value Protected="True">`
+        /// is base64-decoded and decrypted with it, in document order, wherever it is.
+        var stream: (any ProtectedValues)?
+        private var protectedDepth: Int?
 
         private func fail(_ parser: XMLParser, _ why: String) {
             if problem == nil { problem = why }
@@ -241,6 +262,10 @@ enum KeePassXML {
             let parent = path.last
             path.append(name)
             text = ""
+            if stream != nil, name == "Value", parent == "String", path.count >= 3, path[path.count - 3] == "Entry",
+               attributes["Protected"]?.lowercased() == "true" {
+                protectedDepth = path.count
+            }
             switch name {
             case "Root" where path.count == 2:
                 sawRoot = true
@@ -291,8 +316,18 @@ enum KeePassXML {
             path.removeLast()
             if path.isEmpty && name == "KeePassFile" { closedKeePassFile = true }
             let parent = path.last
-            let value = text
+            var value = text
             text = ""
+            var revealed = false
+            if let depth = protectedDepth, depth == path.count + 1, let stream {
+                protectedDepth = nil
+                guard var bytes = Data(base64Encoded: value, options: .ignoreUnknownCharacters).map(Array.init) else {
+                    return fail(parser, "a protected value of the database is not valid base64")
+                }
+                defer { secureZero(&bytes) }
+                stream.reveal(&bytes)
+                if let decoded = String(validUTF8: bytes) { value = decoded; revealed = true } else { value = "" }
+            }
             if let metaBinary, name == "Binary", parent == "Binaries" {
                 document.binaries[metaBinary.id] = (metaBinary.compressed, value)
                 self.metaBinary = nil
@@ -315,7 +350,9 @@ enum KeePassXML {
                         document.entries.append(entry)
                     }
                 case ("Key", "String"): currentString?.key = value
-                case ("Value", "String"): currentString?.value = value
+                case ("Value", "String"):
+                    currentString?.value = value
+                    if revealed { currentString?.protected = false }
                 case ("String", "Entry"):
                     if let s = currentString { entry.strings.append(s) }
                     currentString = nil
@@ -406,6 +443,9 @@ enum KeePassXML {
         var attachmentsSkipped: [String] = []
         for version in [entry] + entry.history {
             if let s = version.strings.first(where: { $0.protected }) {
+                if document.pool != nil {
+                    throw CSVImport.RowError(reason: "protected value '\(s.key)' is not valid UTF-8 once decrypted")
+                }
                 throw CSVImport.RowError(reason: "protected value '\(s.key)': export as XML from KeePass/KeePassXC, "
                     + "not the raw database XML (its protected values are encrypted)")
             }
@@ -620,8 +660,16 @@ enum KeePassXML {
     static func attachment(_ binary: BinaryRef, document: Document, decoded: inout [String: Attachment]) -> Attachment {
         if let ref = binary.ref {
             if let known = decoded[ref] { return known }
+            if let pool = document.pool {
+                guard let index = Int(ref.trimmingCharacters(in: .whitespaces)), pool.indices.contains(index) else {
+                    return .skipped("not imported: it names binary \(OnePassword.label(String(ref.prefix(20)))), and the database holds \(pool.count)")
+                }
+                let result = Attachment.file(pool[index], gzip: false, size: UInt64(pool[index].count))
+                decoded[ref] = result
+                return result
+            }
             guard let pooled = document.binaries[ref] else {
-                return .skipped("not imported: its content is not in the file (keepassxc's XML export of a KDBX 4 database leaves attachments out)")
+                return .skipped("not imported: its content is not in the file (keepassxc's XML export of a KDBX 4 database leaves attachments out: import the .kdbx itself, --from kdbx)")
             }
             let result = decode(pooled.base64, compressed: pooled.compressed)
             decoded[ref] = result

@@ -176,6 +176,53 @@ struct CLIImportExportTests {
         #expect(dtd.status == 65 && dtd.stderr.contains("DTD"), "\(dtd)")
     }
 
+    /// spec/cli.md §8.29 through the binary: keepassxc-cli's KDBX 4 database (Argon2d) imported with
+    /// its password on standard input, attachments included (`files`, `extract` give the bytes
+    /// keepassxc-cli's attachment-export wrote); the key-file database with --key-file and
+    /// --source-password-file; a wrong password exits 77, a damaged block 65, KDBX 3.1 65 with the hint.
+    @Test func kdbxThroughTheBinary() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let dir = Repository.url("Tests/CofferImportTests/Fixtures/kdbx").path
+        let password = Array("fixture-kdbx-pässword\n".utf8)
+        let result = try ws.run(["import", dir + "/argon2d.kdbx"] + ws.unlock, stdin: password)
+        #expect(result.status == 65 && result.stdout == "imported 5 items and 5 files, skipped 1\n", "\(result)")
+        #expect(result.stderr.contains("read as kdbx") && result.stderr.contains("files: 5 (307845 bytes)")
+                && result.stderr.contains("skipped item 6: in the Recycle Bin"), "\(result.stderr)")
+        #expect(!result.stderr.contains("fixture-kdbx"))
+        let files = try ws.coffer("files", "Files")
+        #expect(files.status == 0 && files.stdout.contains("large scan.bin") && files.stdout.contains("empty.txt")
+                && files.stdout.contains("e2144db9fe7f7c203ae490b6009edbc1b8b81b8f655e94e88a69cce64b4a911a"), "\(files)")
+        let extracted = try ws.coffer("extract", "Files", "large scan.bin", "--output", ws.file("scan.bin"))
+        #expect(extracted.status == 0, "\(extracted)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: ws.file("scan.bin")))
+                == Data(contentsOf: URL(fileURLWithPath: dir + "/attachments/Files--large scan.bin")))
+        #expect(try ws.coffer("extract", "bastion", "config.txt", "--output", "-").stdout == "host=files.example\nport=21\n")
+        #expect(try ws.coffer("show", "GitHub", "--field", "Recovery codes", "--reveal").stdout == "1111-2222\n3333-4444\n")
+
+        try ws.write("kdbx-pw", "fixture-kdbx-pässword\n")
+        let second = try CLIWorkspace()
+        try second.initVault()
+        let keyed = try second.run(["import", dir + "/keyfile.kdbx", "--key-file", dir + "/keyfile.keyx",
+                                    "--source-password-file", ws.file("kdbx-pw")] + second.unlock)
+        #expect(keyed.status == 65 && keyed.stdout == "imported 5 items and 5 files, skipped 1\n", "\(keyed)")
+        let noKey = try second.run(["import", dir + "/keyfile.kdbx", "--source-password-file", ws.file("kdbx-pw")] + second.unlock)
+        #expect(noKey.status == 77 && noKey.stderr.contains("[import.wrong-password]"), "\(noKey)")
+
+        let wrong = try ws.run(["import", dir + "/argon2d.kdbx"] + ws.unlock, stdin: Array("not it\n".utf8))
+        #expect(wrong.status == 77 && wrong.stderr.contains("does not open this KeePass database"), "\(wrong)")
+        var damaged = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir + "/argon2d.kdbx")))
+        damaged[damaged.count - 100] ^= 1
+        try ws.write("damaged.kdbx", damaged)
+        let bad = try ws.run(["import", ws.file("damaged.kdbx")] + ws.unlock, stdin: password)
+        #expect(bad.status == 65 && bad.stderr.contains("[import.damaged-file]"), "\(bad)")
+        let old = try ws.run(["import", dir + "/kdbx3.kdbx"] + ws.unlock, stdin: password)
+        #expect(old.status == 65 && old.stderr.contains("save it as KDBX 4"), "\(old)")
+        let misplaced = try ws.coffer("import", Repository.url("Tests/CofferImportTests/Fixtures/keepass-xml/keepassxc-2.7.4-kdbx3.xml").path,
+                                      "--key-file", dir + "/keyfile.keyx")
+        #expect(misplaced.status == 64, "\(misplaced)")
+    }
+
     /// spec/files.md §11, cli.md §4.15: Bitwarden's JSON with --attachments DIR through the binary.
     /// The items and their files are one batch: SIGKILLed while a 48 MiB attachment is being
     /// written, the vault has none of the import (verify passes, the torn tail discarded); run through, every item and file is there and the summary counts the files.

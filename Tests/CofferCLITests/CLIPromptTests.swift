@@ -43,6 +43,23 @@ struct CLIPromptTests {
         #expect(try ws.coffer("ls").status == 0)
     }
 
+    /// spec/cli.md §8.29: a KeePass database's password is asked on the terminal, echo off,
+    /// before the vault is opened (here with --password-file), and never shown.
+    @Test func kdbxPasswordIsAskedOnTheTerminal() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let tty = try PseudoTerminal()
+        let fixture = Repository.url("Tests/CofferImportTests/Fixtures/kdbx/argon2id-chacha20.kdbx").path
+        let child = try tty.start(["import", fixture] + ws.unlock, in: ws)
+        try tty.expect("Password for the KeePass database")
+        tty.type("fixture-kdbx-pässword\r")
+        try tty.expect("imported 5 items and 5 files, skipped 1")
+        let rest = tty.readToEnd()
+        #expect(!rest.contains("fixture-kdbx"))
+        #expect(try child.wait(timeoutSeconds: 30) == 65)
+        #expect(try ws.coffer("show", "Files", "--field", "PIN", "--reveal").stdout == "0042\n")
+    }
+
     @Test func escapeCancelsAndCreatesNothing() throws {
         let ws = try CLIWorkspace()
         let tty = try PseudoTerminal()

@@ -126,7 +126,7 @@ extension KeePassXMLTests {
         #expect(result.attachments.map(\.name) == ["ok.txt"])
         #expect(try Self.read(result.attachments[0]) == Array("Grüße: a text attachment ✓\n".utf8))
         #expect(result.skipped.map(\.reason) == [
-            "attachment 'nowhere.bin' not imported: its content is not in the file (keepassxc's XML export of a KDBX 4 database leaves attachments out)",
+            "attachment 'nowhere.bin' not imported: its content is not in the file (keepassxc's XML export of a KDBX 4 database leaves attachments out: import the .kdbx itself, --from kdbx)",
             "attachment 'bad.gz' (24 bytes compressed) not imported: its gzip data is damaged (or inflates past 4 GiB)",
         ])
     }

@@ -45,8 +45,8 @@ struct KeePassXMLTests {
         // Entry 3 (Files): keepassxc-cli's XML export of a KDBX 4 database has <Binary> refs but no
         // <Meta><Binaries>, so both attachments are listed; entry 6 is in the Recycle Bin.
         #expect(result.skipped.filter { $0.position != .item(5) }.map(\.description) == [
-            "item 3: attachment 'blob.bin' not imported: its content is not in the file (keepassxc's XML export of a KDBX 4 database leaves attachments out)",
-            "item 3: attachment 'config.txt' not imported: its content is not in the file (keepassxc's XML export of a KDBX 4 database leaves attachments out)",
+            "item 3: attachment 'blob.bin' not imported: its content is not in the file (keepassxc's XML export of a KDBX 4 database leaves attachments out: import the .kdbx itself, --from kdbx)",
+            "item 3: attachment 'config.txt' not imported: its content is not in the file (keepassxc's XML export of a KDBX 4 database leaves attachments out: import the .kdbx itself, --from kdbx)",
             "item 6: in the Recycle Bin",
         ])
         #expect(result.keptAsFields == ["Recovery codes": 1, "PIN": 1, "Security question: first pet": 1])
@@ -148,7 +148,7 @@ struct KeePassXMLTests {
             "item 4: no title, URL or username",
             "item 6: protected value 'Password': export as XML from KeePass/KeePassXC, not the raw database XML (its protected values are encrypted)",
             "item 8: attachment 'damaged.gz' (27 bytes compressed) not imported: its gzip data is damaged (or inflates past 4 GiB)",
-            "item 8: attachment 'missing.txt' not imported: its content is not in the file (keepassxc's XML export of a KDBX 4 database leaves attachments out)",
+            "item 8: attachment 'missing.txt' not imported: its content is not in the file (keepassxc's XML export of a KDBX 4 database leaves attachments out: import the .kdbx itself, --from kdbx)",
             "item 9: in the Recycle Bin",
         ])
         let items = Dictionary(uniqueKeysWithValues: result.items.map { ($0.title, $0) })

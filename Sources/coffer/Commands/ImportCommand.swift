@@ -19,7 +19,11 @@ struct ImportCommand: ParsableCommand {
             imported then. The file is checked before the vault is unlocked. Attachments become files of their \
             items (KeePass XML, 1Password 1PUX, Bitwarden's zip export; its JSON with --attachments DIR), written with the items in \
             the same batch: all or nothing, one sync. An import with files unlocks the vault itself (not through \
-            the agent).
+            the agent). \
+            A KeePass database (kdbx, KDBX 4.0/4.1 as KeePassXC 2.7 writes) is read directly, attachments \
+            included: its password is asked on the terminal, or read from the first line of standard input when \
+            that is not a terminal, or of --source-password-file FILE (never from the command line or the \
+            environment); --key-file adds its key file. A KDBX 3.x database must be saved as KDBX 4 in KeePassXC first.
             """)
 
     @Argument(help: "The export file.")
@@ -31,6 +35,14 @@ struct ImportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Bitwarden: the attachments beside a bitwarden-json export, as DIR/<item id>/<file name> (what `bw get attachment --itemid ID --output DIR/ID/` writes).",
                                valueName: "dir"))
     var attachments: String?
+
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("KeePass (kdbx): the database's key file (KeePassXC's XML 1.0/2.0, 32 raw bytes, 64 hex characters, or any file by its SHA-256).",
+                                                              valueName: "path"))
+    var keyFile: String?
+
+    @Option(name: .customLong("source-password-file"), help: ArgumentHelp("KeePass (kdbx): read the database's password from the first line of this file instead of the terminal or standard input.",
+                                                                          valueName: "file"))
+    var sourcePasswordFile: String?
 
     @Flag(help: "Import nothing if any row, entry or value would be skipped.")
     var strict = false
@@ -47,7 +59,10 @@ struct ImportCommand: ParsableCommand {
         if attachments != nil && format != .bitwardenJSON {
             throw CLIError.usage("--attachments is for bitwarden-json exports (this file is read as \(format.rawValue))")
         }
-        var result = try Importer.parse(bytes, format: format)
+        if (keyFile != nil || sourcePasswordFile != nil) && format != .kdbx {
+            throw CLIError.usage("--key-file and --source-password-file are for KeePass databases (kdbx); this file is read as \(format.rawValue)")
+        }
+        var result = format == .kdbx ? try openKDBX(bytes) : try Importer.parse(bytes, format: format)
         if let attachments {
             try BitwardenAttachments.add(from: attachments, to: &result)
             result.reportMissingAttachments(whereLooked: "not found under \(attachments)")
@@ -93,6 +108,28 @@ struct ImportCommand: ParsableCommand {
 }
 
 extension ImportCommand {
+    /// Opens a KDBX 4 database (spec/cli.md §8.29): the header is read and its KDF bounded before
+    /// the password is asked for; the password comes from --source-password-file, else the
+    /// terminal, else standard input's first line; the key file is read whole (at most 64 MiB).
+    func openKDBX(_ bytes: [UInt8]) throws -> ImportResult {
+        let header = try KDBXHeader(bytes)
+        try KDBX.checkHeaderHash(bytes, header: header)
+        var keyBytes = try keyFile.map { try Files.read($0, what: "key file", limit: Importer.maximumFileBytes) }
+        defer { if keyBytes != nil { secureZero(&keyBytes!) } }
+        let password: SecureBytes
+        if let sourcePasswordFile {
+            password = try SecretInput.firstLine(ofFile: sourcePasswordFile, what: "KeePass database password")
+        } else if Terminal.stdinIsTTY {
+            password = try SecretInput.prompt("Password for the KeePass database \(file): ", what: "KeePass database password",
+                                              option: "--source-password-file FILE")
+        } else {
+            password = try SecretInput.firstLine(ofFile: "/dev/stdin", what: "KeePass database password")
+        }
+        let composite = try KDBX.compositeKey(password: password, keyFile: keyBytes)
+        let key = try Progress.during("Deriving the database's key") { try KDBX.deriveKey(composite, kdf: header.kdf) }
+        return try KDBX.open(bytes, header: header, transformedKey: key)
+    }
+
     /// A Coffer export keeps ids; one already in this vault (the same export imported twice, or
     /// into the vault it came from) gets a new id rather than replacing the item, and its
     /// attachments follow it.

@@ -38,7 +38,7 @@ enum Exit {
             return usage
         case .notAVault, .headerCorrupted, .tampered, .recordCorrupted, .truncated, .unsupportedVersion,
              .limitExceeded, .malformedItem, .fileDamaged, .authenticationFailed, .kdfParametersRefused, .duplicateItem,
-             .invalidImport, .invalidBreachFile, .invalidSuffixList, .passkeyBadOptions, .passkeyBadKey, .passkeyUnsupportedAlgorithm,
+             .invalidImport, .importDamaged, .invalidBreachFile, .invalidSuffixList, .passkeyBadOptions, .passkeyBadKey, .passkeyUnsupportedAlgorithm,
              .sshMalformedKey, .sshEncryptedKey, .sshUnsupportedKey:
             return dataError
         case .vaultMissing, .unsupportedFile:
@@ -47,7 +47,7 @@ enum Exit {
             return cannotCreate
         case .vaultBusy, .throttled:
             return tempFail
-        case .wrongPassword, .wrongPIN, .pinDisabled, .pinUnavailable, .deviceKeyUnavailable, .throttleStateTampered, .locked, .otherPasswordNeeded,
+        case .wrongPassword, .importWrongPassword, .wrongPIN, .pinDisabled, .pinUnavailable, .deviceKeyUnavailable, .throttleStateTampered, .locked, .otherPasswordNeeded,
              .masterPasswordNeeded, .passkeyRPMismatch:
             return noPermission
         case .io, .readOnly:
@@ -69,6 +69,8 @@ enum Exit {
         case .tampered, .headerCorrupted, .recordCorrupted, .notAVault:
             return "the file was changed outside Coffer; restore it from a backup"
         case .truncated: return "the file is incomplete; restore it from a backup"
+        case .importWrongPassword: return "check the database's password (and --key-file) and try again"
+        case .importDamaged: return "the file is damaged or was changed; export or copy it again"
         case .vaultMissing: return "create one with `coffer init` or point --vault / COFFER_VAULT at it"
         case .vaultExists: return "choose another path with --vault, or remove the old file yourself"
         case .vaultBusy: return nil  // the core's reason already says who holds it and what to do
