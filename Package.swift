@@ -9,7 +9,9 @@ let nativeLibraries: [Target] = [
     .systemLibrary(name: "CZxcvbn", providers: [.apt(["libzxcvbn-dev"])]),
     // Argon2d and Argon2id for KeePass KDBX 4 imports (spec/cli.md §8.29): libsodium has no Argon2d
     // and runs Argon2 with one lane only. Used by CofferImport alone, never by the core.
-    .systemLibrary(name: "CArgon2", pkgConfig: "libargon2", providers: [.apt(["libargon2-dev"])]),
+    // Declarations only: the library is loaded when a KDBX database needs Argon2 (`Argon2Library`),
+    // so no other command pays for loading it or needs it installed.
+    .systemLibrary(name: "CArgon2", providers: [.apt(["libargon2-dev"])]),
 ]
 
 /// Coffer: a password-vault core (crypto, vault format, store, unlock, policy) and the `coffer` CLI.

@@ -142,6 +142,7 @@ package enum KDBX {
             }
             return try block.withUnsafeBytes { try sha256($0) }
         case .argon2(let id, let memoryKiB, let iterations, let parallelism, let version, let salt, let secret, let associated):
+            let library = try Argon2Library.load()
             return try SecureBytes(count: 32) { out in
                 var secretCopy = secret, associatedCopy = associated, saltCopy = salt
                 defer { secureZero(&secretCopy); secureZero(&associatedCopy) }
@@ -166,13 +167,13 @@ package enum KDBX {
                                 context.threads = min(parallelism, UInt32(max(1, ProcessInfo.processInfo.activeProcessorCount)))
                                 context.version = version
                                 context.flags = 0  // ARGON2_DEFAULT_FLAGS
-                                return argon2_ctx(&context, id ? Argon2_id : Argon2_d)
+                                return library.hash(&context, id ? Argon2_id : Argon2_d)
                             }
                         }
                     }
                 }
                 guard status == ARGON2_OK.rawValue else {
-                    let why = String(cString: argon2_error_message(status))
+                    let why = library.message(status)
                     throw CofferError.kdfFailed("Argon2 (\(memoryKiB) KiB, \(iterations) passes, \(parallelism) lanes) failed: \(why)")
                 }
             }

@@ -70,7 +70,7 @@ struct ItemIndex {
     }
 
     /// Most positions reserved ahead (an estimate beyond it is more likely file content than items).
-    static let positionsReserved = 16_384
+    static let positionsReserved = 4_096
 
     /// Stores `text` (the encoded text fields) for an entry not yet in the index.
     mutating func storeText(_ bytes: UnsafeRawBufferPointer) -> TextStore.Ref { text.append(bytes) }
