@@ -64,13 +64,23 @@ struct ItemIndex {
     /// length, which file content inflates (spec/files.md §15: 1,000 items beside 1 GiB of files
     /// reserved 200,000 and hashed across a 5 MB table, a page fault per item); past that it grows
     /// by doubling. The entries' array is reserved in full: untouched capacity costs no page.
+    ///
+    /// The table is reserved in two steps: `positionsFirst` at once, and the rest of the estimate
+    /// only once that many items are in, so a vault of a few items beside large files hashes into
+    /// a small table (the whole estimate touched a page per item there), and a large vault
+    /// rehashes once.
     mutating func reserveCapacity(_ count: Int) {
-        positions.reserveCapacity(Swift.min(count, Self.positionsReserved))
+        positionsPlanned = Swift.min(count, Self.positionsReserved)
+        positions.reserveCapacity(Swift.min(positionsPlanned, Self.positionsFirst))
         entries.reserveCapacity(count)
     }
 
     /// Most positions reserved ahead (an estimate beyond it is more likely file content than items).
-    static let positionsReserved = 4_096
+    static let positionsReserved = 16_384
+    /// Positions reserved before the items show the estimate is needed.
+    static let positionsFirst = 4_096
+    /// The rest of `reserveCapacity`'s estimate, reserved when `positionsFirst` items are in.
+    private var positionsPlanned = 0
 
     /// Stores `text` (the encoded text fields) for an entry not yet in the index.
     mutating func storeText(_ bytes: UnsafeRawBufferPointer) -> TextStore.Ref { text.append(bytes) }
@@ -102,6 +112,10 @@ struct ItemIndex {
             if undo != nil, Int(position) < undo!.entryCount { undo!.replaced.append((position, entries[Int(position)])) }
             entries[Int(position)] = entry
         } else {
+            if positions.count == Self.positionsFirst, positionsPlanned > Self.positionsFirst {
+                positions.reserveCapacity(positionsPlanned)
+                positionsPlanned = 0
+            }
             positions[entry.id] = UInt32(entries.count)
             entries.append(entry)
         }
