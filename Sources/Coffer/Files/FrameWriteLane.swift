@@ -5,10 +5,13 @@ import Dispatch
 /// its write cost a good part of its sealing, and sealing is sequential (each frame binds the
 /// tag of the one before), so this split is what two cores can overlap.
 ///
-/// At most `depth` frames wait (ciphertext only: plaintext never reaches this thread). The first
-/// failure of `emit` is kept: later frames are dropped unwritten, and the caller gets the error at
-/// its next `submit` or at `finish`. `finish` and `abandon` return only when nothing more will be
-/// written, so a caller that rolls back after either cannot race a late write.
+/// Frames are sealed into the lane's own buffers (`frame(count:)`), which come back to it once
+/// written: a megabyte array per chunk would fault its pages in anew each time (a tenth of an
+/// attach's processor time). At most `depth` frames wait and one is being sealed (ciphertext
+/// only: plaintext never reaches this thread). The first failure of `emit` is kept: later frames
+/// are dropped unwritten, and the caller gets the error at its next `frame(count:)` or at
+/// `finish`. `finish` and `abandon` return only when nothing more will be written, so a caller
+/// that rolls back after either cannot race a late write.
 final class FrameWriteLane: @unchecked Sendable {
     /// What a frame still needs before it is written.
     enum Pending {
@@ -18,38 +21,57 @@ final class FrameWriteLane: @unchecked Sendable {
     }
 
     private let queue = DispatchQueue(label: "coffer.files.write", qos: .userInitiated)
-    private let slots: DispatchSemaphore
+    /// Buffers not in use: taken by `frame(count:)`, given back once written or dropped.
+    private let available: DispatchSemaphore
+    private let spare = Locked<[FrameBuffer]>([])
     /// The first failure and whether the caller gave up; read and set under the mutex. `emit` is
     /// only ever called on `queue`, one frame at a time, so it needs no lock of its own.
     private let state = Locked<(failure: (any Error)?, abandoned: Bool)>((nil, false))
-    private let emit: (_ frame: [UInt8], _ offset: Int) throws -> Void
+    private let emit: (_ frame: UnsafeRawBufferPointer, _ offset: Int) throws -> Void
 
-    /// Frames hand-offs past `depth` wait for the writer: 2 frames in flight keep memory at the
-    /// budget of §6.4 (one being checked and written, one queued).
-    init(depth: Int = 2, emit: @escaping (_ frame: [UInt8], _ offset: Int) throws -> Void) {
-        slots = DispatchSemaphore(value: depth)
+    /// `depth` frames may wait for the writer while the caller seals the next: 2 keep memory at
+    /// the budget of §6.4 (one being checked and written, one queued, one being sealed).
+    init(depth: Int = 2, emit: @escaping (_ frame: UnsafeRawBufferPointer, _ offset: Int) throws -> Void) {
+        available = DispatchSemaphore(value: depth + 1)
         self.emit = emit
     }
 
-    /// Queues `frame` for `offset`; throws the writer's first failure, if there was one. The
-    /// frame is taken, not shared: its body check is written in place, which would copy a frame
-    /// the caller still held.
-    func submit(_ frame: consuming [UInt8], at offset: Int, pending: Pending) throws {
+    /// A buffer of `count` bytes (contents unspecified) for the caller to fill and then `submit`
+    /// or `giveBack`; waits while `depth` frames are queued. Throws the writer's first failure,
+    /// if there was one.
+    func frame(count: Int) throws -> FrameBuffer {
         if let failure = state.withLock({ $0.failure }) { throw failure }
-        slots.wait()
-        let held = HeldFrame(consume frame)
+        available.wait()
+        let buffer = spare.withLock { $0.popLast() } ?? FrameBuffer()
+        buffer.resize(to: count)
+        return buffer
+    }
+
+    /// Returns a buffer from `frame(count:)` that will not be submitted.
+    func giveBack(_ buffer: FrameBuffer) {
+        spare.withLock { $0.append(buffer) }
+        available.signal()
+    }
+
+    /// Queues a buffer from `frame(count:)` for `offset`; the lane owns it from here.
+    func submit(_ buffer: FrameBuffer, at offset: Int, pending: Pending) {
         queue.async { [self] in
-            defer { slots.signal() }
+            defer { giveBack(buffer) }
             guard state.withLock({ $0.failure == nil && !$0.abandoned }) else { return }
-            if case .bodyCheck = pending {
-                held.bytes.withUnsafeMutableBytes { ChunkFrame.writeBodyCheck(frame: $0) }
-            }
+            if case .bodyCheck = pending { ChunkFrame.writeBodyCheck(frame: buffer.bytes) }
             do {
-                try emit(held.bytes, offset)
+                try emit(UnsafeRawBufferPointer(buffer.bytes), offset)
             } catch {
                 state.withLock { if $0.failure == nil { $0.failure = error } }
             }
         }
+    }
+
+    /// Queues a copy of `frame` (a record frame) for `offset`.
+    func submit(_ frame: [UInt8], at offset: Int, pending: Pending) throws {
+        let buffer = try self.frame(count: frame.count)
+        frame.withUnsafeBytes { buffer.bytes.copyMemory(from: $0) }
+        submit(buffer, at: offset, pending: pending)
     }
 
     /// Waits until every queued frame is written; throws the first failure.
@@ -65,8 +87,22 @@ final class FrameWriteLane: @unchecked Sendable {
     }
 }
 
-/// A frame's only reference while it waits for the writer.
-private final class HeldFrame: @unchecked Sendable {
-    var bytes: [UInt8]
-    init(_ bytes: consuming [UInt8]) { self.bytes = bytes }
+/// One frame's bytes in memory the lane reuses: it grows to the largest frame asked of it and
+/// keeps that, so after the first few chunks no page is faulted in again.
+final class FrameBuffer: @unchecked Sendable {
+    private var storage = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    private(set) var count = 0
+
+    /// The frame's `count` bytes.
+    var bytes: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(rebasing: storage[0..<count]) }
+
+    fileprivate func resize(to count: Int) {
+        if count > storage.count {
+            storage.deallocate()
+            storage = .allocate(byteCount: count, alignment: 16)
+        }
+        self.count = count
+    }
+
+    deinit { storage.deallocate() }
 }

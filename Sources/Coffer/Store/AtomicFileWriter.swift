@@ -16,7 +16,7 @@ package struct AtomicFileWriter {
 
     /// Writes what `body` passes to `write`, then makes it `path` durably. On failure before the
     /// rename the temporary file is removed and `path` is untouched.
-    package func replace(_ path: String, _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws {
+    package func replace(_ path: String, _ body: (_ write: ByteSink) throws -> Void) throws {
         let handle = try writeAndRename(path, body)
         handle.close()
         try fileSystem.syncDirectory(containing: path)
@@ -25,15 +25,15 @@ package struct AtomicFileWriter {
     /// The first half of `replace`: temporary file, write, sync, rename. Returns the open handle
     /// (now `path`'s) and leaves the directory sync to the caller, which may need to act between
     /// the two (the vault switches to the new file first, spec/format.md §8).
-    package func writeAndRename(_ path: String, _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void) throws -> any VaultFileHandle {
+    package func writeAndRename(_ path: String, _ body: (_ write: ByteSink) throws -> Void) throws -> any VaultFileHandle {
         let temporary = path + Self.temporarySuffix + random.bytes(6).lowercaseHex
         let handle = try fileSystem.create(temporary)
         do {
             var offset = 0
-            try body { bytes in
-                try bytes.withUnsafeBytes { try handle.write($0, at: offset) }
+            try body(ByteSink { bytes in
+                try handle.write(bytes, at: offset)
                 offset += bytes.count
-            }
+            })
             try handle.sync()
             try fileSystem.rename(temporary, to: path)
             return handle
@@ -55,4 +55,15 @@ package struct AtomicFileWriter {
             fileSystem.remove(POSIXFileSystem.directory(of: path) + "/" + name)
         }
     }
+}
+
+/// Where an atomic write's bytes go, one piece after the other: called with an array or with
+/// bytes in place (a chunk frame in a reused buffer, which an array would copy).
+package struct ByteSink {
+    private let append: (UnsafeRawBufferPointer) throws -> Void
+
+    init(_ append: @escaping (UnsafeRawBufferPointer) throws -> Void) { self.append = append }
+
+    package func callAsFunction(_ bytes: UnsafeRawBufferPointer) throws { try append(bytes) }
+    package func callAsFunction(_ bytes: [UInt8]) throws { try bytes.withUnsafeBytes { try append($0) } }
 }

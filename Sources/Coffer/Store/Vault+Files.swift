@@ -50,9 +50,13 @@ extension Vault {
     /// attach of a large file waits for the last chunks only (files.md §6.4). The writers' lock is
     /// the caller's.
     func appendingToTheLog(_ frame: [UInt8], at offset: Int) throws {
+        try frame.withUnsafeBytes { try appendingToTheLog($0, at: offset) }
+    }
+
+    func appendingToTheLog(_ frame: UnsafeRawBufferPointer, at offset: Int) throws {
         try guarded.withLock { state in
             guard let handle = state.handle, state.keys != nil else { throw closedError }
-            try frame.withUnsafeBytes { try handle.write($0, at: offset) }
+            try handle.write(frame, at: offset)
             if frame.count >= Self.writebackFrameBytes { handle.startWriteback(at: offset, count: frame.count) }
         }
     }
@@ -179,16 +183,21 @@ struct BlobWriting {
 
     private let scratch: SecureScratch
     private var blobID: [UInt8] = []
-    /// SHA-256 of the content on its own thread (`ContentHashLane`): slots 0 and 1 are a known
-    /// length's two chunk buffers, slot 0 a stream's run buffer, slot 2 its last run's chunk.
-    private let hashes = ContentHashLane(slots: 3)
+    /// SHA-256 of the content on its own thread (`ContentHashLane`): slots 0 up to
+    /// `knownLengthBuffers` are a known length's chunk buffers, slot 0 a stream's run buffer, slot
+    /// `lastRunSlot` its last run's chunk.
+    private let hashes = ContentHashLane(slots: Self.knownLengthBuffers + 1)
+    /// Chunk buffers a known length fills in turn, one being read and sealed while the other is
+    /// hashed (four measured no faster on two cores).
+    private static let knownLengthBuffers = 2
+    private static var lastRunSlot: Int { knownLengthBuffers }
     private var runs: [BlobIndex.Run] = []
     private var blobStart = 0
     private var chunksWritten: UInt32 = 0
     private var contentRead: UInt64 = 0
 
     init(chain: RecordChain, end: Int, chunkLog2: UInt8, fileKey: SecretKey, random: any RandomSource, batched: Bool,
-         emit: @escaping (_ frame: [UInt8], _ offset: Int) throws -> Void) throws {
+         emit: @escaping (_ frame: UnsafeRawBufferPointer, _ offset: Int) throws -> Void) throws {
         self.chain = chain
         self.end = end
         self.chunkLog2 = chunkLog2
@@ -219,8 +228,8 @@ struct BlobWriting {
             records += 1
         }
         blobStart = end
-        // A known length alternates between two chunk buffers, one being hashed while the other is filled.
-        let buffer = try LockedBuffer(count: chunkSize * (source.knownLength == nil ? Vault.streamRunChunks : 2))
+        // A known length fills its chunk buffers in turn while the ones before are hashed.
+        let buffer = try LockedBuffer(count: chunkSize * (source.knownLength == nil ? Vault.streamRunChunks : Self.knownLengthBuffers))
         // The hash thread may still read the buffer: it is wiped and freed only after it is done.
         defer { withExtendedLifetime(buffer) { hashes.drain() } }
         if let known = source.knownLength {
@@ -245,7 +254,7 @@ struct BlobWriting {
         for k in 0..<count {
             let chunkLength = Int(Swift.min(UInt64(chunkSize), padded - UInt64(k * chunkSize)))
             let content = Int(Swift.min(UInt64(chunkLength), length - Swift.min(length, UInt64(k * chunkSize))))
-            let slot = k % 2
+            let slot = k % Self.knownLengthBuffers
             hashes.wait(slot: slot)
             let chunk = UnsafeMutableRawBufferPointer(rebasing: buffer.bytes[(slot * chunkSize)..<(slot * chunkSize + chunkLength)])
             let got = try Self.fill(UnsafeMutableRawBufferPointer(rebasing: chunk[0..<content]), from: &source)
@@ -295,14 +304,14 @@ struct BlobWriting {
         let chunk = try LockedBuffer(count: chunkSize)
         defer { withExtendedLifetime(chunk) { hashes.drain() } }
         for k in 0..<count {
-            hashes.wait(slot: 2)
+            hashes.wait(slot: Self.lastRunSlot)
             let chunkLength = Int(Swift.min(UInt64(chunkSize), runBytes - UInt64(k * chunkSize)))
             let content = Swift.max(0, Swift.min(chunkLength, held - k * chunkSize))
             if content > 0 {
                 chunk.bytes.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer.bytes[(k * chunkSize)..<(k * chunkSize + content)]))
             }
             UnsafeMutableRawBufferPointer(rebasing: chunk.bytes[content..<chunkLength]).initializeMemory(as: UInt8.self, repeating: 0)
-            try sealChunk(UnsafeRawBufferPointer(rebasing: chunk.bytes[0..<chunkLength]), content: content, slot: 2)
+            try sealChunk(UnsafeRawBufferPointer(rebasing: chunk.bytes[0..<chunkLength]), content: content, slot: Self.lastRunSlot)
         }
     }
 
@@ -320,16 +329,22 @@ struct BlobWriting {
     private mutating func sealChunk(_ chunk: UnsafeRawBufferPointer, content: Int, slot: Int) throws {
         if content > 0 { hashes.submit(UnsafeRawBufferPointer(rebasing: chunk[0..<content]), slot: slot) }
         contentRead += UInt64(content)
-        let frame = try ChunkFrame.seal(chunk, blobID: blobID, index: chunksWritten, chain: &chain, fileKey: fileKey, random: random,
-                                        bodyCheck: false)
+        let frame = try lane.frame(count: ChunkFrame.frameCount(chunkLength: chunk.count))
+        do {
+            try ChunkFrame.seal(chunk, blobID: blobID, index: chunksWritten, chain: &chain, fileKey: fileKey, random: random,
+                                bodyCheck: false, into: frame.bytes)
+        } catch {
+            lane.giveBack(frame)
+            throw error
+        }
         chunksWritten += 1
-        try put(consume frame, pending: .bodyCheck)
+        lane.submit(frame, at: end, pending: .bodyCheck)
+        end += frame.count
     }
 
-    private mutating func put(_ frame: consuming [UInt8], pending: FrameWriteLane.Pending = .nothing) throws {
-        let count = frame.count
-        try lane.submit(consume frame, at: end, pending: pending)
-        end += count
+    private mutating func put(_ frame: [UInt8]) throws {
+        try lane.submit(frame, at: end, pending: .nothing)
+        end += frame.count
     }
 
     /// Reads until `buffer` is full or the source ends; returns the bytes read.

@@ -101,7 +101,7 @@ extension Vault {
     /// Passes the bytes of `range` in `handle` to `write`, in order, through one reused buffer of
     /// at most `copyWindow` bytes: what `write` receives is byte for byte what one read of the
     /// whole range would have given.
-    static func copy(_ range: Range<Int>, of handle: any VaultFileHandle, to write: ([UInt8]) throws -> Void) throws {
+    static func copy(_ range: Range<Int>, of handle: any VaultFileHandle, to write: ByteSink) throws {
         var window = [UInt8](repeating: 0, count: Swift.min(copyWindow, range.count))
         var offset = range.lowerBound
         while offset < range.upperBound {
@@ -151,18 +151,16 @@ extension Vault {
             try write(buffer)
             // Then the live content, one blob per SHA-256, each one run re-sealed at its new place
             // (spec/files.md §8.2); dead blobs and second copies are dropped unread.
-            try withoutActuallyEscaping(write) { write in
-                for old in Self.liveBlobs(state) {
-                    let described = AttachedFile(unchecked: FileID(bytes: old.blobID)!, name: "the file content at offset \(old.start)",
-                                                 mediaType: "", size: old.size, sha256: old.sha256, created: Timestamp(millisecondsSince1970: 0))
-                    var source = ReaderSource(reader: try FileReader(file: described, blob: old, handle: try fileSystem.open(path, writable: false),
-                                                                     chain: state.chain, fileKey: try keys.fileKey()))
-                    var writing = try BlobWriting(chain: chain, end: offset, chunkLog2: old.chunkLog2, fileKey: try keys2.fileKey(),
-                                                  random: random, batched: false) { frame, _ in try write(frame) }
-                    blobs.add(try writing.write(from: &source, progress: nil))
-                    (chain, offset) = (writing.chain, writing.end)
-                    blobRecords += writing.records
-                }
+            for old in Self.liveBlobs(state) {
+                let described = AttachedFile(unchecked: FileID(bytes: old.blobID)!, name: "the file content at offset \(old.start)",
+                                             mediaType: "", size: old.size, sha256: old.sha256, created: Timestamp(millisecondsSince1970: 0))
+                var source = ReaderSource(reader: try FileReader(file: described, blob: old, handle: try fileSystem.open(path, writable: false),
+                                                                 chain: state.chain, fileKey: try keys.fileKey()))
+                var writing = try BlobWriting(chain: chain, end: offset, chunkLog2: old.chunkLog2, fileKey: try keys2.fileKey(),
+                                              random: random, batched: false) { frame, _ in try write(frame) }
+                blobs.add(try writing.write(from: &source, progress: nil))
+                (chain, offset) = (writing.chain, writing.end)
+                blobRecords += writing.records
             }
         } commit: { state in
             state.header = header
@@ -179,7 +177,7 @@ extension Vault {
     /// Replaces the vault file atomically (spec/format.md §8). `commit` updates the in-memory
     /// state as soon as the new file has taken the vault's name; if the directory sync then
     /// fails, the rename may not survive a crash, so further writes are refused until reopen.
-    func rewrite(state: inout State, _ body: (_ write: ([UInt8]) throws -> Void) throws -> Void,
+    func rewrite(state: inout State, _ body: (_ write: ByteSink) throws -> Void,
                          commit: (inout State) -> Void) throws {
         let handle = try AtomicFileWriter(fileSystem: fileSystem, random: random).writeAndRename(path, body)
         state.handle?.close()

@@ -24,7 +24,7 @@ struct FrameWriteLaneTests {
     @Test("Frames are written in order at their offsets, each with its body check")
     func framesKeepTheirOrderAndGetTheirBodyCheck() throws {
         let log = Log()
-        let lane = FrameWriteLane { frame, offset in log.entries.withLock { $0.append((offset, frame)) } }
+        let lane = FrameWriteLane { frame, offset in log.entries.withLock { $0.append((offset, Array(frame))) } }
         var offset = 0
         var sent: [[UInt8]] = []
         for k in 0..<50 {
@@ -46,12 +46,41 @@ struct FrameWriteLaneTests {
         }
     }
 
+    @Test("Reused buffers of changing sizes carry exactly each frame's bytes, nothing of a larger frame before")
+    func reusedBuffersHoldOnlyTheirFrame() throws {
+        let log = Log()
+        let lane = FrameWriteLane { frame, offset in log.entries.withLock { $0.append((offset, Array(frame))) } }
+        let sizes = [4096, 64, 1, 70_000, 300, 4096, 2, 65_536, 17]
+        var sent: [[UInt8]] = []
+        for (k, size) in sizes.enumerated() {
+            let frame = Self.frame(UInt8(k), count: size)
+            sent.append(frame)
+            try lane.submit(frame, at: k, pending: .nothing)
+        }
+        try lane.finish()
+        #expect(log.entries.withLock { $0.map(\.frame) } == sent)
+    }
+
+    @Test("A buffer taken and given back frees its place: taking more than the lane holds does not wait forever")
+    func aBufferGivenBackFreesItsPlace() {
+        let done = DispatchSemaphore(value: 0)
+        let lane = FrameWriteLane(depth: 2) { _, _ in }
+        DispatchQueue.global().async {
+            for _ in 0..<10 {
+                let taken = (0..<3).map { _ in try? lane.frame(count: 128) }
+                for buffer in taken { if let buffer { lane.giveBack(buffer) } }
+            }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 20) == .success)
+    }
+
     @Test("After a failed write nothing more is written, and the caller gets that failure")
     func theFirstFailureStopsTheWrites() throws {
         let log = Log()
         let lane = FrameWriteLane { frame, offset in
             if offset == 3 { throw CofferError.io("the disk is full") }
-            log.entries.withLock { $0.append((offset, frame)) }
+            log.entries.withLock { $0.append((offset, Array(frame))) }
         }
         var thrown: CofferError?
         do {
@@ -71,7 +100,7 @@ struct FrameWriteLaneTests {
         let started = DispatchSemaphore(value: 0)
         let lane = FrameWriteLane { frame, offset in
             if offset == 0 { started.signal(); usleep(100_000) }
-            log.entries.withLock { $0.append((offset, frame)) }
+            log.entries.withLock { $0.append((offset, Array(frame))) }
         }
         try lane.submit(Self.frame(0), at: 0, pending: .nothing)
         try lane.submit(Self.frame(1), at: 1, pending: .nothing)
