@@ -40,13 +40,9 @@ package enum KDBX {
     package static func compositeKey(password: SecureBytes, keyFile: [UInt8]?) throws -> SecureBytes {
         let passwordHash = try password.withUnsafeBytes { try sha256($0) }
         let fileKey = try keyFile.map { try keyFileKey($0) }
-        return try SecureBytes(count: 32) { out in
-            var context = SHA256_CTX()
-            defer { withUnsafeMutableBytes(of: &context) { secureZero($0) } }
-            CCryptoBoringSSL_SHA256_Init(&context)
-            passwordHash.withUnsafeBytes { _ = CCryptoBoringSSL_SHA256_Update(&context, $0.baseAddress, $0.count) }
-            fileKey?.withUnsafeBytes { _ = CCryptoBoringSSL_SHA256_Update(&context, $0.baseAddress, $0.count) }
-            CCryptoBoringSSL_SHA256_Final(out.baseAddress!.assumingMemoryBound(to: UInt8.self), &context)
+        return try keyDigest(.sha256) { update in
+            passwordHash.withUnsafeBytes(update)
+            fileKey?.withUnsafeBytes(update)
         }
     }
 
@@ -218,15 +214,10 @@ package enum KDBX {
         try checkHeaderHash(file, header: header)
         let storedMAC = file[(header.end + 32)..<(header.end + 64)]
         // HMAC base key = SHA-512(master seed ‖ transformed key ‖ 0x01); encryption key = SHA-256(master seed ‖ transformed key).
-        let macBase = try SecureBytes(count: 64) { out in
-            var context = SHA512_CTX()
-            defer { withUnsafeMutableBytes(of: &context) { secureZero($0) } }
-            CCryptoBoringSSL_SHA512_Init(&context)
-            _ = header.masterSeed.withUnsafeBytes { CCryptoBoringSSL_SHA512_Update(&context, $0.baseAddress, $0.count) }
-            _ = transformedKey.withUnsafeBytes { CCryptoBoringSSL_SHA512_Update(&context, $0.baseAddress, $0.count) }
-            var one: UInt8 = 1
-            _ = CCryptoBoringSSL_SHA512_Update(&context, &one, 1)
-            CCryptoBoringSSL_SHA512_Final(out.baseAddress!.assumingMemoryBound(to: UInt8.self), &context)
+        let macBase = try keyDigest(.sha512) { update in
+            header.masterSeed.withUnsafeBytes(update)
+            transformedKey.withUnsafeBytes(update)
+            withUnsafeBytes(of: UInt8(1), update)
         }
         let headerMAC = try hmac(key: try blockKey(macBase, index: .max), parts: [header.bytes])
         guard constantTimeEquals(headerMAC, Array(storedMAC)) else {
@@ -261,13 +252,9 @@ package enum KDBX {
         ciphertext.reserveCapacity(total)
         for range in ranges { ciphertext += file[range] }
 
-        let encryptionKey = try SecureBytes(count: 32) { out in
-            var context = SHA256_CTX()
-            defer { withUnsafeMutableBytes(of: &context) { secureZero($0) } }
-            CCryptoBoringSSL_SHA256_Init(&context)
-            _ = header.masterSeed.withUnsafeBytes { CCryptoBoringSSL_SHA256_Update(&context, $0.baseAddress, $0.count) }
-            _ = transformedKey.withUnsafeBytes { CCryptoBoringSSL_SHA256_Update(&context, $0.baseAddress, $0.count) }
-            CCryptoBoringSSL_SHA256_Final(out.baseAddress!.assumingMemoryBound(to: UInt8.self), &context)
+        let encryptionKey = try keyDigest(.sha256) { update in
+            header.masterSeed.withUnsafeBytes(update)
+            transformedKey.withUnsafeBytes(update)
         }
         var plainLength = ciphertext.count
         let plain = try SecureBytes(count: ciphertext.count, protection: .locked) { out in
@@ -405,14 +392,39 @@ package enum KDBX {
 
     /// SHA-512(LE64(index) ‖ base): the HMAC key of block `index` (UInt64.max: the header's).
     static func blockKey(_ base: SecureBytes, index: UInt64) throws -> SecureBytes {
-        try SecureBytes(count: 64) { out in
-            var context = SHA512_CTX()
-            defer { withUnsafeMutableBytes(of: &context) { secureZero($0) } }
-            CCryptoBoringSSL_SHA512_Init(&context)
-            var le = index.littleEndian
-            _ = CCryptoBoringSSL_SHA512_Update(&context, &le, 8)
-            _ = base.withUnsafeBytes { CCryptoBoringSSL_SHA512_Update(&context, $0.baseAddress, $0.count) }
-            CCryptoBoringSSL_SHA512_Final(out.baseAddress!.assumingMemoryBound(to: UInt8.self), &context)
+        try keyDigest(.sha512) { update in
+            withUnsafeBytes(of: index.littleEndian, update)
+            base.withUnsafeBytes(update)
+        }
+    }
+
+    enum KeyHash { case sha256, sha512 }
+
+    /// The digest of the parts `feed` hands to `update`, in order, into guarded memory, with
+    /// BoringSSL's context wiped after: every key a KDBX file derives by hashing is one.
+    static func keyDigest(_ hash: KeyHash, _ feed: (_ update: (UnsafeRawBufferPointer) -> Void) -> Void) throws -> SecureBytes {
+        switch hash {
+        case .sha256:
+            return try digest(count: 32, SHA256_CTX(), CCryptoBoringSSL_SHA256_Init, CCryptoBoringSSL_SHA256_Update,
+                              CCryptoBoringSSL_SHA256_Final, feed)
+        case .sha512:
+            return try digest(count: 64, SHA512_CTX(), CCryptoBoringSSL_SHA512_Init, CCryptoBoringSSL_SHA512_Update,
+                              CCryptoBoringSSL_SHA512_Final, feed)
+        }
+    }
+
+    private static func digest<Context>(count: Int, _ fresh: Context, _ start: (UnsafeMutablePointer<Context>?) -> Int32,
+                                        _ add: (UnsafeMutablePointer<Context>?, UnsafeRawPointer?, Int) -> Int32,
+                                        _ end: (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<Context>?) -> Int32,
+                                        _ feed: (_ update: (UnsafeRawBufferPointer) -> Void) -> Void) throws -> SecureBytes {
+        var context = fresh
+        defer { withUnsafeMutableBytes(of: &context) { secureZero($0) } }
+        return try withoutActuallyEscaping(add) { add in
+            try SecureBytes(count: count) { out in
+                _ = start(&context)
+                feed { bytes in _ = add(&context, bytes.baseAddress, bytes.count) }
+                _ = end(out.baseAddress!.assumingMemoryBound(to: UInt8.self), &context)
+            }
         }
     }
 
