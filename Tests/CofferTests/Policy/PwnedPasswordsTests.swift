@@ -1,3 +1,4 @@
+@testable import CofferTestHelpers
 import Foundation
 import Testing
 @_spi(CofferInternals) @testable import Coffer
@@ -5,16 +6,11 @@ import Testing
 /// spec/cli.md §4.23: the Pwned Passwords line parser and the in-place search, on good lists
 /// (both layouts, both cases, CR LF and LF) and on every kind of bad one the spec names.
 @Suite struct PwnedPasswordsTests {
-    /// A deterministic generator (SplitMix64) so a failure can be replayed.
+    /// A deterministic generator so a failure can be replayed.
     struct Mix {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var random: SplitMix64
+        init(state: UInt64) { random = SplitMix64(seed: state) }
+        mutating func next() -> UInt64 { random.next() }
         mutating func hash() -> PwnedHash { PwnedHash(high: next(), middle: next(), low: UInt32(truncatingIfNeeded: next())) }
     }
 

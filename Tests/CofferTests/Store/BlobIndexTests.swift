@@ -1,3 +1,4 @@
+@testable import CofferTestHelpers
 import PropertyBased
 import Testing
 @testable import Coffer
@@ -22,7 +23,7 @@ struct BlobIndexTests {
     @Test("blob(holding:) is the first complete blob of the content, for any sequence of adds and roll-backs")
     func matchesAModel() async {
         await propertyCheck(count: 200, input: Gen.uint64()) { seed in
-            var generator = SplitMix(seed: seed)
+            var generator = SplitMix64(seed: seed)
             var index = BlobIndex()
             var model: [BlobIndex.Blob] = []
             var marks: [Int] = []
@@ -55,18 +56,5 @@ struct BlobIndexTests {
         #expect(index.blob(holding: Self.content(0))?.start == 1_000)
         #expect(index.blob(holding: Self.content(1))?.start == 1)
         #expect(index.blob(holding: Self.content(2)) == nil)
-    }
-
-    /// A small deterministic generator, so a failing seed replays.
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }

@@ -67,14 +67,9 @@ struct URLDifferentialTests {
     }
 
     struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {  // SplitMix64
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var random: SplitMix64
+        init(state: UInt64) { random = SplitMix64(seed: state) }
+        mutating func next() -> UInt64 { random.next() }
         mutating func pick(_ choices: [String]) -> String { choices[Int(next() % UInt64(choices.count))] }
 
         static let schemes = ["https://", "http://", "HTTP://", "hTtPs://", "https:", "https:/", "https:\\\\", "https:///", "", "", "", "//",
