@@ -36,14 +36,7 @@ extension Vault {
         let sources = files.mapValues { $0.map(\.source) }
         try asWriter {
             var staged: State = try guarded.withLock { state in
-                try checkWritable(state)
-                try requireHeldContent(of: items, state: state)
-                var seen = Set<ItemID>()
-                for item in items {
-                    guard !state.index.contains(item.id), seen.insert(item.id).inserted else {
-                        throw CofferError.duplicateItem(id: item.id)
-                    }
-                }
+                try checkAddable(items, state: state)
                 // The version for items as they will be: a probe with each new file.
                 let probes = items.map { item -> Item in
                     var probe = item

@@ -35,6 +35,19 @@ extension Vault {
         }
     }
 
+    /// What every `addAll` checks before it writes: the vault is writable, files the items name
+    /// are held (files.md §6.5), and no id is one the vault holds or one that repeats in `items`.
+    func checkAddable(_ items: [Item], state: State) throws {
+        try checkWritable(state)
+        try requireHeldContent(of: items, state: state)
+        var seen = Set<ItemID>()
+        for item in items {
+            guard !state.index.contains(item.id), seen.insert(item.id).inserted else {
+                throw CofferError.duplicateItem(id: item.id)
+            }
+        }
+    }
+
     /// Adds many items, one durable record each but a single sync at the end (for imports).
     /// Either all are acknowledged or, on error, none of them is (the file is cut back).
     ///
@@ -45,14 +58,7 @@ extension Vault {
     public func addAll(_ items: [Item], progress: ((Int) -> Void)? = nil) throws {
         try asWriter {
             var staged: State = try guarded.withLock { state in
-                try checkWritable(state)
-                try requireHeldContent(of: items, state: state)
-                var seen = Set<ItemID>()
-                for item in items {
-                    guard !state.index.contains(item.id), seen.insert(item.id).inserted else {
-                        throw CofferError.duplicateItem(id: item.id)
-                    }
-                }
+                try checkAddable(items, state: state)
                 return state
             }
             guard !items.isEmpty else { return }
