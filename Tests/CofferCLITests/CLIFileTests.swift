@@ -316,4 +316,38 @@ struct CLIFileTests {
         #expect(picked.status == 0, "\(picked)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: ws.file("out.pdf"))) == Data(Self.content(2000, seed: 2)))
     }
+
+    /// spec/files.md §12: on a terminal the name of two files is a numbered pick list; a number
+    /// out of range is asked again, the number chosen is the file extracted, and Enter cancels
+    /// (exit 1, nothing written).
+    @Test func onATerminalANameOfTwoFilesIsAPickList() throws {
+        let ws = try workspaceWithItem()
+        try ws.write("scan.pdf", Self.content(1000, seed: 1))
+        _ = try ws.coffer("attach", "Passport", ws.file("scan.pdf"))
+        try ws.write("scan.pdf", Self.content(2000, seed: 2))
+        _ = try ws.coffer("attach", "Passport", ws.file("scan.pdf"))
+
+        let tty = try PseudoTerminal()
+        let extract = try tty.start(["extract", "Passport", "scan.pdf", "--output", ws.file("out.pdf")] + ws.unlock, in: ws)
+        try tty.expect("'scan.pdf' names 2 files of Passport:")
+        let list = try tty.expect("Which one? [1-2")
+        // The larger file's line: "  N) scan.pdf (id), 2.0 KiB, added …".
+        let line = try #require(list.components(separatedBy: .newlines).first { $0.contains("2.0 KiB") })
+        let number = try #require(line.split(separator: ")").first?.trimmingCharacters(in: .whitespacesAndNewlines))
+        tty.typeLine("7")
+        try tty.expect("not a number from 1 to 2")
+        tty.typeLine(number)
+        let end = tty.readToEnd()
+        #expect(try extract.wait(timeoutSeconds: 30) == 0, "\(list) | \(number) | \(end)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: ws.file("out.pdf"))) == Data(Self.content(2000, seed: 2)))
+
+        let cancel = try PseudoTerminal()
+        let cancelled = try cancel.start(["extract", "Passport", "scan.pdf", "--output", ws.file("none.pdf")] + ws.unlock, in: ws)
+        try cancel.expect("Which one?")
+        cancel.typeLine("")
+        let said = cancel.readToEnd()
+        #expect(try cancelled.wait(timeoutSeconds: 30) == 1)
+        #expect(said.contains("no file chosen"), "\(said)")
+        #expect(!FileManager.default.fileExists(atPath: ws.file("none.pdf")))
+    }
 }

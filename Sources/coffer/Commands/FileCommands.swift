@@ -9,7 +9,8 @@ import CofferProcess
 // other command (`VaultAccess`).
 
 /// A file of an item named on the command line: its id, an id prefix (4+ hex digits) or its name
-/// exactly as typed.
+/// exactly as typed; a name several files share is a pick list on a terminal, else exit 1
+/// listing them (`store.ambiguous-file`, spec/files.md §12).
 enum FileReference {
     static func find(_ reference: String, in item: Item) throws -> AttachedFile {
         let lowered = reference.lowercased()
@@ -20,6 +21,11 @@ enum FileReference {
         if matches.isEmpty {
             let has = item.files.isEmpty ? "it has no files" : "its files: \(listed)"
             throw CofferError.fileNotFound("\(item.title) has no file '\(reference)'; \(has)")
+        }
+        let lines = matches.prefix(ItemPicker.shownCandidates).map { "\($0.name) (\($0.id.hex.prefix(8))), \(size($0.size)), added \($0.created)" }
+        if let answer = TerminalPickList.ask("'\(reference)' names \(matches.count) files of \(item.title):", lines) {
+            guard let chosen = answer else { throw CofferError.ambiguousFile("no file chosen; nothing was done") }
+            return matches[chosen]
         }
         throw CofferError.ambiguousFile("'\(reference)' names \(matches.count) files of \(item.title): \(listed); give the id")
     }

@@ -230,21 +230,12 @@ enum PasskeyPicker {
             return a < b
         }
         let shown = Array(candidates.prefix(ItemPicker.shownCandidates))
-        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else {
+        guard let answer = TerminalPickList.ask("\(candidates.count) passkeys for \(rpID) fit:", shown.map(describe)) else {
             let listing = shown.map(describe).joined(separator: "; ") + (candidates.count > shown.count ? "; …" : "")
             throw CofferError.ambiguousItem("\(candidates.count) passkeys for \(rpID) fit: \(listing); "
                                             + "name one with --credential ID or --item QUERY")
         }
-        defer { close(fd) }
-        var text = "\(candidates.count) passkeys for \(rpID) fit:\n"
-        for (n, candidate) in shown.enumerated() { text += "  \(n + 1)) \(Terminal.safe(describe(candidate)))\n" }
-        for _ in 0..<3 {
-            Descriptor.writeAll(fd, Array((text + "Which one? [1-\(shown.count), Enter to cancel] ").utf8))
-            guard let line = ItemPicker.readLine(fd), !line.isEmpty, line != "q" else { break }
-            if let n = Int(line), (1...shown.count).contains(n) { return shown[n - 1] }
-            text = "'\(Terminal.safe(line))' is not a number from 1 to \(shown.count).\n"
-        }
+        if let chosen = answer { return shown[chosen] }
         throw CofferError.ambiguousItem("no passkey chosen; nothing was signed")
     }
 }

@@ -33,22 +33,12 @@ enum ItemPicker {
     }
 
     /// The numbered list on the controlling terminal and the answer; nil without a terminal.
-    /// An empty answer, `q` or end of input cancels (exit 1, nothing done).
     private static func askOnTerminal(_ query: String, _ matches: [ItemSummary]) throws -> ItemSummary? {
-        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
         let shown = Array(matches.prefix(shownCandidates))
-        var text = "'\(query)' matches \(matches.count) items:\n"
-        for (n, item) in shown.enumerated() { text += "  \(n + 1)) \(Terminal.safe(describe(item)))\n" }
-        if matches.count > shown.count { text += "  … and \(matches.count - shown.count) more: type more of the name\n" }
-        for _ in 0..<3 {
-            write(fd, text + "Which one? [1-\(shown.count), Enter to cancel] ")
-            guard let line = readLine(fd), !line.isEmpty, line != "q" else { break }
-            if let n = Int(line), (1...shown.count).contains(n) { return shown[n - 1] }
-            text = "'\(line)' is not a number from 1 to \(shown.count).\n"
-        }
-        throw CofferError.ambiguousItem("no item chosen; nothing was done")
+        let more = matches.count > shown.count ? "… and \(matches.count - shown.count) more: type more of the name" : nil
+        guard let answer = TerminalPickList.ask("'\(query)' matches \(matches.count) items:", shown.map(describe), more: more) else { return nil }
+        guard let chosen = answer else { throw CofferError.ambiguousItem("no item chosen; nothing was done") }
+        return shown[chosen]
     }
 
     /// Asks a yes/no question on the terminal; nil without one.
@@ -75,5 +65,27 @@ enum ItemPicker {
             bytes.append(byte)
         }
         return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+    }
+}
+
+/// A numbered list on the controlling terminal and the number typed: the one form the item,
+/// passkey and file pickers share (spec/cli.md §4). Lines are shown through `Terminal.safe`.
+enum TerminalPickList {
+    /// nil without a terminal; else the index chosen in `lines`, or `.some(nil)` when the person
+    /// cancelled (an empty answer, `q`, end of input, or a third answer not in the list).
+    static func ask(_ heading: String, _ lines: [String], more: String? = nil) -> Int?? {
+        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var text = Terminal.safe(heading) + "\n"
+        for (n, line) in lines.enumerated() { text += "  \(n + 1)) \(Terminal.safe(line))\n" }
+        if let more { text += "  \(Terminal.safe(more))\n" }
+        for _ in 0..<3 {
+            Descriptor.writeAll(fd, Array((text + "Which one? [1-\(lines.count), Enter to cancel] ").utf8))
+            guard let line = ItemPicker.readLine(fd), !line.isEmpty, line != "q" else { break }
+            if let n = Int(line), (1...lines.count).contains(n) { return .some(n - 1) }
+            text = "'\(Terminal.safe(line))' is not a number from 1 to \(lines.count).\n"
+        }
+        return .some(nil)
     }
 }
