@@ -175,6 +175,13 @@ package enum ItemMerge {
         if let loser = sshKey.loser { keepSecret("ssh-key", loser) }
         result.passkeys = mergePasskeys(base: twoWay ? nil : base?.passkeys, first.passkeys, second.passkeys)
         result.files = mergeFiles(base: twoWay ? nil : base?.files, first.files, second.files)
+        // One file id with two descriptions (spec/files.md §9.1; Coffer never writes one): the
+        // winner's stays, a conflict with nothing kept, unless the other side's is the base's.
+        let others = Dictionary(second.files.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let ancestors = Dictionary((twoWay ? [] : base?.files ?? []).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        for file in result.files {
+            if let other = others[file.id], other != file, ancestors[file.id] != other { note("file \(file.name)", nil) }
+        }
         result.customFields = mergeFields(base: twoWay ? nil : base?.customFields, first.customFields, second.customFields,
                                           item: ours.id, side: side, conflicts: &conflicts, kept: &kept) + kept
         result.extensionFields = pick(\.extensionFields).value

@@ -11,6 +11,8 @@ import Testing
             var username: String?, password: String?, notes: String?
             var urls: [String]?, tags: [String]?, fields: [[String]]?
             var history: [[HistoryValue]]?
+            /// `[id, name, sha256, size]` (spec/files.md §16).
+            var files: [[HistoryValue]]?
 
             enum HistoryValue: Decodable {
                 case text(String), time(Int64)
@@ -27,11 +29,22 @@ import Testing
                     }
                     return PasswordHistoryEntry(password: try Secret(password), changed: Timestamp(millisecondsSince1970: time))
                 }
-                return Item(id: ItemID(hex: id)!, title: title, username: username, password: try password.map { try Secret($0) },
+                let files = try (files ?? []).map { file -> AttachedFile in
+                    guard file.count == 4, case .text(let fileID) = file[0], case .text(let name) = file[1],
+                          case .text(let sha256) = file[2], case .time(let size) = file[3],
+                          let id = FileID(hex: fileID), let digest = [UInt8](hexDigits: sha256), digest.count == 32 else {
+                        throw CofferError.invalidArgument("file entry of \(id)")
+                    }
+                    return AttachedFile(unchecked: id, name: name, mediaType: "application/octet-stream", size: UInt64(size),
+                                        sha256: digest, created: Timestamp(millisecondsSince1970: 0))
+                }
+                var item = Item(id: ItemID(hex: id)!, title: title, username: username, password: try password.map { try Secret($0) },
                             urls: urls ?? [], notes: notes, tags: tags ?? [],
                             customFields: try (fields ?? []).map { CustomField(name: $0[0], value: try Secret($0[1])) },
                             passwordHistory: history, created: Timestamp(millisecondsSince1970: created),
                             modified: Timestamp(millisecondsSince1970: modified))
+                item.files = files
+                return item
             }
         }
         struct VectorConflict: Decodable, Equatable { var id: String, field: String, winner: String, keptIn: String? }
@@ -66,6 +79,7 @@ import Testing
                 \(name): \(id)
                 title \(got?.title ?? "-") | fields \(got?.customFields.map { "\($0.name)=\($0.value.reveal())" } ?? [])
                 tags \(got?.tags ?? []) urls \(got?.urls ?? []) modified \(got?.modified.millisecondsSince1970 ?? -1)
+                files \(got?.files.map { "\($0.id.hex.prefix(4)) \($0.name)" } ?? [])
                 password \(got?.password?.reveal() ?? "-") history \(got?.passwordHistory.map { "\($0.password.reveal())@\($0.changed.millisecondsSince1970)" } ?? [])
                 """)
         }
