@@ -135,12 +135,12 @@ package enum ImportCSVHarness {
 }
 
 /// FuzzImportBitwardenJSON: the bytes as each JSON export: Bitwarden, Coffer, and since issue 39
-/// Dashlane, Enpass, Keeper, Proton Pass, Aegis, andOTP, FreeOTP+ and 2FAS (every JSON importer
+/// Dashlane, Enpass, Keeper, Proton Pass, Aegis, andOTP, FreeOTP+, 2FAS and CXF (every JSON importer
 /// on every input), and through format detection. Invariants: whole-file errors are
 /// `import.invalid-file`; skipped entries have 1-based positions; every item can be stored.
 package enum ImportBitwardenJSONHarness {
     static let formats: [ImportFormat] = [.bitwardenJSON, .cofferJSON, .dashlaneJSON, .enpassJSON, .keeperJSON, .protonPass,
-                                          .aegisJSON, .andOTPJSON, .freeOTPJSON, .twoFASJSON]
+                                          .aegisJSON, .andOTPJSON, .freeOTPJSON, .twoFASJSON, .cxf]
 
     package static func run(_ data: UnsafeRawBufferPointer) throws -> FuzzOutcome {
         let target = FuzzTarget.importBitwardenJSON

@@ -32,6 +32,8 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     case andOTPJSON = "andotp-json"
     case freeOTPJSON = "freeotp-json"
     case twoFASJSON = "2fas-json"
+    /// The FIDO Credential Exchange Format 1.0, its JSON document (spec/cli.md §8.30).
+    case cxf = "cxf"
     case csv = "csv"
 }
 
@@ -192,6 +194,7 @@ public enum Importer {
         case .andOTPJSON: return try OTPApps.parseAndOTP(bytes, now: now)
         case .freeOTPJSON: return try OTPApps.parseFreeOTP(bytes, now: now)
         case .twoFASJSON: return try OTPApps.parseTwoFAS(bytes, now: now)
+        case .cxf: return try CXF.parse(bytes, now: now)
         case .dashlaneCSV where bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]):
             return try DashlaneArchive.parse(bytes, limits: limits, now: now)
         case .keepassxcCSV, .bitwardenCSV, .onePasswordCSV, .lastPassCSV, .chromeCSV, .firefoxCSV, .buttercupCSV, .dashlaneCSV,
@@ -356,6 +359,7 @@ struct JSONShape {
         (.dashlaneJSON, ["AUTHENTIFIANT", "EMAIL", "PAYMENTMEANS_CREDITCARD", "IDENTITY", "SECURENOTE"], []),
         (.protonPass, ["vaults", "userId", "encrypted", "version"], []),
         (.keeperJSON, ["records", "shared_folders"], []),
+        (.cxf, ["version", "accounts", "exporterRpId", "exporterDisplayName", "timestamp"], []),
         (.enpassJSON, ["folders", "items"], ["category", "template_type", "fields", "subtitle"]),
         (.bitwardenJSON, ["encrypted", "folders", "collections", "items"], ["type", "login", "folderId", "reprompt"]),
         (.andOTPJSON, [], ["secret", "label", "type", "thumbnail", "last_used"]),
@@ -370,6 +374,7 @@ struct JSONShape {
         if keys.contains("AUTHENTIFIANT") { return .dashlaneJSON }
         if keys.contains("vaults"), keys.contains("version") || keys.contains("userId") { return .protonPass }
         if keys.contains("records") { return .keeperJSON }
+        if keys.contains("accounts"), keys.contains("exporterRpId") || keys.contains("exporterDisplayName") { return .cxf }
         if keys.contains("items"), entryKeys.contains("category") || entryKeys.contains("template_type") { return .enpassJSON }
         return nil
     }

@@ -370,6 +370,49 @@ struct CLIImportExportTests {
         #expect(again.status == 0 && again.stderr.contains("2 item(s) got a new id"), "\(again)")
     }
 
+    /// spec/cli.md §8.30 through the binary: `export --format cxf`, then `import` detects it and
+    /// gives equal items (the coffer-json exports of both vaults are the same bytes); the CXF
+    /// fixture imports with its file and unknown credential listed (65, the rest imported).
+    @Test func cxfThroughTheBinary() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let vault = try Vault.open(at: ws.vault, password: SecureBytes(utf8: CLIWorkspace.password))
+        var login = Item(title: "Bank, Inc.", username: "me", password: try Secret("pa\"ss,wo'rd;"),
+                         urls: ["https://bank.example"], notes: "two\nlines", tags: ["money"],
+                         customFields: [CustomField(name: "pin", value: try Secret("1234")),
+                                        CustomField(name: "totp", value: try Secret("otpauth://totp/x?secret=JBSWY3DPEHPK3PXP"))],
+                         created: Timestamp(millisecondsSince1970: 1_700_000_000_123))
+        login.passwordHistory = [PasswordHistoryEntry(password: try Secret("old"), changed: Timestamp(millisecondsSince1970: 5))]
+        login.passkeys = [try Passkey.create(relyingPartyID: "bank.example", userHandle: [1], userName: "me", userDisplayName: "Me")]
+        var card = Item(kind: .card, title: "Visa")
+        card.details = [.cardNumber: try Secret("4111111111111111"), .expiryMonth: try Secret("08"), .expiryYear: try Secret("2030")]
+        let note = Item(kind: .secureNote, title: "Recovery", noteValue: try Secret("codes"))
+        try vault.addAll([login, card, note])
+        vault.close()
+        let exported = try ws.coffer("export", "--format", "cxf", "--output", ws.file("out.cxf.json"))
+        #expect(exported.status == 0 && exported.stdout == "exported 3 items to \(ws.file("out.cxf.json"))\n", "\(exported)")
+        #expect(exported.stderr.contains("plain text"))
+        let attributes = try FileManager.default.attributesOfItem(atPath: ws.file("out.cxf.json"))
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+
+        let other = try CLIWorkspace()
+        try other.initVault()
+        let imported = try other.coffer("import", ws.file("out.cxf.json"))
+        #expect(imported.status == 0 && imported.stdout == "imported 3 items\n", "\(imported)")
+        #expect(imported.stderr.contains("read as cxf"), "\(imported.stderr)")
+        #expect(try ws.coffer("export", "--format", "json", "--output", ws.file("one.json")).status == 0)
+        #expect(try other.coffer("export", "--format", "json", "--output", other.file("two.json")).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: ws.file("one.json"))) == Data(contentsOf: URL(fileURLWithPath: other.file("two.json"))))
+
+        let fixture = Repository.root.appendingPathComponent("Tests/CofferImportTests/Fixtures/cxf/example.json").path
+        let third = try CLIWorkspace()
+        try third.initVault()
+        let real = try third.coffer("import", fixture)
+        #expect(real.status == 65 && real.stdout == "imported 10 items, skipped 2\n", "\(real)")
+        #expect(real.stderr.contains("skipped item 9: file 'passport.pdf' not imported"), "\(real.stderr)")
+        #expect(real.stderr.contains("items: 10 (5 login, 2 ssh-key, 1 card, 1 identity, 1 note)"), "\(real.stderr)")
+    }
+
     /// spec/cli.md §6 "One item mapping": `show --json` (with and without --reveal), the export and
     /// `ls --json` of the same items agree key by key, but for the differences the spec lists.
     /// The masked `show --json` bytes are pinned (as the binary printed them before the mapping

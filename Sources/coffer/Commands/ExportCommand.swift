@@ -5,7 +5,7 @@ import ArgumentParser
 @_spi(CofferInternals) import Coffer
 
 enum ExportFormat: String, ExpressibleByArgument, CaseIterable {
-    case csv, json
+    case csv, json, cxf
 }
 
 /// `coffer export` (spec/cli.md §4.16).
@@ -18,7 +18,12 @@ struct ExportCommand: ParsableCommand {
             reads it back to equal items. csv: the generic import format (title, username, password, url, notes, \
             tags, totp, type), for spreadsheets and other managers; it cannot carry extra URLs (only the first), \
             custom fields other than totp, password history, ids, times, extension fields, a card's or identity's \
-            fields, SSH keys or passkeys (a warning counts such items): use json to keep everything. The file must not exist; --output - writes to standard output. A warning goes to stderr.
+            fields, SSH keys or passkeys (a warning counts such items): use json to keep everything. cxf: the FIDO \
+            Credential Exchange Format 1.0's JSON (spec/cli.md §8.30), for Apple Passwords, Google Password Manager, \
+            Bitwarden, 1Password, Dashlane and other managers; logins, passkeys, TOTP, notes, cards, identities and \
+            custom fields as CXF credentials, and what CXF has no place for (history, URL rules, exact times, SSH keys \
+            for now) in Coffer's own item extension, so `coffer import --from cxf` reads it back to equal items. \
+            Attached files are not carried (a warning counts them). The file must not exist; --output - writes to standard output. A warning goes to stderr.
             Cells are written exactly, so the csv imports back to the same values; a cell that begins with =, +, \
             -, @, a tab or a carriage return may run as a formula in a spreadsheet (a warning counts them). \
             --spreadsheet-safe writes a file to open in a spreadsheet instead: such cells get a ' in front and \
@@ -26,7 +31,7 @@ struct ExportCommand: ParsableCommand {
             password among them would be wrong: export without it (or json) to move to another manager.
             """)
 
-    @Option(help: ArgumentHelp("csv or json.", valueName: "format"))
+    @Option(help: ArgumentHelp("csv, json or cxf.", valueName: "format"))
     var format: ExportFormat
 
     @Option(help: ArgumentHelp("The file to create (refused if it exists), or - for standard output.", valueName: "file"))
@@ -101,6 +106,23 @@ struct ExportCommand: ParsableCommand {
                 count += 1
             }
             text = CofferJSON.export(items).render() + "\n"
+        case .cxf:
+            var items: [Item] = []
+            try vault.forEachItem { item in
+                var item = item
+                if item.sshPrivateKey != nil, (try? item.sshKeyUse())?.signOnly ?? true {
+                    item.sshPrivateKey = nil
+                    signOnlyKeys += 1
+                }
+                items.append(item)
+                count += 1
+            }
+            var report = CXF.ExportReport()
+            text = CXF.document(items, accountID: vault.header.vaultID, exportedAt: .now(), report: &report).render() + "\n"
+            files = report.files
+            if report.sshKeysInExtension > 0 {
+                Terminal.warn("\(report.sshKeysInExtension) SSH key(s) are in Coffer's own extension of the file, not CXF ssh-key credentials (not written yet): another manager will not see them; coffer import reads them back")
+            }
         }
         if notInCSV > 0 {
             Terminal.warn("\(notInCSV) item(s) have card or identity fields, an SSH key or passkeys, which CSV cannot hold: they are not in this file; use --format json to keep them")

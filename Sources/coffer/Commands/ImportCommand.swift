@@ -23,7 +23,9 @@ struct ImportCommand: ParsableCommand {
             A KeePass database (kdbx, KDBX 4.0/4.1 as KeePassXC 2.7 writes) is read directly, attachments \
             included: its password is asked on the terminal, or read from the first line of standard input when \
             that is not a terminal, or of --source-password-file FILE (never from the command line or the \
-            environment); --key-file adds its key file. A KDBX 3.x database must be saved as KDBX 4 in KeePassXC first.
+            environment); --key-file adds its key file. A KDBX 3.x database must be saved as KDBX 4 in KeePassXC first. \
+            cxf: the FIDO Credential Exchange Format 1.0's JSON (Apple Passwords, Google Password Manager and other \
+            managers export it); its archive form, with files, is not read yet: a file credential is listed as skipped.
             """)
 
     @Argument(help: "The export file.")
