@@ -199,11 +199,12 @@ package enum CXF {
             } else {
                 kind = .login
             }
-            // Notes: in a secure note the first one not labelled `notes` is its value.
+            // Notes: in a secure note (or an item Coffer wrote, which labels the notes `notes`) the
+            // first one not labelled `notes` is its value.
             var noteValue: String?
             var noteTexts: [String] = []
             for note in notes {
-                if kind == .secureNote, noteValue == nil, note.label != "notes" { noteValue = note.text } else { noteTexts.append(note.text) }
+                if kind == .secureNote || cofferExtension != nil, noteValue == nil, note.label != "notes" { noteValue = note.text } else { noteTexts.append(note.text) }
             }
             let created = try seconds("creationAt") ?? now
             let modified = try seconds("modifiedAt") ?? created
@@ -572,7 +573,7 @@ package enum CXF {
     }
 
     /// One item as a CXF item (spec/cli.md §8.30's table, keys in its order).
-    package static func object(_ item: Item) -> JSONValue {
+    static func object(_ item: Item) -> JSONValue {
         var credentials: [JSONValue] = []
         if item.username != nil || item.password != nil {
             var pairs: [(String, JSONValue)] = [("type", .string("basic-auth"))]

@@ -92,8 +92,8 @@ struct ExportCommand: ParsableCommand {
                 files += item.files.count
                 count += 1
             }
-        case .json:
-            var items: [JSON] = []
+        case .json, .cxf:
+            var items: [Item] = []
             try vault.forEachItem { item in
                 var item = item
                 // A sign-only SSH key (spec/ssh.md §9) never leaves the vault, not even here.
@@ -101,25 +101,16 @@ struct ExportCommand: ParsableCommand {
                     item.sshPrivateKey = nil
                     signOnlyKeys += 1
                 }
-                items.append(CofferJSON.object(item, .export))
+                items.append(item)
                 files += item.files.count
                 count += 1
             }
-            text = CofferJSON.export(items).render() + "\n"
-        case .cxf:
-            var items: [Item] = []
-            try vault.forEachItem { item in
-                var item = item
-                if item.sshPrivateKey != nil, (try? item.sshKeyUse())?.signOnly ?? true {
-                    item.sshPrivateKey = nil
-                    signOnlyKeys += 1
-                }
-                items.append(item)
-                count += 1
+            guard format == .cxf else {
+                text = CofferJSON.export(items.map { CofferJSON.object($0, .export) }).render() + "\n"
+                break
             }
             var report = CXF.ExportReport()
             text = CXF.document(items, accountID: vault.header.vaultID, exportedAt: .now(), report: &report).render() + "\n"
-            files = report.files
             if report.sshKeysInExtension > 0 {
                 Terminal.warn("\(report.sshKeysInExtension) SSH key(s) are in Coffer's own extension of the file, not CXF ssh-key credentials (not written yet): another manager will not see them; coffer import reads them back")
             }
