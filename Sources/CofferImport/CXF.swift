@@ -20,7 +20,10 @@ package enum CXF {
     // MARK: - Reading
 
     static func parse(_ bytes: [UInt8], now: Timestamp) throws -> ImportResult {
-        let root = try JSONImport.object(bytes, what: "a CXF file")
+        var root = try JSONImport.object(bytes, what: "a CXF file")
+        // A bare account, as 1Password's and Dashlane's files are (what the Credential Exchange
+        // Protocol hands over): a document of that one account (spec/cli.md §8.30).
+        if isBareAccount(Set(root.keys)) { root = ["version": ["major": 1], "accounts": [root]] }
         guard let version = root["version"] as? [String: Any], version["major"] is NSNumber, let major = OTPApps.integer(version["major"]) else {
             throw CofferError.invalidImport("no \"version\" object with a \"major\" number; is this a CXF file?")
         }
@@ -73,6 +76,13 @@ package enum CXF {
             }
         }
         return result
+    }
+
+    /// An account object at the root: `items` and `collections` with the account's `username` or
+    /// `email`, and no document header.
+    static func isBareAccount(_ keys: Set<String>) -> Bool {
+        keys.isSuperset(of: ["items", "collections"]) && (keys.contains("username") || keys.contains("email"))
+            && keys.isDisjoint(with: ["version", "accounts", "encrypted", "folders"])
     }
 
     /// Each collection's title (nested ones joined by `/`) for each item it links.
@@ -208,8 +218,10 @@ package enum CXF {
             }
             let created = try seconds("creationAt") ?? now
             let modified = try seconds("modifiedAt") ?? created
-            guard let title = Importer.title(titleText, url: urls.first, username: username) else {
-                throw CSVImport.RowError(reason: "no title, URL or username")
+            // Dashlane's cards and documents have an empty title: then the first credential's type.
+            let typeName = types.first { !$0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
+            guard let title = Importer.title(titleText, url: urls.first, username: username) ?? typeName else {
+                throw CSVImport.RowError(reason: "no title, URL, username or credential type")
             }
             var custom = fields
             custom.append(contentsOf: totpFields)

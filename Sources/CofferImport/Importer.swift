@@ -375,6 +375,7 @@ struct JSONShape {
         if keys.contains("vaults"), keys.contains("version") || keys.contains("userId") { return .protonPass }
         if keys.contains("records") { return .keeperJSON }
         if keys.contains("accounts"), keys.contains("exporterRpId") || keys.contains("exporterDisplayName") { return .cxf }
+        if CXF.isBareAccount(keys) { return .cxf }
         if keys.contains("items"), entryKeys.contains("category") || entryKeys.contains("template_type") { return .enpassJSON }
         return nil
     }

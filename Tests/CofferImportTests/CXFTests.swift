@@ -75,6 +75,17 @@ struct CXFTests {
                                              "collection subtitle", "collection creationAt", "collection modifiedAt"])
     }
 
+    /// 1Password's and Dashlane's departure: a bare account, no header (spec/cli.md §8.30).
+    @Test func bareAccountFile() throws {
+        let result = try ExportFixture.check("cxf/account.json", .cxf, [
+            Expected(title: "https://shop.example", username: "kim", password: "sh0p!", urls: ["https://shop.example"], created: 1_767_000_000_000),
+            Expected(title: "Kim", kind: .identity, fields: ["initial=KR", "gender="], details: ["first-name=Kim"], created: 1_767_000_001_000),
+            Expected(title: "credit-card", kind: .card, details: ["card-number=4111111111111111", "cardholder=Kim R"], created: 1_767_000_002_000),
+        ])
+        #expect(result.skipped.isEmpty)
+        #expect(Set(result.ignored.keys) == ["account id", "account username", "account email"])
+    }
+
     // MARK: - Export
 
     static func sshKey() throws -> Secret {
@@ -317,7 +328,7 @@ struct CXFTests {
             "item 6: basic-auth \"username\" is not a field with a string \"value\"",
             "item 7: \"scope.urls\" holds a non-string",
             "item 8: \"creationAt\" is not a time in seconds",
-            "item 9: no title, URL or username",
+            "item 9: no title, URL, username or credential type",
             "item 10: too large for a vault item: an item may be at most 1048571 bytes encoded, this one is 10000049",
             "item 11: passkey 1 not imported: its credentialId is not base64url",
             "item 12: a TOTP Coffer cannot compute (its secret is not base32): its members were kept as custom fields 'totp.…'",
