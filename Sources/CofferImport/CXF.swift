@@ -65,7 +65,7 @@ package enum CXF {
                     var reader = ItemReader(entry: entry, now: now)
                     let item = try Importer.storable(try reader.read(tags: collectionTags))
                     result.append(item, kind: item.kind.name)
-                    for name in reader.keptAsFields { result.keptAsField(name) }
+                    for name in Set(reader.keptAsFields) { result.keptAsField(name) }
                     for name in reader.ignored { result.ignored[name] = "a display setting, not the item's data" }
                     for reason in reader.warnings { result.skipped.append(SkippedEntry(.item(position), reason)) }
                 } catch let error as CSVImport.RowError {
@@ -173,7 +173,8 @@ package enum CXF {
             var tags = try Self.strings(entry["tags"], "tags")
             for tag in collectionTags[sourceID ?? ""] ?? [] where !tags.contains(tag) { tags.append(tag) }
             if entry["favorite"] != nil { ignored.append("favorite") }
-            if entry["subtitle"] != nil { ignored.append("subtitle") }
+            // A subtitle is the user's own text ("Work GitHub account"): kept.
+            if let subtitle = try string("subtitle") { try keep("subtitle", subtitle) }
             var cofferExtension: [String: Any]?
             for ext in try Self.objects(entry["extensions"], "extensions") {
                 if ext["name"] as? String == extensionName, cofferExtension == nil {

@@ -17,7 +17,7 @@ struct CXFTests {
             Expected(title: "Mail, \"work\"", username: "sam@example.com", password: "pä$$ word\n2",
                      urls: ["https://mail.example.com/login", "https://webmail.example.com"], notes: "first line\nsecond line",
                      tags: ["mail", "work", "Work"],
-                     fields: ["android app=com.example.mail (certificate sha256:AB:CD:EF)",
+                     fields: ["android app=com.example.mail (certificate sha256:AB:CD:EF)", "subtitle=sam at work",
                               #"extension example.manager/colour={"colour":"red","name":"example.manager/colour"}"#,
                               "Employee number=42", "Security answer=blue", "field 3=true", "totp=\(Self.totpURI)"],
                      created: 1_767_000_000_000, modified: 1_767_100_000_000),
@@ -71,7 +71,7 @@ struct CXFTests {
         #expect(result.kinds == ["login": 5, "note": 1, "card": 1, "identity": 1, "ssh-key": 2])
         #expect(result.keptAsFields["wifi.ssid"] == 1 && result.keptAsFields["android app"] == 1 && result.keptAsFields["file"] == 1)
         #expect(Set(result.ignored.keys) == ["exporterRpId", "exporterDisplayName", "timestamp", "account id", "account username",
-                                             "account email", "account fullName", "favorite", "subtitle", "collection id",
+                                             "account email", "account fullName", "favorite", "collection id",
                                              "collection subtitle", "collection creationAt", "collection modifiedAt"])
     }
 
