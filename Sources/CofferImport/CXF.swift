@@ -24,7 +24,8 @@ package enum CXF {
         // A bare account, as 1Password's and Dashlane's files are (what the Credential Exchange
         // Protocol hands over): a document of that one account (spec/cli.md §8.30).
         if isBareAccount(Set(root.keys)) { root = ["version": ["major": 1], "accounts": [root]] }
-        guard let version = root["version"] as? [String: Any], version["major"] is NSNumber, let major = OTPApps.integer(version["major"]) else {
+        guard let version = root["version"] as? [String: Any], let number = version["major"] as? NSNumber, !OnePassword.isBool(number),
+              let major = OTPApps.integer(number) else {
             throw CofferError.invalidImport("no \"version\" object with a \"major\" number; is this a CXF file?")
         }
         guard major == 1 else {

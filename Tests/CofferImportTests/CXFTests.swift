@@ -300,7 +300,7 @@ struct CXFTests {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         let deepCollections = "[" + String(repeating: #"{"title": "c", "subCollections": ["#, count: 100) + String(repeating: "]}", count: 100) + "]"
         for text in ["", "{", "[]", "7", deep, #"{"accounts": []}"#, #"{"version": {"major": 2}, "accounts": []}"#,
-                     #"{"version": {"major": "1"}, "accounts": []}"#, #"{"version": {"major": 1}, "accounts": 5}"#,
+                     #"{"version": {"major": "1"}, "accounts": []}"#, #"{"version": {"major": true}, "accounts": []}"#, #"{"version": {"major": 1}, "accounts": 5}"#,
                      #"{"version": {"major": 1}, "accounts": [5]}"#, #"{"version": {"major": 1}, "accounts": [{"items": "x"}]}"#,
                      #"{"version": {"major": 1}, "accounts": [{"collections": {}}]}"#, cxf("[]", collections: deepCollections),
                      #"{"version": {"major": 1}, "accounts": [{"items": ["#  + deep + "]}]}"] {
