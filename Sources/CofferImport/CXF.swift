@@ -712,8 +712,7 @@ package enum CXF {
 
     /// A JSON text as a `JSONValue` (keys sorted), nil when it is not JSON.
     static func jsonValue(_ text: String) -> JSONValue? {
-        guard text.utf8.count <= maximumKeptJSONBytes,
-              let value = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) else { return nil }
+        guard text.utf8.count <= maximumKeptJSONBytes, let value = OnePassword.json(text.utf8) else { return nil }
         return convert(value, depth: 0)
     }
 
@@ -723,7 +722,7 @@ package enum CXF {
         case is NSNull: return .null
         case let text as String: return .string(text)
         case let number as NSNumber:
-            if String(cString: number.objCType) == "c" { return .bool(number.boolValue) }
+            if OnePassword.isBool(number) { return .bool(number.boolValue) }
             let double = number.doubleValue
             if double.rounded() == double, abs(double) < 1e15 { return .int(Int64(double)) }
             return .double(double)
