@@ -3,7 +3,8 @@
 #
 #   Benchmarks/measure-memory.sh [ITEMS]     (default 100000)
 #
-# Builds the release `coffer`, writes ITEMS login items as a CSV (seeded, reproducible), imports
+# Builds the release `coffer` (or takes the binary COFFER names: CI passes the one it built for
+# Benchmarks/cost.sh, the README's installed form, rather than build the release a second time), writes ITEMS login items as a CSV (seeded, reproducible), imports
 # them into a vault with the cheapest KDF (so the KDF's memory does not hide the index's), and
 # measures the peak resident set (getrusage of each child) of:
 #   - `coffer info` on an empty vault: the process itself (runtime, libraries);
@@ -16,8 +17,12 @@ cd "$(dirname "$0")/.."
 items=${1:-100000}
 
 scripts/bootstrap
-swift build -c release --product coffer >/dev/null
-coffer=$PWD/.build/release/coffer
+if [ -n "${COFFER:-}" ]; then
+  coffer=$(realpath "$COFFER")
+else
+  swift build -c release --product coffer >/dev/null
+  coffer=$PWD/.build/release/coffer
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
