@@ -105,7 +105,10 @@ let package = Package(
             ]),
         .testTarget(
             name: "CofferImportTests",
-            dependencies: ["Coffer", "CofferImport", "CofferTestSupport", "CofferTestHelpers", "CofferFuzzSupport"],
+            dependencies: [
+                "Coffer", "CofferImport", "CofferTestSupport", "CofferTestHelpers", "CofferFuzzSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),  // CXFPropertyTests
+            ],
             exclude: ["Fixtures"]),  // export files read by path (Repository.url), not bundled
         .testTarget(name: "CofferAgentTests", dependencies: ["Coffer", "CofferAgent", "CofferOperations", "CofferTestHelpers"]),
         .testTarget(name: "CofferFuzzTests", dependencies: ["Coffer", "CofferImport", "CofferFuzzSupport", "CofferTestHelpers"]),

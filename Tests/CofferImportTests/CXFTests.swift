@@ -232,11 +232,19 @@ struct CXFTests {
                 == text.replacingOccurrences(of: #""timestamp": \d+"#, with: "", options: .regularExpression))
     }
 
-    /// Draws over the helpers' SplitMix64, so a failing seed replays.
+    /// Draws over the helpers' SplitMix64, so a failing seed replays; or over a property test's
+    /// tape (CXFPropertyTests), where a 0 draws the simplest choice and the tape's end draws zeros.
     struct SeededRandom {
-        var source: SplitMix64
+        private var source: SplitMix64?
+        private var tape: [Int] = []
+        private var position = 0
         init(seed: UInt64) { source = SplitMix64(seed: seed) }
-        mutating func next() -> UInt64 { source.next() }
+        init(tape: [Int]) { self.tape = tape }
+        mutating func next() -> UInt64 {
+            if source != nil { return source!.next() }
+            defer { position += 1 }
+            return position < tape.count ? UInt64(tape[position]) : 0
+        }
         mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
         mutating func bool() -> Bool { next() & 1 == 1 }
         mutating func pick<T>(_ list: [T]) -> T { list[int(0...list.count - 1)] }
