@@ -129,7 +129,7 @@ struct ExportCommand: ParsableCommand {
             Terminal.warn("\(notInCSV) item(s) have card or identity fields, an SSH key or passkeys, which CSV cannot hold: they are not in this file; use --format json to keep them")
         }
         if files > 0 && !archiveForm {
-            // spec/files.md §1: files are not part of an export (their content can be large and binary).
+            // spec/files.md §1: only CXF's archive form carries files (their content can be large and binary).
             Terminal.warn("\(files) file(s) attached to items are not in this file: coffer extract writes each one out" + (format == .cxf ? ", or --format cxf --output FILE.zip carries them" : ""))
         }
         if signOnlyKeys > 0 {
