@@ -53,7 +53,17 @@ package enum CXFArchive {
                                    : "no file credential of the document names it; not imported"
             result.skipped.append(SkippedEntry(.file(OnePassword.label(path)), reason))
         }
+        for path in links(archive) {
+            result.skipped.append(SkippedEntry(.file(OnePassword.label(path)), "a symbolic link entry, never followed; not imported"))
+        }
         return result
+    }
+
+    /// The symbolic-link entries, which `unzip` does not list (it lists regular files): named in
+    /// the summary, never read. The archive passed `unzip`'s layout checks already.
+    private static func links(_ archive: ArchiveBytes) -> [String] {
+        guard let reader = try? Archive(data: archive.data, accessMode: .read) else { return [] }
+        return reader.filter { $0.type == .symlink }.map(\.path).sorted()
     }
 
     /// Why `file`'s content is not attached, or nil once it is the one its credential describes:

@@ -3,6 +3,7 @@
 import Crypto
 import Foundation
 import Testing
+import ZIPFoundation
 @_spi(CofferInternals) @testable import Coffer
 
 /// spec/cli.md §8.30's archive form: `CXP-Export/index.json` and `CXP-Export/documents/<id>`,
@@ -128,6 +129,18 @@ struct CXFArchiveTests {
             "file /etc/owned: no file credential of the document names it; not imported",
             "file CXP-Export/documents/../../etc/passwd: no file credential of the document names it; not imported",
             "file CXP-Export\\documents\\b25l: no file credential of the document names it; not imported",
+        ])
+        // A symbolic link entry is named, never followed.
+        let link = try Archive(accessMode: .create)
+        for (path, bytes, type) in [(CXFArchive.indexEntry, Self.document([one]), Entry.EntryType.file),
+                                    (CXFArchive.documentsFolder + "b25l", Array("/etc/passwd".utf8), .symlink)] {
+            try link.addEntry(with: path, type: type, uncompressedSize: Int64(bytes.count)) { position, size in Data(bytes[Int(position)..<Int(position) + size]) }
+        }
+        let linked = try Importer.parse([UInt8](link.data!), format: .cxf, now: Self.now)
+        #expect(linked.attachments.isEmpty)
+        #expect(linked.skipped.map(\.description) == [
+            "item 1: file 'one.bin' not imported: the archive holds no CXP-Export/documents/<its id>; its description is the custom field 'file'",
+            "file CXP-Export/documents/b25l: a symbolic link entry, never followed; not imported",
         ])
         func refused(_ entries: [(String, [UInt8])]) throws -> String {
             let error = try #require(throws: CofferError.self) { _ = try Importer.parse(try ZipMaker.make(entries), format: .cxf, now: Self.now) }

@@ -154,6 +154,11 @@ struct ExportCommand: ParsableCommand {
             try Files.createExclusively(output, bytes: bytes)
         }
         if archiveForm && files > 0 { Terminal.warn("\(output) holds \(files) attached file(s) in plain text") }
+        var written = stat()
+        if archiveForm, stat(output, &written) == 0, written.st_size > Importer.maximumFileBytes {
+            // spec/cli.md §8.30: the import reads an archive whole, bounded like every import file.
+            Terminal.warn("\(output) is larger than the \(Importer.maximumFileBytes >> 20) MiB coffer import reads; other managers may read it")
+        }
         Terminal.warn("\(output) holds \(count) item(s) with their passwords in plain text; delete it securely once you are done")
         Terminal.out("exported \(count) item\(count == 1 ? "" : "s") to \(output)")
     }
