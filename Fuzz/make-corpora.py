@@ -322,6 +322,30 @@ for path in ("dashlane/dashlane.json", "enpass/enpass.json", "keeper/keeper.json
              "otp/2fas-encrypted.2fas", "cxf/example.json", "cxf/account.json"):
     with open(os.path.join(FIXTURE_ROOT, path), "rb") as f:
         write("FuzzImportBitwardenJSON", path.replace("/", "-").replace(".", "-"), f.read())
+# CXF's archive form (spec/cli.md §8.30), read by the same `cxf` format: an index whose item names a
+# good, an altered and a missing document, a stray entry and a `../` name (stored, fixed times).
+import base64, hashlib, io, zipfile
+def cxf_archive(entries):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
+        for name, data in entries:
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o600 << 16
+            z.writestr(info, data)
+    return out.getvalue()
+def cxf_file(ident, name, content, claimed=None):
+    digest = base64.urlsafe_b64encode(hashlib.sha256(claimed if claimed is not None else content).digest()).rstrip(b"=").decode()
+    return {"type": "file", "id": ident, "name": name, "decryptedSize": len(content), "integrityHash": digest}
+CXF_INDEX = json.dumps({"version": {"major": 1, "minor": 0}, "exporterRpId": "x.example", "exporterDisplayName": "X",
+    "timestamp": 1700000000, "accounts": [{"id": "YQ", "username": "", "email": "", "collections": [], "items": [
+        {"id": "AAAAAAAAAAAAAAAAAAAAAA", "creationAt": 1700000000, "title": "Scans", "credentials": [
+            cxf_file("Z29vZA", "good.bin", b"good"), cxf_file("YmFk", "bad.bin", b"bad", claimed=b"other"),
+            cxf_file("bWlzcw", "missing.bin", b"m")],
+         "extensions": [{"name": "coffer", "files": [{"id": "Z29vZA", "fileId": "00" * 16, "mediaType": "text/plain",
+                                                     "created": "2024-01-01T00:00:00.000Z"}]}]}]}]}).encode()
+write("FuzzImportBitwardenJSON", "cxf-archive", cxf_archive([("CXP-Export/index.json", CXF_INDEX),
+    ("CXP-Export/documents/Z29vZA", b"good"), ("CXP-Export/documents/YmFk", b"bad"), ("CXP-Export/stray", b"s"),
+    ("../escape", b"e")]))
 
 # --- 1Password (spec/cli.md §8.7, §8.8): byte 0 picks 0 a .1pux, 1 a .1pif, 2 export.data (the harness zips it)
 FIXTURES = os.path.join(ROOT, "Tests", "CofferImportTests", "Fixtures", "1password")

@@ -5,7 +5,7 @@ import Foundation
 /// `parse` reads one into items, `document` writes a vault's items as one. What CXF has no place
 /// for travels in Coffer's own item extension (`{"name": "coffer", …}`), so Coffer → CXF → Coffer
 /// gives the same items; what Coffer has no place for is kept as custom fields and named in the
-/// summary. The archive form (files' contents beside the JSON) is not read or written yet.
+/// summary. The archive form, which carries attached files' contents, is `CXFArchive`.
 package enum CXF {
     /// The name of Coffer's item extension.
     static let extensionName = "coffer"
@@ -20,6 +20,32 @@ package enum CXF {
     // MARK: - Reading
 
     static func parse(_ bytes: [UInt8], now: Timestamp) throws -> ImportResult {
+        try parse(bytes, now: now, documents: nil).result
+    }
+
+    /// A `file` credential whose content an archive holds, with the item it belongs to: what
+    /// `CXFArchive` checks before attaching it (spec/cli.md §8.30).
+    struct FileCredential {
+        /// The credential's base64url id: its content is `CXP-Export/documents/<id>`.
+        let id: String
+        let name: String
+        /// `decryptedSize` and `integrityHash` (SHA-256, decoded).
+        let size: UInt64
+        let integrityHash: [UInt8]
+        var item = ItemID.random()
+        var created = Timestamp(millisecondsSince1970: 0)
+        /// The entry's position among the document's items (where a refusal is listed).
+        var position = 0
+        /// From Coffer's own extension: the file's exact media type, time and id.
+        var mediaType: String?
+        var fileID: FileID?
+        var exactCreated: Timestamp?
+    }
+
+    /// `documents`: the ids whose content the archive holds (nil: the JSON form, which holds none).
+    /// A `file` credential naming one of them is returned to be attached, not kept as a field.
+    static func parse(_ bytes: [UInt8], now: Timestamp, documents: Set<String>?) throws -> (result: ImportResult, files: [FileCredential]) {
+        var files: [FileCredential] = []
         var root = try JSONImport.object(bytes, what: "a CXF file")
         // A bare account, as 1Password's and Dashlane's files are (what the Credential Exchange
         // Protocol hands over): a document of that one account (spec/cli.md §8.30).
@@ -63,8 +89,13 @@ package enum CXF {
                 position += 1
                 do {
                     guard let entry = entry as? [String: Any] else { throw CSVImport.RowError(reason: "not a JSON object") }
-                    var reader = ItemReader(entry: entry, now: now)
+                    var reader = ItemReader(entry: entry, now: now, documents: documents)
                     let item = try Importer.storable(try reader.read(tags: collectionTags))
+                    for var file in reader.files {
+                        (file.item, file.position) = (item.id, position)
+                        file.created = file.exactCreated ?? item.created
+                        files.append(file)
+                    }
                     result.append(item, kind: item.kind.name)
                     for name in Set(reader.keptAsFields) { result.keptAsField(name) }
                     for name in reader.ignored { result.ignored[name] = "a display setting, not the item's data" }
@@ -76,7 +107,7 @@ package enum CXF {
                 }
             }
         }
-        return result
+        return (result, files)
     }
 
     /// An account object at the root: `items` and `collections` with the account's `username` or
@@ -123,13 +154,17 @@ package enum CXF {
     struct ItemReader {
         let entry: [String: Any]
         let now: Timestamp
+        let documents: Set<String>?
         var keptAsFields: [String] = []
         var ignored: [String] = []
         var warnings: [String] = []
+        /// The `file` credentials whose content the archive holds.
+        var files: [FileCredential] = []
 
-        init(entry: [String: Any], now: Timestamp) {
+        init(entry: [String: Any], now: Timestamp, documents: Set<String>? = nil) {
             self.entry = entry
             self.now = now
+            self.documents = documents
         }
 
         private var fields: [CustomField] = []
@@ -240,6 +275,7 @@ package enum CXF {
             }
             item.sshPrivateKey = try sshKey.map { try Secret($0) }
             if let extra, let cofferExtension { try apply(extra, cofferExtension, to: &item) }
+            if let list = cofferExtension?["files"] as? [Any] { applyFiles(list) }
             return item
         }
 
@@ -279,6 +315,31 @@ package enum CXF {
                     }
                 }
             }
+        }
+
+        /// Coffer's extension's `files`: each file's media type, exact time and Coffer id, by its
+        /// credential's id (spec/cli.md §8.30); an entry that does not read is left out.
+        private mutating func applyFiles(_ list: [Any]) {
+            for entry in list {
+                guard let entry = entry as? [String: Any], let id = entry["id"] as? String,
+                      let index = files.firstIndex(where: { $0.id == id }) else { continue }
+                // Only a type the vault takes ("" is none: the name's type, as when it was attached).
+                if let type = entry["mediaType"] as? String, (try? AttachedFile.mediaType(given: type, name: "")) != nil { files[index].mediaType = type }
+                if let text = entry["created"] as? String { files[index].exactCreated = Timestamp(iso8601: text) }
+                if let hex = entry["fileId"] as? String { files[index].fileID = FileID(hex: hex) }
+            }
+        }
+
+        /// A `file` credential's members, nil when one is missing or does not read: a base64url
+        /// `id` of 1 to 64 bytes, a string `name`, a whole `decryptedSize` and a base64url SHA-256
+        /// `integrityHash`.
+        static func fileCredential(_ credential: [String: Any]) -> FileCredential? {
+            guard let id = credential["id"] as? String, let idBytes = Base64URL.decode(id), (1...64).contains(idBytes.count),
+                  !id.contains("="), let name = credential["name"] as? String,
+                  let sizeValue = credential["decryptedSize"], !((sizeValue as? NSNumber).map(OnePassword.isBool) ?? false),
+                  let size = OTPApps.integer(sizeValue), size >= 0,
+                  let hashText = credential["integrityHash"] as? String, let hash = Base64URL.decode(hashText), hash.count == 32 else { return nil }
+            return FileCredential(id: id, name: name, size: UInt64(size), integrityHash: Array(hash))
         }
 
         /// Coffer's extension read through the coffer-json mapping (`CofferJSON.item`), the one
@@ -407,9 +468,18 @@ package enum CXF {
                 break  // every member kept as TYPE.KEY below
             case "file":
                 let name = (rest["name"] as? String) ?? "unnamed"
+                let file = Self.fileCredential(credential)
+                if let file, documents?.contains(file.id) ?? false {
+                    files.append(file)
+                    rest = [:]
+                    break
+                }
                 guard let text = jsonText(credential) else { throw CSVImport.RowError(reason: "a file credential larger than 64 KiB") }
                 try keep("file", text)
-                warnings.append("file '\(OnePassword.label(name))' not imported: CXF's archive form, which holds files, is not read yet (its description is the custom field 'file')")
+                let why = documents == nil ? "a CXF JSON file holds no file's content, CXF's archive form does"
+                    : file == nil ? "its credential lacks a base64url id, a name, a decryptedSize or a base64url SHA-256 integrityHash"
+                    : "the archive holds no \(CXFArchive.documentsFolder)<its id>"
+                warnings.append("file '\(OnePassword.label(name))' not imported: \(why); its description is the custom field 'file'")
                 rest = [:]
             default:
                 guard let text = jsonText(credential) else { throw CSVImport.RowError(reason: "a \(type) credential larger than 64 KiB") }
@@ -529,16 +599,18 @@ package enum CXF {
     package struct ExportReport: Sendable, Equatable {
         /// SSH keys carried only in Coffer's extension (no CXF `ssh-key` is written yet).
         package var sshKeysInExtension = 0
-        /// Files attached to items (the archive form is not written yet).
+        /// Files attached to items (left out of the JSON form; the archive form carries them).
         package var files = 0
         package init() {}
     }
 
-    /// The CXF document for `items`: one account whose id is `accountID`'s bytes.
-    package static func document(_ items: [Item], accountID: [UInt8], exportedAt: Timestamp, report: inout ExportReport) -> JSONValue {
+    /// The CXF document for `items`: one account whose id is `accountID`'s bytes. `fileIDs` (the
+    /// archive form, from `archiveIDs`): each attached file as a `file` credential of that id.
+    package static func document(_ items: [Item], accountID: [UInt8], exportedAt: Timestamp, report: inout ExportReport,
+                                 fileIDs: [ItemID: [String]]? = nil) -> JSONValue {
         var written: [JSONValue] = []
         for item in items {
-            written.append(object(item))
+            written.append(object(item, fileIDs: fileIDs?[item.id]))
             if item.sshPrivateKey != nil { report.sshKeysInExtension += 1 }
             report.files += item.files.count
         }
@@ -586,8 +658,25 @@ package enum CXF {
         return native
     }
 
-    /// One item as a CXF item (spec/cli.md §8.30's table, keys in its order).
-    static func object(_ item: Item) -> JSONValue {
+    /// Each attached file's CXF id, in the order of its item's `files`: its Coffer id in base64url,
+    /// or, for a second file of that id with other content (one archive entry per id), 16 random bytes.
+    package static func archiveIDs(_ items: [Item]) -> [ItemID: [String]] {
+        var content: [String: [UInt8]] = [:]
+        var ids: [ItemID: [String]] = [:]
+        for item in items {
+            ids[item.id] = item.files.map { file in
+                var id = Base64URL.encode(file.id.bytes)
+                if let held = content[id], held != file.sha256 { id = Base64URL.encode(FileID.random().bytes) }
+                content[id] = file.sha256
+                return id
+            }
+        }
+        return ids
+    }
+
+    /// One item as a CXF item (spec/cli.md §8.30's table, keys in its order); `fileIDs`: its files
+    /// as `file` credentials of those ids (the archive form).
+    static func object(_ item: Item, fileIDs: [String]? = nil) -> JSONValue {
         var credentials: [JSONValue] = []
         if item.username != nil || item.password != nil {
             var pairs: [(String, JSONValue)] = [("type", .string("basic-auth"))]
@@ -665,6 +754,11 @@ package enum CXF {
                 field("concealed-string", $0.value.reveal(), label: $0.name)
             }))]))
         }
+        let files = fileIDs.map { Array(zip(item.files, $0)) } ?? []
+        for (file, id) in files {
+            credentials.append(.object([("type", .string("file")), ("id", .string(id)), ("name", .string(file.name)),
+                                        ("decryptedSize", .int(Int64(file.size))), ("integrityHash", .string(Base64URL.encode(file.sha256)))]))
+        }
         var pairs: [(String, JSONValue)] = [
             ("id", .string(Base64URL.encode(item.id.bytes))),
             ("creationAt", .int(item.created.millisecondsSince1970.floorDiv1000)),
@@ -674,13 +768,13 @@ package enum CXF {
         if !item.urls.isEmpty { pairs.append(("scope", .object([("urls", .strings(item.urls)), ("androidApps", .array([]))]))) }
         pairs.append(("credentials", .array(credentials)))
         pairs.append(("tags", .strings(item.tags)))
-        pairs.append(("extensions", .array([cofferExtension(item, native: native, totpIndex: totp == nil ? nil : totpIndex)])))
+        pairs.append(("extensions", .array([cofferExtension(item, native: native, totpIndex: totp == nil ? nil : totpIndex, files: files)])))
         return .object(pairs)
     }
 
     /// Coffer's item extension: what CXF has no place for, in the coffer-json mapping's encodings
     /// (taken from `CofferJSON.object`, the one writer of those keys).
-    private static func cofferExtension(_ item: Item, native: Set<DetailField>, totpIndex: Int?) -> JSONValue {
+    private static func cofferExtension(_ item: Item, native: Set<DetailField>, totpIndex: Int?, files: [(AttachedFile, String)]) -> JSONValue {
         guard case .object(let export) = CofferJSON.object(item, .export) else { return .object([]) }
         let value = Dictionary(export, uniquingKeysWith: { first, _ in first })
         var pairs: [(String, JSONValue)] = [("name", .string(extensionName))]
@@ -699,6 +793,13 @@ package enum CXF {
             pairs.append(("passkeys", .array(item.passkeys.map { passkey in
                 .object([("created", .string(passkey.created.description)),
                          ("extensions", passkey.extensions.map { bytes in .string(bytes.withUnsafeBytes { String(decoding: $0, as: UTF8.self) }) } ?? .null)])
+            })))
+        }
+        // What a `file` credential has no place for: the media type, the exact time, Coffer's id.
+        if !files.isEmpty {
+            pairs.append(("files", .array(files.map { file, id in
+                .object([("id", .string(id)), ("fileId", .string(file.id.hex)), ("mediaType", .string(file.mediaType)),
+                         ("created", .string(file.created.description))])
             })))
         }
         return .object(pairs)

@@ -19,6 +19,10 @@ public struct ImportAttachment: Sendable {
     /// Where the source holds it (its entry, or its path in an archive or directory): where it is
     /// listed if it cannot be imported.
     public let position: SkippedEntry.Position
+    /// The media type the source gives (Coffer's own CXF extension), else nil: by the name.
+    public var mediaType: String?
+    /// The file id the source gives (Coffer's own CXF extension), else nil: a new one.
+    public var fileID: FileID?
     let content: Content
 
     enum Content: Sendable {
@@ -56,7 +60,7 @@ public struct ImportAttachment: Sendable {
     }
 
     /// The file for `Vault.addAll(_:attaching:)`.
-    public func newFile() throws -> NewFile { NewFile(name: name, created: created, source: try open()) }
+    public func newFile() throws -> NewFile { NewFile(name: name, mediaType: mediaType, created: created, source: try open(), id: fileID) }
 
     /// `name` as a valid file name (spec/files.md §2.1, §11): each control character (U+0000–U+001F,
     /// U+007F–U+009F) and `/` becomes `_`; `.` and `..` and an empty name become `_`, `__`, `_`;

@@ -32,7 +32,8 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     case andOTPJSON = "andotp-json"
     case freeOTPJSON = "freeotp-json"
     case twoFASJSON = "2fas-json"
-    /// The FIDO Credential Exchange Format 1.0, its JSON document (spec/cli.md §8.30).
+    /// The FIDO Credential Exchange Format 1.0: its JSON document, or the zip archive that also
+    /// carries attached files' contents (spec/cli.md §8.30).
     case cxf = "cxf"
     case csv = "csv"
 }
@@ -194,6 +195,7 @@ public enum Importer {
         case .andOTPJSON: return try OTPApps.parseAndOTP(bytes, now: now)
         case .freeOTPJSON: return try OTPApps.parseFreeOTP(bytes, now: now)
         case .twoFASJSON: return try OTPApps.parseTwoFAS(bytes, now: now)
+        case .cxf where bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]): return try CXFArchive.parse(bytes, now: now)
         case .cxf: return try CXF.parse(bytes, now: now)
         case .dashlaneCSV where bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]):
             return try DashlaneArchive.parse(bytes, limits: limits, now: now)
@@ -257,13 +259,14 @@ public enum Importer {
 extension Importer {
     public static func detect(_ bytes: [UInt8]) throws -> ImportFormat {
         if KDBXHeader.looksLike(bytes) { return .kdbx }
+        if CXFArchive.looksLike(bytes) { return .cxf }
         if OnePassword1PUX.looksLike(bytes) { return .onePassword1PUX }
         if ProtonPass.looksLikeZip(bytes) { return .protonPass }
         if DashlaneArchive.looksLike(bytes) { return .dashlaneCSV }
         if BitwardenAttachments.looksLikeZip(bytes) { return .bitwardenZip }
         if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]) {
             throw CofferError.invalidImport(
-                "a zip archive, but not a 1Password .1pux, Proton Pass, Dashlane CSV or Bitwarden export (no export.data, Proton Pass/data.json, credentials.csv or data.json); name the format with --from")
+                "a zip archive, but not a CXF archive, 1Password .1pux, Proton Pass, Dashlane CSV or Bitwarden export (no CXP-Export/index.json, export.data, Proton Pass/data.json, credentials.csv or data.json); name the format with --from")
         }
         let head = Array(bytes.prefix(64 << 10))
         var start = head.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0

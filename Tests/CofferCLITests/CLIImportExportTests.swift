@@ -413,6 +413,51 @@ struct CLIImportExportTests {
         #expect(real.stderr.contains("items: 10 (5 login, 2 ssh-key, 1 card, 1 identity, 1 note)"), "\(real.stderr)")
     }
 
+    /// spec/cli.md §8.30's archive form through the binary: `export --format cxf --output X.zip` of a
+    /// vault with attached files writes a 0600 zip; `import` detects it and gives the same files
+    /// (the `files` listings — id, name, size, media type, day, SHA-256 — are equal, the content
+    /// extracts byte for byte); a non-.zip output or standard output stays the JSON form.
+    @Test func cxfArchiveThroughTheBinary() throws {
+        let ws = try CLIWorkspace()
+        try ws.initVault()
+        let vault = try Vault.open(at: ws.vault, password: SecureBytes(utf8: CLIWorkspace.password))
+        try vault.addAll([Item(title: "Passport", username: "me"), Item(kind: .secureNote, title: "Deeds", noteValue: try Secret("x"))])
+        vault.close()
+        let scan = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 17) }
+        try Data(scan).write(to: URL(fileURLWithPath: ws.file("scan.pdf")))
+        try Data("deed".utf8).write(to: URL(fileURLWithPath: ws.file("deed.txt")))
+        #expect(try ws.coffer("attach", "Passport", ws.file("scan.pdf")).status == 0)
+        #expect(try ws.coffer("attach", "Deeds", ws.file("deed.txt")).status == 0)
+
+        let exported = try ws.coffer("export", "--format", "cxf", "--output", ws.file("out.zip"))
+        #expect(exported.status == 0 && exported.stdout == "exported 2 items to \(ws.file("out.zip"))\n", "\(exported)")
+        #expect(exported.stderr.contains("2 attached file(s) in plain text") && !exported.stderr.contains("not in this file"), "\(exported.stderr)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: ws.file("out.zip"))
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: ws.file("")).allSatisfy { !$0.hasPrefix(".coffer-export-") })
+
+        let other = try CLIWorkspace()
+        try other.initVault()
+        let imported = try other.coffer("import", ws.file("out.zip"))
+        #expect(imported.status == 0 && imported.stdout == "imported 2 items and 2 files\n", "\(imported)")
+        #expect(imported.stderr.contains("read as cxf"), "\(imported.stderr)")
+        for item in ["Passport", "Deeds"] {
+            let before = try ws.coffer("files", item), after = try other.coffer("files", item)
+            #expect(before.status == 0 && before.stdout == after.stdout, "\(before) \(after)")
+        }
+        #expect(try other.coffer("extract", "Passport", "scan.pdf", "--output", other.file("back.pdf")).status == 0)
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: other.file("back.pdf")))) == scan)
+
+        // Not a .zip: the JSON form, files left out with a warning that names the archive form.
+        let json = try ws.coffer("export", "--format", "cxf", "--output", ws.file("out.json"))
+        #expect(json.status == 0 && json.stderr.contains("2 file(s) attached to items are not in this file") && json.stderr.contains("FILE.zip"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: ws.file("out.json"))).first == UInt8(ascii: "{"))
+        let piped = try ws.coffer("export", "--format", "cxf", "--output", "-")
+        #expect(piped.status == 0 && piped.stdout.hasPrefix("{"))
+        // An existing output is never replaced.
+        #expect(try ws.coffer("export", "--format", "cxf", "--output", ws.file("out.zip")).status == 73)
+    }
+
     /// spec/cli.md §6 "One item mapping": `show --json` (with and without --reveal), the export and
     /// `ls --json` of the same items agree key by key, but for the differences the spec lists.
     /// The masked `show --json` bytes are pinned (as the binary printed them before the mapping

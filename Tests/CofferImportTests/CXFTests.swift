@@ -65,7 +65,7 @@ struct CXFTests {
         #expect(deploy.kind == .ed25519 && deploy.comment == "deploy@example")
         #expect(try SSHKey.parse(try #require(items[5].sshPrivateKey).reveal()).kind == .ed25519)
         #expect(result.skipped.map(\.description) == [
-            "item 9: file 'passport.pdf' not imported: CXF's archive form, which holds files, is not read yet (its description is the custom field 'file')",
+            "item 9: file 'passport.pdf' not imported: a CXF JSON file holds no file's content, CXF's archive form does; its description is the custom field 'file'",
             "item 10: a CXF credential of type 'x-future', kept as the custom field 'x-future'",
         ])
         #expect(result.kinds == ["login": 5, "note": 1, "card": 1, "identity": 1, "ssh-key": 2])

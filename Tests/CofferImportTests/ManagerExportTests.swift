@@ -238,7 +238,7 @@ struct ManagerExportTests {
         let none = ExportFixture.refusal { try detect(#"{"x": 1}"#) }
         #expect(none?.contains("keys 'x'") == true && none?.contains("aegis-json") == true, "\(none ?? "")")
         let zip = ExportFixture.refusal { try Importer.detect(OTPZip.stored([("passwords.csv", Array("a".utf8))])) }
-        #expect(zip?.contains("not a 1Password .1pux, Proton Pass, Dashlane CSV or Bitwarden export") == true, "\(zip ?? "")")
+        #expect(zip?.contains("not a CXF archive, 1Password .1pux, Proton Pass, Dashlane CSV or Bitwarden export") == true, "\(zip ?? "")")
     }
 }
 

@@ -10,11 +10,15 @@ public struct NewFile {
     public var created: Timestamp
     /// Where its content comes from.
     public var source: any FileSource
+    /// The id to give it, or nil for a new random one: an import of Coffer's own export keeps
+    /// its files' ids (spec/files.md §11), as it keeps its items'.
+    public var id: FileID?
 
-    public init(name: String, mediaType: String? = nil, created: Timestamp, source: any FileSource) {
+    public init(name: String, mediaType: String? = nil, created: Timestamp, source: any FileSource, id: FileID? = nil) {
         self.name = name
         self.mediaType = mediaType
         self.created = created
         self.source = source
+        self.id = id
     }
 }

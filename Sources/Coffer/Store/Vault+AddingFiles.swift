@@ -140,7 +140,11 @@ extension Vault {
                     throw CofferError.limitExceeded("a file may hold at most \(AttachedFile.maximumSize) bytes, '\(file.name)' has \(known)")
                 }
                 let type = try AttachedFile.mediaType(given: file.mediaType, name: file.name)
-                let described = AttachedFile(unchecked: .random(using: random), name: file.name, mediaType: type, size: 0,
+                // A given id names one file of its item (§2.1): two with one id would be one to merge and `extract`.
+                if let given = file.id, probe.files.contains(where: { $0.id == given }) {
+                    throw CofferError.invalidArgument("two files of '\(item.title)' would have the id \(given)")
+                }
+                let described = AttachedFile(unchecked: file.id ?? .random(using: random), name: file.name, mediaType: type, size: 0,
                                              sha256: [UInt8](repeating: 0, count: 32), created: file.created)
                 probe.files.append(described)
                 plans[id, default: []].append(FilePlan(probe: described))

@@ -1,4 +1,5 @@
 import CofferImport
+import CofferProcess
 import CofferSystem
 import Foundation
 import ArgumentParser
@@ -23,7 +24,9 @@ struct ExportCommand: ParsableCommand {
             Bitwarden, 1Password, Dashlane and other managers; logins, passkeys, TOTP, notes, cards, identities and \
             custom fields as CXF credentials, and what CXF has no place for (history, URL rules, exact times, SSH keys \
             for now) in Coffer's own item extension, so `coffer import --from cxf` reads it back to equal items. \
-            Attached files are not carried (a warning counts them). The file must not exist; --output - writes to standard output. A warning goes to stderr.
+            An --output ending in .zip gets CXF's archive form instead: that JSON as CXP-Export/index.json and each \
+            attached file's content as CXP-Export/documents/<its id>, so files are carried too; any other output leaves \
+            attached files out (a warning counts them). The file must not exist; --output - writes to standard output. A warning goes to stderr.
             Cells are written exactly, so the csv imports back to the same values; a cell that begins with =, +, \
             -, @, a tab or a carriage return may run as a formula in a spreadsheet (a warning counts them). \
             --spreadsheet-safe writes a file to open in a spreadsheet instead: such cells get a ' in front and \
@@ -52,6 +55,10 @@ struct ExportCommand: ParsableCommand {
     /// `--output -`: standard output, as for most Unix tools (a file named "-" needs `./-`).
     private var toStandardOutput: Bool { output == "-" }
 
+    /// CXF's archive form (spec/cli.md §8.30): asked for by an output file named `.zip`, never to
+    /// standard output (no binary to a terminal).
+    private var archiveForm: Bool { format == .cxf && !toStandardOutput && output.lowercased().hasSuffix(".zip") }
+
     /// `--spreadsheet-safe`: a cell a spreadsheet would run as a formula, with `'` in front (which
     /// spreadsheet programs take as "this cell is text"); any other cell as it is.
     static func spreadsheetSafe(_ cell: String) -> String {
@@ -75,6 +82,7 @@ struct ExportCommand: ParsableCommand {
         var notInCSV = 0
         var signOnlyKeys = 0
         var files = 0
+        var contents: [CXFArchive.Content] = []
         switch format {
         case .csv:
             text = CSVReader.encode(["title", "username", "password", "url", "notes", "tags", "totp", "type"], quoteEvery: spreadsheetSafe)
@@ -110,7 +118,9 @@ struct ExportCommand: ParsableCommand {
                 break
             }
             var report = CXF.ExportReport()
-            text = CXF.document(items, accountID: vault.header.vaultID, exportedAt: .now(), report: &report).render() + "\n"
+            let fileIDs = archiveForm ? CXF.archiveIDs(items) : nil
+            text = CXF.document(items, accountID: vault.header.vaultID, exportedAt: .now(), report: &report, fileIDs: fileIDs).render() + "\n"
+            if let fileIDs { contents = Self.contents(of: items, ids: fileIDs, vault: vault) }
             if report.sshKeysInExtension > 0 {
                 Terminal.warn("\(report.sshKeysInExtension) SSH key(s) are in Coffer's own extension of the file, not CXF ssh-key credentials (not written yet): another manager will not see them; coffer import reads them back")
             }
@@ -118,9 +128,9 @@ struct ExportCommand: ParsableCommand {
         if notInCSV > 0 {
             Terminal.warn("\(notInCSV) item(s) have card or identity fields, an SSH key or passkeys, which CSV cannot hold: they are not in this file; use --format json to keep them")
         }
-        if files > 0 {
-            // spec/files.md §1: files are not part of an export (their content can be large and binary).
-            Terminal.warn("\(files) file(s) attached to items are not in this file: coffer extract writes each one out")
+        if files > 0 && !archiveForm {
+            // spec/files.md §1: only CXF's archive form carries files (their content can be large and binary).
+            Terminal.warn("\(files) file(s) attached to items are not in this file: coffer extract writes each one out" + (format == .cxf ? ", or --format cxf --output FILE.zip carries them" : ""))
         }
         if signOnlyKeys > 0 {
             Terminal.warn("\(signOnlyKeys) sign-only SSH key(s) are in this file without their private key (sign-only keys are never exported; coffer ssh-key use --exportable lifts it)")
@@ -138,8 +148,71 @@ struct ExportCommand: ParsableCommand {
             Terminal.warn("wrote \(count) item(s) with their passwords in plain text to standard output; do not leave a copy lying around")
             return
         }
-        try Files.createExclusively(output, bytes: bytes)
+        if archiveForm {
+            try Self.writeArchive(output, document: bytes, contents: contents)
+        } else {
+            try Files.createExclusively(output, bytes: bytes)
+        }
+        if archiveForm && files > 0 { Terminal.warn("\(output) holds \(files) attached file(s) in plain text") }
+        var written = stat()
+        if archiveForm, stat(output, &written) == 0, written.st_size > Importer.maximumFileBytes {
+            // spec/cli.md §8.30: the import reads an archive whole, bounded like every import file.
+            Terminal.warn("\(output) is larger than the \(Importer.maximumFileBytes >> 20) MiB coffer import reads; other managers may read it")
+        }
         Terminal.warn("\(output) holds \(count) item(s) with their passwords in plain text; delete it securely once you are done")
         Terminal.out("exported \(count) item\(count == 1 ? "" : "s") to \(output)")
+    }
+}
+
+extension ExportCommand {
+    /// Each archive entry once (files sharing an id share their content, `CXF.archiveIDs`), read
+    /// from the vault when it is written.
+    static func contents(of items: [Item], ids: [ItemID: [String]], vault: Vault) -> [CXFArchive.Content] {
+        var seen = Set<String>()
+        var contents: [CXFArchive.Content] = []
+        for item in items {
+            for (file, id) in zip(item.files, ids[item.id] ?? []) where seen.insert(id).inserted {
+                contents.append(CXFArchive.Content(id: id, size: file.size) { try vault.openFile(file.id, of: item.id) })
+            }
+        }
+        return contents
+    }
+
+    /// Writes the archive as `extract` writes a file: into a new temporary file (0600) beside the
+    /// output, synced, then linked to its name (never replacing anything): a failure or a crash
+    /// leaves no partial archive under the output's name.
+    static func writeArchive(_ output: String, document: [UInt8], contents: [CXFArchive.Content]) throws {
+        let directory = (output as NSString).deletingLastPathComponent
+        let folder = directory.isEmpty ? "." : directory
+        let temporary = (folder as NSString)
+            .appendingPathComponent(".coffer-export-" + (0..<6).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined())
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CLIError(Exit.ioError, "cannot create a file in \(folder): \(String(cString: strerror(errno)))") }
+        defer { unlink(temporary) }
+        do {
+            defer { close(fd) }
+            guard Descriptor.writeAll(fd, CXFArchive.emptyArchive) else {
+                throw CLIError(Exit.ioError, "cannot write \(temporary): \(String(cString: strerror(errno)))")
+            }
+        }
+        do {
+            try CXFArchive.write(document: document, contents: contents, to: temporary)
+        } catch let error as CofferError {
+            throw error
+        } catch {
+            throw CLIError(Exit.ioError, "cannot write the archive \(temporary): \(error.localizedDescription)")
+        }
+        let synced = open(temporary, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard synced >= 0, fsync(synced) == 0 else {
+            if synced >= 0 { close(synced) }
+            throw CLIError(Exit.ioError, "cannot sync \(temporary): \(String(cString: strerror(errno)))")
+        }
+        close(synced)
+        guard link(temporary, output) == 0 else {
+            if errno == EEXIST { throw CLIError(Exit.cannotCreate, "\(output) appeared while exporting; it was left alone") }
+            throw CLIError(Exit.ioError, "cannot create \(output): \(String(cString: strerror(errno)))")
+        }
+        let dirfd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dirfd >= 0 { _ = fsync(dirfd); close(dirfd) }
     }
 }

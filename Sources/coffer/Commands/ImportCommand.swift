@@ -25,7 +25,8 @@ struct ImportCommand: ParsableCommand {
             that is not a terminal, or of --source-password-file FILE (never from the command line or the \
             environment); --key-file adds its key file. A KDBX 3.x database must be saved as KDBX 4 in KeePassXC first. \
             cxf: the FIDO Credential Exchange Format 1.0's JSON (Apple Passwords, Google Password Manager and other \
-            managers export it); its archive form, with files, is not read yet: a file credential is listed as skipped.
+            managers export it), or its zip archive form (CXP-Export/index.json with CXP-Export/documents/<id>), whose \
+            files are attached to their items once each one's size and SHA-256 match its file credential.
             """)
 
     @Argument(help: "The export file.")
