@@ -408,7 +408,11 @@ package enum CXF {
                     fields.append(CustomField(name: label, value: try Secret(value)))
                 }
                 rest["id"] = nil
-                if rest["label"] is String { rest["label"] = nil }
+                // The section's title groups the fields on screen: named in the summary, not kept.
+                if rest["label"] is String {
+                    rest["label"] = nil
+                    ignored.append("custom-fields label")
+                }
             case "ssh-key" where sshKey == nil:
                 try readSSHKey(&rest)
             case "wifi", "api-key", "generated-password", "basic-auth", "ssh-key":

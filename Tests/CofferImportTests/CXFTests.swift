@@ -71,7 +71,7 @@ struct CXFTests {
         #expect(result.kinds == ["login": 5, "note": 1, "card": 1, "identity": 1, "ssh-key": 2])
         #expect(result.keptAsFields["wifi.ssid"] == 1 && result.keptAsFields["android app"] == 1 && result.keptAsFields["file"] == 1)
         #expect(Set(result.ignored.keys) == ["exporterRpId", "exporterDisplayName", "timestamp", "account id", "account username",
-                                             "account email", "account fullName", "favorite", "collection id",
+                                             "account email", "account fullName", "favorite", "custom-fields label", "collection id",
                                              "collection subtitle", "collection creationAt", "collection modifiedAt"])
     }
 
