@@ -613,9 +613,9 @@ package enum CXF {
         var text: String?
 
         init(_ stored: Secret) {
-            let text = stored.reveal()
-            guard let key = try? SSHKey.parse(text), let der = try? key.pkcs8() else {
-                self.text = text
+            // Parsed from the guarded bytes, not from a copy of the text.
+            guard let key = try? stored.bytes.withUnsafeBytes({ try SSHKey.parse($0) }), let der = try? key.pkcs8() else {
+                text = stored.reveal()
                 return
             }
             credential = .object([
@@ -623,7 +623,7 @@ package enum CXF {
                 ("privateKey", .string(der.withUnsafeBytes { Base64URL.encode($0) })), ("keyComment", .string(key.comment)),
             ])
             checkInt = key.checkInt
-            if key.openSSHPrivateKey() != text { self.text = text }
+            if (try? Secret(key.openSSHPrivateKey())) != stored { text = stored.reveal() }
         }
     }
 
