@@ -319,7 +319,7 @@ for name, text in JSON.items():
 # The other managers' and the OTP apps' JSON fixtures (issue 39): every JSON importer runs on each.
 for path in ("dashlane/dashlane.json", "enpass/enpass.json", "keeper/keeper.json", "protonpass/data.json",
              "otp/aegis.json", "otp/aegis-encrypted.json", "otp/andotp.json", "otp/freeotp.json", "otp/2fas.2fas",
-             "otp/2fas-encrypted.2fas", "cxf/example.json", "cxf/account.json"):
+             "otp/2fas-encrypted.2fas", "cxf/example.json", "cxf/account.json", "cxf/apple.json"):
     with open(os.path.join(FIXTURE_ROOT, path), "rb") as f:
         write("FuzzImportBitwardenJSON", path.replace("/", "-").replace(".", "-"), f.read())
 # CXF's archive form (spec/cli.md §8.30), read by the same `cxf` format: an index whose item names a

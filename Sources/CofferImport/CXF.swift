@@ -175,6 +175,8 @@ package enum CXF {
         private var password: String?
         private var passkeys: [Passkey] = []
         private var sshKey: String?
+        /// The key `sshKey` was written from (its check integer drawn anew; Coffer's extension may give the original).
+        private var parsedSSHKey: SSHKey?
         private var seen: Set<String> = []
         private var passkeyCount = 0
 
@@ -280,7 +282,7 @@ package enum CXF {
         }
 
         /// The parts of Coffer's extension over what CXF carried.
-        private func apply(_ extra: Item, _ ext: [String: Any], to item: inout Item) {
+        private func apply(_ extra: Item, _ ext: [String: Any], to item: inout Item) throws {
             // Exact times only while they agree with CXF's seconds (else another manager edited it).
             if ext["created"] != nil, extra.created.millisecondsSince1970.floorDiv1000 == item.created.millisecondsSince1970.floorDiv1000 {
                 item.created = extra.created
@@ -292,7 +294,13 @@ package enum CXF {
             item.urlMatches = extra.urlMatches
             item.extensionFields = extra.extensionFields
             for (field, value) in extra.details { item.details[field] = value }
-            if extra.sshPrivateKey != nil { item.sshPrivateKey = extra.sshPrivateKey }
+            if extra.sshPrivateKey != nil {
+                item.sshPrivateKey = extra.sshPrivateKey
+            } else if let key = parsedSSHKey, let number = ext["sshKeyCheck"] as? NSNumber, !OnePassword.isBool(number),
+                      let checkInt = OTPApps.integer(number).flatMap(UInt32.init(exactly:)) {
+                // The check integer Coffer's OpenSSH text had: the same text comes back.
+                item.sshPrivateKey = try Secret(key.withCheckInt(checkInt).openSSHPrivateKey())
+            }
             // The `totp` field's exact text, while it reads as the same TOTP as CXF's credential.
             if let text = ext["totp"] as? String, let index = item.customFields.firstIndex(where: { $0.name == Item.totpFieldName }),
                let given = try? TOTP.parse(text), let carried = try? TOTP.parse(item.customFields[index].value.reveal()),
@@ -461,7 +469,11 @@ package enum CXF {
                     fields.append(CustomField(name: label, value: try Secret(value)))
                 }
                 rest["id"] = nil
-                if rest["label"] is String { rest["label"] = nil }
+                // The section's title groups the fields on screen: named in the summary, not kept.
+                if rest["label"] is String {
+                    rest["label"] = nil
+                    ignored.append("custom-fields label")
+                }
             case "ssh-key" where sshKey == nil:
                 try readSSHKey(&rest)
             case "wifi", "api-key", "generated-password", "basic-auth", "ssh-key":
@@ -564,6 +576,7 @@ package enum CXF {
             do {
                 let key = try SSHKey.parse(pem, comment: comment)
                 sshKey = key.openSSHPrivateKey()
+                parsedSSHKey = key
             } catch let error as CofferError {
                 warnings.append("its SSH key was kept as custom fields 'ssh-key.…': \(error.code.rawValue): \(error.reason)")
                 rest = original
@@ -597,7 +610,8 @@ package enum CXF {
 
     /// What the export could not carry as CXF, for its warnings.
     package struct ExportReport: Sendable, Equatable {
-        /// SSH keys carried only in Coffer's extension (no CXF `ssh-key` is written yet).
+        /// SSH keys carried only in Coffer's extension: ones `SSHKey.parse` cannot read, so no
+        /// CXF `ssh-key` (PKCS#8) can be written for them.
         package var sshKeysInExtension = 0
         /// Files attached to items (left out of the JSON form; the archive form carries them).
         package var files = 0
@@ -610,8 +624,9 @@ package enum CXF {
                                  fileIDs: [ItemID: [String]]? = nil) -> JSONValue {
         var written: [JSONValue] = []
         for item in items {
-            written.append(object(item, fileIDs: fileIDs?[item.id]))
-            if item.sshPrivateKey != nil { report.sshKeysInExtension += 1 }
+            let ssh = item.sshPrivateKey.map(SSHKeyExport.init)
+            written.append(object(item, fileIDs: fileIDs?[item.id], ssh: ssh))
+            if let ssh, ssh.credential == nil { report.sshKeysInExtension += 1 }
             report.files += item.files.count
         }
         let account: JSONValue = .object([
@@ -674,9 +689,39 @@ package enum CXF {
         return ids
     }
 
+    /// An item's SSH key as CXF carries it: an `ssh-key` credential (PKCS#8) when Coffer reads the
+    /// key, and in Coffer's extension what that credential cannot give back (spec/cli.md §8.30).
+    struct SSHKeyExport {
+        /// The `ssh-key` credential; nil when the stored text is not a key `SSHKey.parse` reads.
+        var credential: JSONValue?
+        /// OpenSSH's check integer: a PKCS#8 key has none, and the import would draw a new one.
+        var checkInt: UInt32?
+        /// The OpenSSH text itself, when the credential cannot give it back byte for byte
+        /// (unreadable, or not in the form `openSSHPrivateKey` writes).
+        var text: String?
+
+        init(_ stored: Secret) {
+            // Parsed from the guarded bytes, not from a copy of the text.
+            guard let key = try? stored.bytes.withUnsafeBytes({ try SSHKey.parse($0) }), let der = try? key.pkcs8() else {
+                text = stored.reveal()
+                return
+            }
+            credential = .object([
+                ("type", .string("ssh-key")), ("keyType", .string(key.kind.rawValue)),
+                ("privateKey", .string(der.withUnsafeBytes { Base64URL.encode($0) })), ("keyComment", .string(key.comment)),
+            ])
+            checkInt = key.checkInt
+            if (try? Secret(key.openSSHPrivateKey())) != stored { text = stored.reveal() }
+        }
+    }
+
     /// One item as a CXF item (spec/cli.md §8.30's table, keys in its order); `fileIDs`: its files
     /// as `file` credentials of those ids (the archive form).
     static func object(_ item: Item, fileIDs: [String]? = nil) -> JSONValue {
+        object(item, fileIDs: fileIDs, ssh: item.sshPrivateKey.map(SSHKeyExport.init))
+    }
+
+    private static func object(_ item: Item, fileIDs: [String]?, ssh: SSHKeyExport?) -> JSONValue {
         var credentials: [JSONValue] = []
         if item.username != nil || item.password != nil {
             var pairs: [(String, JSONValue)] = [("type", .string("basic-auth"))]
@@ -754,6 +799,7 @@ package enum CXF {
                 field("concealed-string", $0.value.reveal(), label: $0.name)
             }))]))
         }
+        if let credential = ssh?.credential { credentials.append(credential) }
         let files = fileIDs.map { Array(zip(item.files, $0)) } ?? []
         for (file, id) in files {
             credentials.append(.object([("type", .string("file")), ("id", .string(id)), ("name", .string(file.name)),
@@ -768,13 +814,14 @@ package enum CXF {
         if !item.urls.isEmpty { pairs.append(("scope", .object([("urls", .strings(item.urls)), ("androidApps", .array([]))]))) }
         pairs.append(("credentials", .array(credentials)))
         pairs.append(("tags", .strings(item.tags)))
-        pairs.append(("extensions", .array([cofferExtension(item, native: native, totpIndex: totp == nil ? nil : totpIndex, files: files)])))
+        pairs.append(("extensions", .array([cofferExtension(item, native: native, totpIndex: totp == nil ? nil : totpIndex, files: files, ssh: ssh)])))
         return .object(pairs)
     }
 
     /// Coffer's item extension: what CXF has no place for, in the coffer-json mapping's encodings
     /// (taken from `CofferJSON.object`, the one writer of those keys).
-    private static func cofferExtension(_ item: Item, native: Set<DetailField>, totpIndex: Int?, files: [(AttachedFile, String)]) -> JSONValue {
+    private static func cofferExtension(_ item: Item, native: Set<DetailField>, totpIndex: Int?, files: [(AttachedFile, String)],
+                                        ssh: SSHKeyExport?) -> JSONValue {
         guard case .object(let export) = CofferJSON.object(item, .export) else { return .object([]) }
         let value = Dictionary(export, uniquingKeysWith: { first, _ in first })
         var pairs: [(String, JSONValue)] = [("name", .string(extensionName))]
@@ -783,7 +830,8 @@ package enum CXF {
         }
         let rest = item.details.filter { !native.contains($0.key) }.sorted { $0.key < $1.key }
         if !rest.isEmpty { pairs.append(("details", .object(rest.map { ($0.key.name, .string($0.value.reveal())) }))) }
-        if let key = item.sshPrivateKey { pairs.append(("sshKey", .string(key.reveal()))) }
+        if let text = ssh?.text { pairs.append(("sshKey", .string(text))) }
+        if let check = ssh?.checkInt { pairs.append(("sshKeyCheck", .int(Int64(check)))) }
         if let totpIndex {
             pairs.append(("totp", .string(item.customFields[totpIndex].value.reveal())))
             // The import puts the TOTP after the other custom fields.

@@ -201,6 +201,16 @@ struct CLISSHKeyTests {
         #expect(json.status == 0 && json.stderr.contains("1 sign-only SSH key(s) are in this file without their private key"), "\(json)")
         let text = try String(contentsOfFile: ws.file("out.json"), encoding: .utf8)
         #expect(text.components(separatedBy: "-----BEGIN OPENSSH PRIVATE KEY-----").count == 2, "only the other key's")
+        // CXF (cli.md §8.30): the other key as an ssh-key credential, the sign-only one nowhere.
+        let cxf = try ws.coffer("export", "--format", "cxf", "--output", ws.file("out.cxf"))
+        #expect(cxf.status == 0 && cxf.stderr.contains("1 sign-only SSH key(s) are in this file without their private key"), "\(cxf)")
+        #expect(!cxf.stderr.contains("Coffer's own extension"), "\(cxf)")
+        let document = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: ws.file("out.cxf")))) as? [String: Any]
+        let items = ((document?["accounts"] as? [[String: Any]])?.first?["items"] as? [[String: Any]]) ?? []
+        let sshCredentials = items.flatMap { ($0["credentials"] as? [[String: Any]]) ?? [] }.filter { $0["type"] as? String == "ssh-key" }
+        #expect(items.count == 2 && sshCredentials.count == 1 && sshCredentials.first?["keyType"] as? String == "ssh-ed25519")
+        let cxfText = try String(contentsOfFile: ws.file("out.cxf"), encoding: .utf8)
+        #expect(!cxfText.contains("OPENSSH PRIVATE KEY") && !cxfText.contains("\"sshKey\""), "no key in Coffer's extension")
         let refused = try ws.coffer("ssh-key", "export", "deploy", "--to", ws.file("deploy.key"))
         #expect(refused.status == 77 && refused.stderr.contains("sign-only"), "\(refused)")
         #expect(!FileManager.default.fileExists(atPath: ws.file("deploy.key")))

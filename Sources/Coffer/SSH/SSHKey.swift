@@ -66,6 +66,12 @@ package struct SSHKey: Sendable {
         return SSHKey(kind: kind, bits: bits, publicKeyBlob: publicKeyBlob, comment: comment, checkInt: checkInt, privateFields: privateFields)
     }
 
+    /// The same key with another check integer: a key read from PKCS#8 gets a random one, and an
+    /// export that kept the original (CXF, spec/cli.md §8.30) gives it back for the same OpenSSH text.
+    package func withCheckInt(_ checkInt: UInt32) -> SSHKey {
+        SSHKey(kind: kind, bits: bits, publicKeyBlob: publicKeyBlob, comment: comment, checkInt: checkInt, privateFields: privateFields)
+    }
+
     /// The line of a `.pub` file, without its line feed: `ssh-ed25519 AAAA… comment` (no space and
     /// comment when the comment is empty, as `ssh-keygen -y` prints it).
     package var publicLine: String { publicKey.publicLine }

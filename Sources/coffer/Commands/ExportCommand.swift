@@ -122,7 +122,7 @@ struct ExportCommand: ParsableCommand {
             text = CXF.document(items, accountID: vault.header.vaultID, exportedAt: .now(), report: &report, fileIDs: fileIDs).render() + "\n"
             if let fileIDs { contents = Self.contents(of: items, ids: fileIDs, vault: vault) }
             if report.sshKeysInExtension > 0 {
-                Terminal.warn("\(report.sshKeysInExtension) SSH key(s) are in Coffer's own extension of the file, not CXF ssh-key credentials (not written yet): another manager will not see them; coffer import reads them back")
+                Terminal.warn("\(report.sshKeysInExtension) SSH key(s) that Coffer cannot read as keys are only in Coffer's own extension of the file, not CXF ssh-key credentials: another manager will not see them; coffer import reads them back")
             }
         }
         if notInCSV > 0 {
