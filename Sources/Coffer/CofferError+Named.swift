@@ -337,4 +337,19 @@ extension CofferError {
     package static func coded(_ code: Code, _ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
         CofferError(code, reason, file: file, line: line)
     }
+
+    /// `team.invalid-member-key`.
+    package static func invalidMemberKey(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
+        CofferError(.invalidMemberKey, reason, file: file, line: line)
+    }
+
+    /// `team.not-a-member`.
+    package static func notAMember(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
+        CofferError(.notAMember, reason, file: file, line: line)
+    }
+
+    /// `team.member-change-refused`.
+    package static func memberChangeRefused(_ reason: String, file: String = #fileID, line: UInt = #line) -> CofferError {
+        CofferError(.memberChangeRefused, reason, file: file, line: line)
+    }
 }

@@ -172,6 +172,17 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
         /// RSA of 2,048 to 16,384 bits, or several keys in one file (ssh.md §1, §7).
         package static let sshUnsupportedKey = Code(rawValue: "ssh.unsupported-key")
 
+        // Team vaults (spec/format.md §3.1)
+        /// A member's public key that is malformed: not `coffer1` and 48 base64url characters,
+        /// a failed check, or not a usable X25519 key.
+        public static let invalidMemberKey = Code(rawValue: "team.invalid-member-key")
+        /// The identity given opens none of the team vault's recipient keyslots.
+        public static let notAMember = Code(rawValue: "team.not-a-member")
+        /// A member change the header's rules refuse: a name or key already there, no such
+        /// member, the last member removed, a bad name, more than 255 members, or a member
+        /// added to a vault that has a password.
+        public static let memberChangeRefused = Code(rawValue: "team.member-change-refused")
+
         /// Every code above, in declaration order: what a caller mapping codes (the CLI's exit
         /// codes) must cover.
         public static let all: [Code] = [
@@ -187,6 +198,7 @@ public struct CofferError: Error, Hashable, Sendable, CustomStringConvertible {
             .differentVault, .otherPasswordNeeded,
             .passkeyBadOptions, .passkeyRPMismatch, .passkeyBadKey, .passkeyUnsupportedAlgorithm, .passkeyCredentialNotAllowed,
             .sshMalformedKey, .sshEncryptedKey, .sshUnsupportedKey,
+            .invalidMemberKey, .notAMember, .memberChangeRefused,
         ]
     }
 

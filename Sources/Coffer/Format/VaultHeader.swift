@@ -2,13 +2,18 @@
 /// MAC under the vault key and protected against accidental damage by a keyless checksum.
 package struct VaultHeader: Sendable, Equatable {
     package static let magic: [UInt8] = [0x89, 0x43, 0x4F, 0x46, 0x46, 0x45, 0x52, 0x0A]
-    /// The newest version this Coffer reads and writes (spec/format.md §2): 2.1 (files,
-    /// spec/files.md §4.7), and 1.x up to 1.2
+    /// The newest version this Coffer reads and writes (spec/format.md §2): 2.2 (team vaults'
+    /// recipient keyslots, §3.1; 2.1 brought files, spec/files.md §4.7), and 1.x up to 1.2
     /// for writing (any 1.x for reading).
-    package static let newest = FormatVersion(2, 1)
+    package static let newest = FormatVersion(2, 2)
+    /// Recipient keyslots (§3.1) need 2.2; a header holding one is marked at least 2.2.
+    package static let recipientsSince = FormatVersion(2, 2)
     package static let newestOfMajor1 = FormatVersion(1, 2)
     package static let lengthBounds = 128...65_536
+    /// A personal vault's slots: one password slot and at most one PIN slot (§3).
     package static let maximumKeyslots = 4
+    /// A team vault's recipient slots (§3.1): the count is one byte.
+    package static let maximumRecipients = 255
     static let fixedCount = 57
     static let trailerCount = 64
 
@@ -22,8 +27,10 @@ package struct VaultHeader: Sendable, Equatable {
 
     package var passwordSlot: Keyslot? { keyslots.first { $0.kind == .password } }
     package var pinSlot: Keyslot? { keyslots.first { $0.kind == .pin } }
+    /// A team vault (§3.1): its slots are recipient slots.
+    package var isTeam: Bool { keyslots.contains { $0.kind == .recipient } }
 
-    package var encodedCount: Int { Self.fixedCount + keyslots.count * Keyslot.encodedCount + Self.trailerCount }
+    package var encodedCount: Int { Self.fixedCount + keyslots.reduce(0) { $0 + $1.encodedCount } + Self.trailerCount }
 
     /// The header bytes, MAC and checksum included.
     func encode(keys: VaultKeys) throws -> [UInt8] {
@@ -84,11 +91,11 @@ package struct VaultHeader: Sendable, Equatable {
         let logID = try body.bytes(16)
         let created = Timestamp(millisecondsSince1970: try body.int64())
         let count = Int(try body.uint8())
-        guard (1...maximumKeyslots).contains(count) else {
-            throw CofferError.headerCorrupted("header corrupted: \(count) keyslots (1 to \(maximumKeyslots) allowed)")
+        guard count >= 1 else {
+            throw CofferError.headerCorrupted("header corrupted: 0 keyslots")
         }
         var slots: [Keyslot] = []
-        for _ in 0..<count { slots.append(try Keyslot.decode(from: &body)) }
+        for _ in 0..<count { slots.append(try Keyslot.decode(from: &body, version: version)) }
         guard body.isAtEnd else {
             throw CofferError.headerCorrupted("header corrupted: \(body.remaining) unexpected bytes after the keyslots")
         }
@@ -98,8 +105,10 @@ package struct VaultHeader: Sendable, Equatable {
     }
 
     func validateStructure() throws {
+        let recipients = keyslots.filter { $0.kind == .recipient }
+        guard recipients.isEmpty else { return try validateTeam(recipients) }
         guard (1...Self.maximumKeyslots).contains(keyslots.count) else {
-            throw CofferError.headerCorrupted("header corrupted: \(keyslots.count) keyslots")
+            throw CofferError.headerCorrupted("header corrupted: \(keyslots.count) keyslots (1 to \(Self.maximumKeyslots) allowed)")
         }
         guard keyslots.filter({ $0.kind == .password }).count == 1 else {
             throw CofferError.headerCorrupted("header corrupted: there must be exactly one password keyslot")
@@ -107,6 +116,35 @@ package struct VaultHeader: Sendable, Equatable {
         guard keyslots.filter({ $0.kind == .pin }).count <= 1 else {
             throw CofferError.headerCorrupted("header corrupted: more than one PIN keyslot")
         }
+    }
+
+    /// §3.1: a team vault's header holds 1 to 255 recipient slots and nothing else, each name
+    /// (ignoring case) and each key once, every name 1 to 64 bytes with no control character.
+    private func validateTeam(_ recipients: [Keyslot]) throws {
+        guard version >= Self.recipientsSince else {
+            throw CofferError.headerCorrupted("header corrupted: recipient keyslots in a file marked \(version) (they need \(Self.recipientsSince))")
+        }
+        guard recipients.count == keyslots.count else {
+            throw CofferError.headerCorrupted("header corrupted: a team vault's keyslots are recipient keyslots only (no password or PIN slot)")
+        }
+        guard recipients.count <= Self.maximumRecipients else {
+            throw CofferError.headerCorrupted("header corrupted: \(recipients.count) recipient keyslots (at most \(Self.maximumRecipients))")
+        }
+        var names = Set<String>(), keys = Set<MemberPublicKey>()
+        for slot in recipients {
+            guard let recipient = slot.recipient, Self.isMemberName(recipient.name) else {
+                throw CofferError.headerCorrupted("header corrupted: a recipient keyslot's name is not 1 to 64 bytes without control characters")
+            }
+            guard names.insert(recipient.name.lowercased()).inserted, keys.insert(recipient.key).inserted else {
+                throw CofferError.headerCorrupted("header corrupted: two recipient keyslots share a name or a key")
+            }
+        }
+    }
+
+    /// A member's name (§3.1): 1 to 64 bytes of UTF-8, no control character (C0, DEL, C1).
+    package static func isMemberName(_ name: String) -> Bool {
+        Keyslot.nameBytes.contains(name.utf8.count)
+            && !name.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
     }
 }
 

@@ -19,7 +19,8 @@ extension Vault {
             let keys = try VaultKeys.random(using: random)
             let vaultID = random.bytes(16)
             let slot = try keyslot(keys.vaultKey, vaultID)
-            let header = VaultHeader(vaultID: vaultID, logID: random.bytes(16), created: .now(), keyslots: [slot])
+            var header = VaultHeader(vaultID: vaultID, logID: random.bytes(16), created: .now(), keyslots: [slot])
+            if header.isTeam { header.version = VaultHeader.recipientsSince }  // a team vault starts at 2.2 (format.md §3.1)
             let headerBytes = try header.encode(keys: keys)
             let handle = try AtomicFileWriter(fileSystem: fileSystem, random: random).writeAndRename(path) { write in try write(headerBytes) }
             try fileSystem.syncDirectory(containing: path)

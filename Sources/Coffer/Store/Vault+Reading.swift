@@ -83,12 +83,15 @@ extension Vault {
             let files = state.blobs.isEmpty ? 0 : state.index.entries.reduce(0) { $0 + state.index.withText($1, ItemCodec.indexedFiles).count }
             let live = Self.liveBlobs(state).reduce(0) { $0 + $1.frameBytes }
             let all = state.blobs.blobs.reduce(0) { $0 + $1.frameBytes }
-            return Info(formatVersion: "\(state.header.version)",
-                        vaultID: state.header.vaultID.lowercaseHex, created: state.header.created,
-                        passwordKDF: state.header.passwordSlot!.kdf, pinKDF: state.header.pinSlot?.kdf,
-                        itemCount: state.index.count, records: state.records,
-                        deadRecords: state.records - state.index.count, fileSize: state.end,
-                        files: files, fileBytes: live, deadFileBytes: all - live)
+            var info = Info(formatVersion: "\(state.header.version)",
+                            vaultID: state.header.vaultID.lowercaseHex, created: state.header.created,
+                            passwordKDF: state.header.passwordSlot?.kdf ?? KDFParameters(iterations: 0, memoryKiB: 0),
+                            pinKDF: state.header.pinSlot?.kdf,
+                            itemCount: state.index.count, records: state.records,
+                            deadRecords: state.records - state.index.count, fileSize: state.end,
+                            files: files, fileBytes: live, deadFileBytes: all - live)
+            info.members = state.header.keyslots.filter { $0.kind == .recipient }.count
+            return info
         }
     }
 

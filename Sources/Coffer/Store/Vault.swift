@@ -27,6 +27,9 @@ public final class Vault: Sendable {
         case deviceKey
         /// The vault key itself, as the agent of `coffer unlock` holds it (spec/agent.md).
         case vaultKey
+        /// A member's identity opening a team vault's recipient keyslot (spec/format.md §3.1), or
+        /// the team vault was just created for its first member.
+        case memberIdentity
     }
 
     /// What opening found, beyond the items.
@@ -42,6 +45,8 @@ public final class Vault: Sendable {
         public var formatVersion: String
         public var vaultID: String
         public var created: Timestamp
+        /// The password slot's key derivation; a team vault has no password (spec/format.md
+        /// §3.1): zero iterations and memory, and `members` counts its members.
         public var passwordKDF: KDFParameters
         public var pinKDF: KDFParameters?
         public var itemCount: Int
@@ -54,6 +59,8 @@ public final class Vault: Sendable {
         public var fileBytes: Int
         /// The frames of content no live item names, and of second copies (what it drops).
         public var deadFileBytes: Int
+        /// A team vault's members (spec/format.md §3.1); 0 for a personal vault.
+        public var members = 0
 
         package init(formatVersion: String, vaultID: String, created: Timestamp, passwordKDF: KDFParameters, pinKDF: KDFParameters?,
                      itemCount: Int, records: Int, deadRecords: Int, fileSize: Int, files: Int = 0, fileBytes: Int = 0, deadFileBytes: Int = 0) {
@@ -189,6 +196,7 @@ public final class Vault: Sendable {
             case .pin: how = "the PIN"
             case .deviceKey: how = "a device key"
             case .vaultKey: how = "its key (an unlocked agent)"
+            case .memberIdentity: how = "a member's identity (a team vault has no master password)"
             }
             throw CofferError.masterPasswordNeeded(
                 "\(change) needs the master password; this vault was opened with \(how), which cannot add or change a way in")

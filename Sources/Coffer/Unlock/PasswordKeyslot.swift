@@ -8,6 +8,9 @@ package enum PasswordKeyslot {
     /// anything is derived (`crypto.kdf-over-memory-budget`).
     package static func vaultKey(header: VaultHeader, password: SecureBytes, memoryBudgetKiB: UInt32? = nil) throws -> SecretKey {
         guard let slot = header.passwordSlot else {
+            if header.isTeam {  // spec/format.md §3.1: no password opens a team vault
+                throw CofferError.notAMember("a team vault opens with a member's identity, not a password")
+            }
             throw CofferError.headerCorrupted("header corrupted: no password keyslot")
         }
         try slot.kdf.validate()

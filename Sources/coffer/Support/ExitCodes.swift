@@ -34,7 +34,8 @@ enum Exit {
         switch code {
         case .itemNotFound, .fileNotFound, .ambiguousItem, .ambiguousFile, .policyViolation, .passkeyCredentialNotAllowed:
             return failed
-        case .invalidRules, .unsatisfiablePolicy, .invalidOption, .invalidArgument, .differentVault:
+        case .invalidRules, .unsatisfiablePolicy, .invalidOption, .invalidArgument, .differentVault, .invalidMemberKey,
+             .memberChangeRefused:
             return usage
         case .notAVault, .headerCorrupted, .tampered, .recordCorrupted, .truncated, .unsupportedVersion,
              .limitExceeded, .malformedItem, .fileDamaged, .authenticationFailed, .kdfParametersRefused, .duplicateItem,
@@ -48,7 +49,7 @@ enum Exit {
         case .vaultBusy, .throttled:
             return tempFail
         case .wrongPassword, .importWrongPassword, .wrongPIN, .pinDisabled, .pinUnavailable, .deviceKeyUnavailable, .throttleStateTampered, .locked, .otherPasswordNeeded,
-             .masterPasswordNeeded, .passkeyRPMismatch:
+             .masterPasswordNeeded, .passkeyRPMismatch, .notAMember:
             return noPermission
         case .io, .readOnly:
             return ioError

@@ -476,9 +476,9 @@ struct FormatVectorGenerator {
         passkeys.put(site)
         add("057-passkeys", "version 2.0: a login with a password and two Ed25519 passkeys (tag 50), one with an empty user handle and names and kept extensions",
             expect: "success", bytes: passkeys.file, items: passkeys.items)
-        var later = try Log(seed: "version 2.2", versionMajor: 2, versionMinor: 2)
+        var later = try Log(seed: "version 2.3", versionMajor: 2, versionMinor: 3)
         later.put(login(1, random: later.random))
-        add("058-version-2.2", "version 2.2: a later 2.x minor, refused for reading too (§2)", expect: "unsupported version", bytes: later.file)
+        add("058-version-2.3", "version 2.3: a later 2.x minor, refused for reading too (§2)", expect: "unsupported version", bytes: later.file)
         var overrun = try Log(seed: "passkey overrun", versionMajor: 2)
         var bad = login(1, random: overrun.random)
         var value = Writer.passkeyValue(rpID: "s1.example", credentialID: [1, 2, 3], userHandle: [4], userName: "u", displayName: "U",

@@ -49,6 +49,7 @@ struct WayInTests {
             case .pin: return try pins.unlock(pin: try SecureBytes(utf8: "482916"))
             case .deviceKey: return try device.open(mode: .readWrite)
             case .vaultKey: return try Vault.open(at: path, vaultKey: key)
+            case .memberIdentity: return try Vault.open(at: path, identity: try MemberIdentity.generate())  // a personal vault: team.not-a-member
             }
         }
 
