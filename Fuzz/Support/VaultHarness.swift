@@ -6,6 +6,9 @@ import Crypto
 enum OpenedVault {
     static let path = "/fuzz/vault.coffer"
     static let password: SecureBytes = try! SecureBytes(utf8: SpecVaultWriter.password)
+    /// The member a team vault seed is sealed to (spec/format.md §3.1): a team header is opened
+    /// with this identity, every other header with the password.
+    static let identity = try! MemberIdentity(secretKey: try! SecureBytes(count: 32) { $0.initializeMemory(as: UInt8.self, repeating: 0x42) })
 
     /// The item a writer appends after opening, to check that an acknowledged write survives.
     static let probe: Item = Item(
@@ -16,17 +19,17 @@ enum OpenedVault {
     /// What every format error may be (spec/format.md §7).
     static let readerCodes: Set<CofferError.Code> = [
         .notAVault, .unsupportedVersion, .headerCorrupted, .truncated, .kdfParametersRefused,
-        .wrongPassword, .tampered, .recordCorrupted, .limitExceeded, .malformedItem, .fileDamaged,
+        .wrongPassword, .tampered, .recordCorrupted, .limitExceeded, .malformedItem, .fileDamaged, .notAMember,
     ]
     /// What may still go wrong once the keyless header checks (§7 steps 1–5) have passed.
     static let afterHeaderCodes: Set<CofferError.Code> = [
-        .kdfParametersRefused, .wrongPassword, .tampered, .recordCorrupted, .limitExceeded, .malformedItem, .fileDamaged,
+        .kdfParametersRefused, .wrongPassword, .tampered, .recordCorrupted, .limitExceeded, .malformedItem, .fileDamaged, .notAMember,
     ]
 
     /// Replays the file one frame at a time, then in 97-byte windows on 3 threads, then in
     /// 4 KiB windows on 2: the outcomes must be identical (spec/format.md §7 step 9).
     static func checkReplayAgrees(_ fs: MemoryFileSystem, target: FuzzTarget) throws {
-        let unlock = { (header: VaultHeader) in try? PasswordKeyslot.vaultKey(header: header, password: password) }
+        let unlock = { (header: VaultHeader) in try? vaultKey(header) }
         guard let outcomes = Vault.describeReplays(at: path, key: unlock, fileSystem: fs,
                                                    configurations: [(1 << 20, 1), (97, 3), (4096, 2)]) else { return }
         for (k, outcome) in outcomes.enumerated().dropFirst() {
@@ -36,7 +39,20 @@ enum OpenedVault {
     }
 
     static func open(_ fs: MemoryFileSystem, mode: Vault.AccessMode) throws -> Vault {
-        try Vault.open(at: path, password: password, mode: mode, fileSystem: fs, random: CounterRandom())
+        let header = try? (fs.contents(of: path) ?? []).withUnsafeBytes { try VaultHeader.parse($0) }.header
+        if header?.isTeam == true {
+            return try Vault.open(at: path, identity: identity, mode: mode, fileSystem: fs, random: CounterRandom())
+        }
+        return try Vault.open(at: path, password: password, mode: mode, fileSystem: fs, random: CounterRandom())
+    }
+
+    /// The vault key as `open` finds it: the fuzz identity's recipient slot, or the password slot.
+    static func vaultKey(_ header: VaultHeader) throws -> SecretKey {
+        guard header.isTeam else { return try PasswordKeyslot.vaultKey(header: header, password: password) }
+        guard let slot = header.keyslots.first(where: { $0.recipient?.key == identity.publicKey }) else {
+            throw CofferError.notAMember("not sealed to the fuzz identity")
+        }
+        return try slot.unseal(with: identity)
     }
 
     /// Opens `file` read-only as a reader would, once the replay configurations agree on it. A
@@ -197,6 +213,30 @@ package enum VaultReaderHarness {
         try Check.require(keylessError == nil, target, "Vault.open accepted a header the keyless check rejects: \(keylessError!)")
         try OpenedVault.check(vault, file: file, target: target)
         return .accepted
+    }
+}
+
+/// FuzzVaultReader's team vault seeds (spec/format.md §3.1): a vault of two members, one of them
+/// the harness's identity, holding two items; and one sealed to two strangers only.
+package enum TeamVaultSeeds {
+    package static func make() throws -> [(String, [UInt8])] {
+        func stranger(_ byte: UInt8) throws -> MemberIdentity {
+            try MemberIdentity(secretKey: try SecureBytes(count: 32) { $0.initializeMemory(as: UInt8.self, repeating: byte) })
+        }
+        func vault(_ members: [(String, MemberIdentity)]) throws -> [UInt8] {
+            let fs = MemoryFileSystem(path: "/unused", contents: [])
+            let random = CounterRandom()
+            let vault = try Vault.createTeam(at: OpenedVault.path, firstMember: members[0].0, key: members[0].1.publicKey,
+                                             fileSystem: fs, random: random)
+            for (name, identity) in members.dropFirst() { try vault.addMember(name: name, key: identity.publicKey) }
+            try vault.add(OpenedVault.probe)
+            try vault.add(Item(id: ItemID(bytes: [UInt8](repeating: 0x51, count: 16))!, title: "team login", username: "ops",
+                               password: try Secret("shared-secret"), created: Timestamp(millisecondsSince1970: 1_767_225_600_000)))
+            vault.close()
+            return fs.contents(of: OpenedVault.path) ?? []
+        }
+        return [("team-two-members", try vault([("fuzz", OpenedVault.identity), ("other", try stranger(0x43))])),
+                ("team-strangers-only", try vault([("one", try stranger(0x44)), ("two", try stranger(0x45))]))]
     }
 }
 

@@ -2,6 +2,7 @@
 import Foundation
 import Testing
 import CofferFuzzSupport
+@_spi(CofferInternals) import Coffer
 
 /// Fuzz/README.md: every input that ever crashed a fuzzer or broke an invariant
 /// (Fuzz/FailCases/<target>/), and every seed (Fuzz/Corpus/<target>/), run through the same
@@ -67,6 +68,24 @@ struct FailCaseReplayTests {
         for (name, outcome) in expected {
             let bytes = [UInt8](try Data(contentsOf: url.appendingPathComponent(name)))
             #expect(try FuzzTarget.vaultRecords.run(bytes) == outcome, "\(name)")
+        }
+    }
+
+    /// spec/format.md §3.1: FuzzVaultReader's team vault seeds reach the recipient keyslot. One is
+    /// sealed to the harness's identity among two members (it opens), one only to strangers
+    /// (team.not-a-member). Written by `COFFER_REGENERATE_SEEDS=1 swift test --filter teamVaultSeeds`
+    /// (a vault's header holds its creation time, so they are checked by outcome, not by bytes).
+    @Test("FuzzVaultReader's team vault seeds open with the harness identity, or are not-a-member")
+    func teamVaultSeeds() throws {
+        let url = Repository.url("Fuzz/Corpus/FuzzVaultReader")
+        if ProcessInfo.processInfo.environment["COFFER_REGENERATE_SEEDS"] != nil {
+            for (name, bytes) in try TeamVaultSeeds.make() {
+                try Data(bytes).write(to: url.appendingPathComponent(name))
+            }
+        }
+        for (name, outcome) in [("team-two-members", FuzzOutcome.accepted), ("team-strangers-only", .rejected)] {
+            let bytes = [UInt8](try Data(contentsOf: url.appendingPathComponent(name)))
+            #expect(try FuzzTarget.vaultReader.run(bytes) == outcome, "\(name)")
         }
     }
 

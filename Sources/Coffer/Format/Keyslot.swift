@@ -49,7 +49,7 @@ package struct Keyslot: Sendable, Equatable {
     }
 
     /// The vault key of a recipient slot sealed to `identity`; `team.not-a-member` if it is not.
-    func unseal(with identity: MemberIdentity) throws -> SecretKey {
+    package func unseal(with identity: MemberIdentity) throws -> SecretKey {
         guard kind == .recipient, recipient?.key == identity.publicKey else {
             throw CofferError.notAMember("this keyslot is not sealed to the identity's key")
         }

@@ -57,7 +57,7 @@ import Testing
         let raw = CofferError.Code.all.map(\.rawValue)
         #expect(Set(raw).count == raw.count)
         for code in raw {
-            #expect(["crypto.", "vault.", "store.", "unlock.", "policy.", "import.", "url.", "merge.", "passkey.", "ssh."].contains { code.hasPrefix($0) },
+            #expect(["crypto.", "vault.", "store.", "unlock.", "policy.", "import.", "url.", "merge.", "passkey.", "ssh.", "team."].contains { code.hasPrefix($0) },
                     "\(code)")
         }
     }

@@ -110,7 +110,7 @@ struct ItemKindTests {
         vault.close()
         let path = directory.file("v.coffer")
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        for (major, minor) in [(2, 2), (3, 0)] as [(UInt8, UInt8)] {
+        for (major, minor) in [(2, 3), (3, 0)] as [(UInt8, UInt8)] {
             bytes[8] = major
             bytes[10] = minor
             try Data(bytes).write(to: URL(fileURLWithPath: path))
