@@ -6,8 +6,8 @@
 /// their history for the next merge. The frames are sealed here; writing, syncing, rolling back
 /// and committing them is the store's one write primitive (`writeDurably`, format.md §8).
 extension Vault {
-    func applyMerge(puts: [Item], deletes: [ItemID], passwordSlot: Keyslot?, state: inout State) throws {
-        let kind = Self.writeKind(puts: puts.count, deletes: deletes.count, headerChanges: passwordSlot != nil)
+    func applyMerge(puts: [Item], deletes: [ItemID], passwordSlot: Keyslot?, recipients: [Keyslot] = [], state: inout State) throws {
+        let kind = Self.writeKind(puts: puts.count, deletes: deletes.count, headerChanges: passwordSlot != nil || !recipients.isEmpty)
         guard kind != .none else { return }
         try requireHeldContent(of: puts, state: state)
         // An append needs the header upgraded first (its own atomic rewrite, format.md §2); a
@@ -40,6 +40,7 @@ extension Vault {
             var header = state.header
             header.version = Swift.max(header.version, puts.lazy.map(ItemCodec.minimumVersion).max() ?? header.version)
             if let passwordSlot { header.keyslots = header.keyslots.map { $0.kind == .password ? passwordSlot : $0 } }
+            header.keyslots += recipients  // members the other copy added (spec/merge.md §5.4)
             placement = .rewrite(header: header)
         }
         try writeDurably(frames, placement, state: &state) { state in

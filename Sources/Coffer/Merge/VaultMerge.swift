@@ -53,6 +53,9 @@ extension Vault {
         /// lacked them (spec/files.md §9.2, once per SHA-256; 0 for a dry run), and their bytes.
         public var filesCopied: Int
         public var bytesCopied: Int
+        /// A team vault's members the other copy added, by the name they have here (spec/merge.md
+        /// §5.4): a name this copy already gives another key gets ` (2)`, ` (3)`… appended.
+        public var membersAdded: [String] = []
         package init(base: Base, added: [ItemID], changed: [ItemID], deleted: [ItemID], conflicts: [Conflict],
                      passwordSlot: PasswordSlotOutcome, otherWasRekeyed: Bool, write: WriteKind, otherTornBytes: Int,
                      filesCopied: Int = 0, bytesCopied: Int = 0) {
@@ -178,13 +181,16 @@ extension Vault {
                 // A password slot taken from the other copy is a new way in (spec/merge.md §5.3).
                 try requireMasterPassword(for: "taking the other copy's master password")
             }
+            let recipients = try Self.addedMembers(ours: oursHeader, theirs: theirHeader, otherKeyDiffers: otherKeyDiffers)
+            report.membersAdded = recipients.compactMap { $0.recipient?.name }
             let puts = (report.changed + report.added).map { outcome.items[$0]! }
-            report.write = Self.writeKind(puts: puts.count, deletes: report.deleted.count, headerChanges: newSlot.slot != nil)
+            report.write = Self.writeKind(puts: puts.count, deletes: report.deleted.count,
+                                          headerChanges: newSlot.slot != nil || !recipients.isEmpty)
             guard !dryRun, report.write != .none else { return report }
             (report.filesCopied, report.bytesCopied) = try copyMissingContent(named: puts, from: other)
             try guarded.withLock { state in
                 try checkWritable(state)
-                try applyMerge(puts: puts, deletes: report.deleted, passwordSlot: newSlot.slot, state: &state)
+                try applyMerge(puts: puts, deletes: report.deleted, passwordSlot: newSlot.slot, recipients: recipients, state: &state)
             }
             return report
         }
@@ -218,6 +224,10 @@ extension Vault {
                                    resume: resume) { _ in key }, false)
         } catch let error as CofferError where error.code == .tampered {
             // A header MAC that fails under our key: another vault key (a rekey), or tampering.
+            if try withOpenState({ $0.header.isTeam }) {
+                throw CofferError.otherPasswordNeeded(
+                    "\(path) is under another vault key (a member was removed there, which rekeys; or it was altered): merging a rekeyed team vault is not supported yet (spec/merge.md §5.4)")
+            }
             guard let password else {
                 throw CofferError.otherPasswordNeeded("\(path) is under another vault key (it was rekeyed, or it was altered); its own master password is needed")
             }
@@ -236,6 +246,38 @@ extension Vault {
         guard size > 0 else { return nil }
         try checkSameVault(path, as: vaultID)
         return try openCopy(path, password: otherPassword).0
+    }
+
+    /// spec/merge.md §5.4: the other copy's recipient slots whose key this team vault lacks (a
+    /// member added there). Under one vault key they are sealed to it already and are taken as
+    /// they are; a name this copy gives another key is suffixed ` (2)`, ` (3)`… Members are only
+    /// ever added this way: a removal is a rekey, and a rekeyed copy does not open with our key.
+    static func addedMembers(ours: VaultHeader, theirs: VaultHeader, otherKeyDiffers: Bool) throws -> [Keyslot] {
+        guard ours.isTeam, theirs.isTeam, !otherKeyDiffers else { return [] }
+        var keys = Set(ours.keyslots.compactMap { $0.recipient?.key })
+        var names = Set(ours.keyslots.compactMap { $0.recipient?.name.lowercased() })
+        var added: [Keyslot] = []
+        for var slot in theirs.keyslots {
+            guard let recipient = slot.recipient, keys.insert(recipient.key).inserted else { continue }
+            var name = recipient.name, n = 1
+            while !names.insert(name.lowercased()).inserted {
+                n += 1
+                let suffix = " (\(n))"
+                var prefix = ""  // whole characters only, so the name stays within its 64 bytes
+                for character in recipient.name {
+                    guard prefix.utf8.count + character.utf8.count + suffix.utf8.count <= Keyslot.nameBytes.upperBound else { break }
+                    prefix.append(character)
+                }
+                name = prefix + suffix
+            }
+            slot.recipient?.name = name
+            added.append(slot)
+        }
+        guard ours.keyslots.count + added.count <= VaultHeader.maximumRecipients else {
+            throw CofferError.memberChangeRefused(
+                "the two copies have \(ours.keyslots.count + added.count) members together, over the \(VaultHeader.maximumRecipients) a team vault holds; nothing was merged")
+        }
+        return added
     }
 
     /// §5: the PIN slot is this device's and always stays. The password slot: if the copies

@@ -276,3 +276,66 @@ import CofferTestSupport
         #expect(Self.code { _ = try Self.header(many + [try Self.slot("one more")]) } == .headerCorrupted)
     }
 }
+
+/// spec/merge.md §5.4: members added on either side of a sync are both kept.
+@Suite struct TeamMergeTests {
+    @Test func aMemberAddedOnEachSideAndItemsMergeWithNothingLost() throws {
+        let directory = TemporaryDirectory()
+        let alice = try MemberIdentity.generate(), bob = try MemberIdentity.generate()
+        let carol = try MemberIdentity.generate(), dave = try MemberIdentity.generate(), erin = try MemberIdentity.generate()
+        let ours = directory.file("ours.coffer"), theirs = directory.file("theirs.coffer"), base = directory.file("base.coffer")
+        let vault = try Vault.createTeam(at: ours, firstMember: "Alice", key: alice.publicKey)
+        try vault.addMember(name: "Bob", key: bob.publicKey)
+        try vault.add(try TeamVaultTests.item("before"))
+        vault.close()
+        try FileManager.default.copyItem(atPath: ours, toPath: theirs)
+        try FileManager.default.copyItem(atPath: ours, toPath: base)
+
+        let asBob = try Vault.open(at: theirs, identity: bob)
+        try asBob.addMember(name: "Dave", key: dave.publicKey)
+        try asBob.addMember(name: "carol", key: erin.publicKey)  // the name Alice gives Carol, another key
+        try asBob.add(try TeamVaultTests.item("bob's"))
+        asBob.close()
+
+        let asAlice = try Vault.open(at: ours, identity: alice)
+        try asAlice.addMember(name: "Carol", key: carol.publicKey)
+        try asAlice.add(try TeamVaultTests.item("alice's"))
+        let report = try asAlice.merge(from: theirs, baseFile: base)
+        #expect(report.membersAdded == ["Dave", "carol (2)"])
+        #expect(asAlice.members.map(\.name) == ["Alice", "Bob", "Carol", "Dave", "carol (2)"])
+        #expect(Set(try Fixtures.contents(of: asAlice).values.map(\.title)) == ["before", "bob's", "alice's"])
+        asAlice.close()
+        for member in [alice, bob, carol, dave, erin] {  // each opens the merged file, Bob's added members included
+            let opened = try Vault.open(at: ours, identity: member, mode: .readOnly)
+            #expect(try Fixtures.contents(of: opened).count == 3)
+            opened.close()
+        }
+        // Merged again: nothing new.
+        let again = try Vault.open(at: ours, identity: alice)
+        #expect(try again.merge(from: theirs, baseFile: base).membersAdded.isEmpty)
+        again.close()
+    }
+
+    @Test func aRekeyedTeamCopyIsRefusedSayingWhy() throws {
+        let directory = TemporaryDirectory()
+        let alice = try MemberIdentity.generate(), bob = try MemberIdentity.generate()
+        let ours = directory.file("ours.coffer"), theirs = directory.file("theirs.coffer")
+        let vault = try Vault.createTeam(at: ours, firstMember: "Alice", key: alice.publicKey)
+        try vault.addMember(name: "Bob", key: bob.publicKey)
+        vault.close()
+        try FileManager.default.copyItem(atPath: ours, toPath: theirs)
+        let asBob = try Vault.open(at: theirs, identity: bob)
+        try asBob.addMember(name: "Carol", key: try MemberIdentity.generate().publicKey)
+        try asBob.removeMember(named: "Carol")  // a rekey
+        asBob.close()
+        let asAlice = try Vault.open(at: ours, identity: alice)
+        defer { asAlice.close() }
+        do {
+            _ = try asAlice.merge(from: theirs)
+            Issue.record("a rekeyed team copy was merged")
+        } catch let error as CofferError {
+            #expect(error.code == .otherPasswordNeeded && error.reason.contains("team vault"))
+        }
+        #expect(asAlice.members.map(\.name) == ["Alice", "Bob"])
+    }
+}
