@@ -90,7 +90,7 @@ extension Vault {
                             itemCount: state.index.count, records: state.records,
                             deadRecords: state.records - state.index.count, fileSize: state.end,
                             files: files, fileBytes: live, deadFileBytes: all - live)
-            info.members = state.header.keyslots.filter { $0.kind == .recipient }.count
+            info.members = state.header.keyslots.reduce(0) { $0 + ($1.kind == .recipient ? 1 : 0) }
             return info
         }
     }
