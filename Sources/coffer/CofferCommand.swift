@@ -43,7 +43,7 @@ struct CofferCommand: ParsableCommand {
             InfoCommand.self, VerifyCommand.self, CompactCommand.self, ImportCommand.self, ExportCommand.self,
             UnlockCommand.self, LockCommand.self, StatusCommand.self,
             ClipClearCommand.self, AgentCommand.self, SuffixListCommand.self, PasskeyCommand.self, SSHKeyCommand.self,
-            AttachCommand.self, FilesCommand.self, ExtractCommand.self, DetachCommand.self,
+            AttachCommand.self, FilesCommand.self, ExtractCommand.self, DetachCommand.self, TeamCommand.self,
         ])
 
     static func main() {

@@ -23,6 +23,17 @@ extension Vault {
         header.keyslots.compactMap { slot in slot.recipient.map { Member(name: $0.name, key: $0.key) } }
     }
 
+    /// The members of the team vault at `path`, read from its header without a key (a team
+    /// vault's header names them in the clear, spec/team.md §2); nil when the file is not a
+    /// vault or is a personal one. The header is not authenticated here: only a key checks it.
+    public static func teamMembers(at path: String) -> [Member]? {
+        let fileSystem = POSIXFileSystem()
+        guard let handle = try? fileSystem.open(path, writable: false) else { return nil }
+        defer { handle.close() }
+        guard let size = try? handle.size(), let (header, _) = try? readHeader(handle, fileSize: size), header.isTeam else { return nil }
+        return header.keyslots.compactMap { slot in slot.recipient.map { Member(name: $0.name, key: $0.key) } }
+    }
+
     /// Creates a team vault at `path` whose one member is `name` with `key`: the vault key sealed
     /// to that key, and no password (spec/format.md §3.1). `.vaultExists` if a file is there.
     public static func createTeam(at path: String, firstMember name: String, key: MemberPublicKey) throws -> Vault {

@@ -19,7 +19,7 @@ package struct EveryItem: VaultOperation {
     package static func reply(_ answer: [Item], tornTail: UInt32) throws -> ItemEncodings {
         var reply = ItemEncodings(items: [], ignored: tornTail)
         do {
-            for item in answer { reply.items.append(try ItemCodec.encode(WithheldSSHKey.withholding(item))) }
+            for item in answer { reply.items.append(try ItemCodec.encode(WithheldTeamIdentity.sending(item))) }
         } catch {
             reply.wipeSecrets()
             throw error

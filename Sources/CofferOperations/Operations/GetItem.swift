@@ -19,7 +19,7 @@ package struct GetItem: VaultOperation {
     package func run(on vault: LocalVaultOperations) throws -> Item { try vault.read().vault.get(id) }
 
     package static func reply(_ answer: Item, tornTail: UInt32) throws -> ItemEncoding {
-        ItemEncoding(item: try ItemCodec.encode(WithheldSSHKey.withholding(answer)), ignored: tornTail)
+        ItemEncoding(item: try ItemCodec.encode(WithheldTeamIdentity.sending(answer)), ignored: tornTail)
     }
     /// An item under another id than asked for is no answer.
     package func answer(_ reply: ItemEncoding) -> (answer: Item, tornTail: UInt32)? {

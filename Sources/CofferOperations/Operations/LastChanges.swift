@@ -19,7 +19,7 @@ package struct LastChanges: VaultOperation {
     }
 
     package static func reply(_ answer: [(item: Item, overwritten: Bool)], tornTail: UInt32) throws -> EarlierVersions {
-        EarlierVersions(changes: try answer.map { EarlierVersions.Change(overwritten: $0.overwritten, item: try ItemCodec.encode(WithheldSSHKey.withholding($0.item))) },
+        EarlierVersions(changes: try answer.map { EarlierVersions.Change(overwritten: $0.overwritten, item: try ItemCodec.encode(WithheldTeamIdentity.sending($0.item))) },
                         ignored: tornTail)
     }
     package func answer(_ reply: EarlierVersions) throws -> (answer: [(item: Item, overwritten: Bool)], tornTail: UInt32)? {

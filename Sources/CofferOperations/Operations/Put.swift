@@ -44,8 +44,9 @@ package struct Put: VaultOperation {
         // The twin is looked for in the vault as read, before the writers' lock is taken.
         let twin = expecting == .absent ? try vault.twin(of: item) : nil
         try vault.write(changing: item.id) { writable in
-            // An item read through the agent comes back with its SSH key withheld (spec/agent.md §7.5).
-            let item = try WithheldSSHKey.restoring(item, from: writable)
+            // An item read through the agent comes back with its SSH key (spec/agent.md §7.5) or
+            // team identity (spec/team.md §1.1) withheld.
+            let item = try WithheldTeamIdentity.restoring(try WithheldSSHKey.restoring(item, from: writable), from: writable)
             switch expecting {
             case .absent: try writable.add(item)
             case .modified(let time):

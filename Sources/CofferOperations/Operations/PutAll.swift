@@ -41,6 +41,9 @@ package struct PutAll: VaultOperation {
         if let withheld = items.first(where: { $0.sshPrivateKey.map(WithheldSSHKey.isWithheld) ?? false }) {
             throw CofferError.invalidArgument("\(withheld.title) carries an SSH key the agent withheld, not the key; nothing was written")
         }
+        if let withheld = items.first(where: TeamIdentityItem.isWithheld) {
+            throw CofferError.invalidArgument("\(withheld.title) carries a team identity the agent withheld, not its key; nothing was written")
+        }
         try vault.write(changing: nil) { try $0.addAll(items, progress: progress) }
         return items.count
     }

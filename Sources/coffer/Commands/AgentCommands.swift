@@ -31,11 +31,21 @@ struct UnlockCommand: ParsableCommand {
         let vault = try vaultOptions.open(mode: .readOnly)
         let vaultID = vault.header.vaultID
         let key = try vault.copyVaultKey()
+        // One's own vault also opens the team vaults its identity names (spec/team.md §1.1).
+        let teams = vault.header.isTeam ? [] : TeamUnlock.openTeams(namedIn: vault, path: path)
         vault.close()
+        try Self.startAgent(socketPath: socketPath, vaultPath: path, vaultID: vaultID, key: key, seconds: seconds)
+        Terminal.note("Unlocked; locks after \(Self.describe(seconds)) without use (coffer lock ends it now)")
+        Terminal.note("SSH agent for the vault's keys: SSH_AUTH_SOCK=\(AgentSocket.sshPath(forAgentSocket: socketPath))")
+        try TeamUnlock.start(teams, beside: socketPath, seconds: seconds)
+    }
+
+    /// Starts the agent for the vault at `vaultPath` holding `key`, and waits until it answers.
+    static func startAgent(socketPath: String, vaultPath: String, vaultID: [UInt8], key: SecureBytes, seconds: Int) throws {
         var secret = vaultID + key.withUnsafeBytes { Array($0) }
         defer { secureZero(&secret) }
         // This very program, never argv[0] or a PATH search (spec/agent.md §2).
-        var child = ChildProcess([try SelfExecutable.path(), "agent", "--socket", socketPath, "--vault", AgentSocket.canonicalPath(path),
+        var child = ChildProcess([try SelfExecutable.path(), "agent", "--socket", socketPath, "--vault", AgentSocket.canonicalPath(vaultPath),
                                   "--idle-seconds", String(seconds)])
         child.program = try SelfExecutable.spawnPath()
         child.newSession = true
@@ -45,11 +55,7 @@ struct UnlockCommand: ParsableCommand {
         let running = try child.start(input: secret)
         // Ready once it answers; if it exits first, it could not listen.
         for _ in 0..<300 {
-            if case .status? = AgentSocket.ask(.status, socketPath: socketPath) {
-                Terminal.note("Unlocked; locks after \(Self.describe(seconds)) without use (coffer lock ends it now)")
-                Terminal.note("SSH agent for the vault's keys: SSH_AUTH_SOCK=\(AgentSocket.sshPath(forAgentSocket: socketPath))")
-                return
-            }
+            if case .status? = AgentSocket.ask(.status, socketPath: socketPath) { return }
             if let status = running.exitStatusIfDone() {
                 throw CLIError(Exit.software, "the agent could not start (exit \(status)); is one already running?")
             }
@@ -85,6 +91,8 @@ struct LockCommand: ParsableCommand {
             Terminal.note("already locked")  // no private directory: no agent can run
             return
         }
+        // The team vaults its unlock opened lock with it (spec/team.md §1.1).
+        defer { TeamUnlock.lockTeams(besides: socketPath) }
         if AgentSocket.ask(.lock, socketPath: socketPath) == .done || AgentSocket.lockPreviousProtocol(socketPath: socketPath) {
             Terminal.note("Locked")
             return

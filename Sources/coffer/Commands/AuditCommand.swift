@@ -7,16 +7,17 @@ import Foundation
 struct AuditCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit",
-        abstract: "Report weak, reused, old, breached and insecure logins; exit 0 if none, 1 if any.",
+        abstract: "Report weak, reused, old, breached, insecure and exposed logins; exit 0 if none, 1 if any.",
         discussion: """
             weak: fails the NIST profile (as `coffer check`) or zxcvbn scores it below 3/4. reused: the same \
             password on several items. old: the password not changed for longer than --older-than. breached: \
             listed in an offline Pwned Passwords SHA-1 file (--hibp FILE, sorted by hash, or the downloader's \
             directory of per-prefix files); nothing leaves the machine. insecure: an http:// URL, or a TOTP \
-            secret under 128 bits. Never prints a password. Opens the vault read-only.
+            secret under 128 bits. exposed: in a team vault, an item a removed member could read whose \
+            secrets were not changed since (spec/team.md). Never prints a password. Opens the vault read-only.
             """)
 
-    @Option(name: .customLong("only"), help: ArgumentHelp("Run only this check (weak, reused, old, breached, insecure); repeatable.",
+    @Option(name: .customLong("only"), help: ArgumentHelp("Run only this check (weak, reused, old, breached, insecure, exposed); repeatable.",
                                                           valueName: "check"))
     var only: [AuditCheck] = []
 
@@ -94,7 +95,7 @@ struct AuditCommand: ParsableCommand {
 
 /// One kind of finding, in the order the report lists them for an item.
 enum AuditCheck: String, CaseIterable, ExpressibleByArgument, Comparable {
-    case weak, reused, old, breached, insecure
+    case weak, reused, old, breached, insecure, exposed
 
     static func < (lhs: AuditCheck, rhs: AuditCheck) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
@@ -133,6 +134,10 @@ struct AuditScan {
     private var findings: [AuditFinding] = []
     private var byKeyedHash: [[UInt8]: [Int]] = [:]
     private var breachQueries: [(hash: PwnedHash, item: Int)] = []
+    /// For `exposed`: the team vault's removal notes, and each item's index and the time its
+    /// secrets last changed.
+    private var removals: [RemovedMemberNote] = []
+    private var secretsChanged: [ItemID: (index: Int, changed: Timestamp?)] = [:]
 
     init(checks: Set<AuditCheck>, maximumAgeDays: Int, now: Timestamp) throws {
         self.checks = checks
@@ -156,11 +161,16 @@ struct AuditScan {
             if checks.contains(.old) { old(item, index) }
         }
         if checks.contains(.insecure) { insecure(item, index) }
+        if checks.contains(.exposed) {
+            if let removal = RemovedMemberNote(item) { removals.append(removal) }
+            secretsChanged[item.id] = (index, RemovedMemberNote.secretsChanged(item))
+        }
     }
 
     /// The findings, by item (list order) and then check.
     mutating func finish(breaches: PwnedPasswords?) throws -> [AuditFinding] {
         if checks.contains(.reused) { reused() }
+        if checks.contains(.exposed) { exposed() }
         if let breaches, checks.contains(.breached) {
             // In hash order: consecutive lookups read nearby pages of the list.
             breachQueries.sort { $0.hash < $1.hash }
@@ -215,6 +225,20 @@ struct AuditScan {
                                          detail: "TOTP secret of \(bits) bits (at least 128 are needed, RFC 4226 §4)",
                                          facts: [("reason", .string("short-totp-secret")), ("bits", .int(Int64(bits)))]))
         }
+    }
+
+    /// spec/team.md §1.2: an item a removed member could read, whose secrets have not changed since.
+    private mutating func exposed() {
+        for removal in removals.sorted(by: { $0.removed < $1.removed }) {
+            for id in removal.items {
+                guard let (index, changed) = secretsChanged[id], !(changed.map { $0 > removal.removed } ?? false) else { continue }
+                findings.append(AuditFinding(item: index, check: .exposed,
+                                             detail: "\(removal.member), removed from the team on \(removal.removed), could read it; not changed since",
+                                             facts: [("member", .string(removal.member)), ("removed", .string(removal.removed.description))]))
+            }
+        }
+        removals = []
+        secretsChanged = [:]
     }
 
     private mutating func reused() {

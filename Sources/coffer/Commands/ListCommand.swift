@@ -45,32 +45,95 @@ struct ListCommand: ParsableCommand {
         }
     }
 
+    @Flag(name: .customLong("all-vaults"), help: "List your vault and every team vault you created or joined (a VAULT column).")
+    var allVaults = false
+
     func run() throws {
         let suffixes = try url.map { _ in try SuffixListChoice.load(suffixList) }
         var reader = try VaultAccess(vaultOptions)
         defer { reader.close() }
+        // Without --all-vaults nothing more is allocated than before it existed (the cost gate counts).
+        let own = try items(from: &reader, suffixes: suffixes)
+        let teams = allVaults ? try teamSections(besides: &reader, suffixes: suffixes) : []
+        if json {
+            var out: [UInt8]
+            if allVaults {
+                // [{"vault": PATH, "items": [ls --json's array]}, …]
+                out = []
+                for (n, section) in ([(vault: "own", path: reader.path, items: own)] + teams).enumerated() {
+                    out.add(n == 0 ? "[\n{\"vault\": " : ",\n{\"vault\": ")
+                    JSON.appendEscaped(section.path, to: &out)
+                    out.add(", \"items\": ")
+                    out += ListingJSON.render(section.items).dropLast()
+                    out.add("}")
+                }
+                out.add("\n]\n")
+            } else {
+                out = ListingJSON.render(own)
+            }
+            Terminal.outBytes(&out)
+            return
+        }
+        let count = teams.reduce(own.count) { $0 + $1.items.count }
+        if count == 0 {
+            if allVaults && url != nil { throw CofferError.itemNotFound("no login in any of your vaults matches the URL '\(url!)'") }
+            Terminal.note(query == nil && tag == nil && kind == nil && !allVaults ? "The vault is empty; `coffer add SERVICE` adds a login." : "No item matches.")
+            return
+        }
+        var table = Table(header: allVaults ? ["VAULT", "ID", "SERVICE", "USERNAME", "URL", "TAGS"] : ["ID", "SERVICE", "USERNAME", "URL", "TAGS"], rows: count)
+        Self.appendRows(own, vault: allVaults ? "own" : nil, to: &table)
+        for section in teams { Self.appendRows(section.items, vault: section.vault, to: &table) }
+        table.print(width: Terminal.stdoutIsTTY ? Terminal.columns : nil)
+        if Terminal.stdoutIsTTY { Terminal.note("\(count) item\(count == 1 ? "" : "s")") }
+    }
+
+    /// The items of one vault the options select.
+    private func items(from reader: inout VaultAccess, suffixes: PublicSuffixList?) throws -> ListedItems {
         var items: ListedItems
         if let url, let suffixes {
             let needle = SearchText.folded(query ?? "")
-            items = .summaries(try reader.logins(matching: url, suffixes: suffixes).map(\.summary).filter { $0.matches(folded: needle) && $0.hasTag(tag) })
+            let logins: [Item]
+            do {
+                logins = try reader.logins(matching: url, suffixes: suffixes)
+            } catch let error as CofferError where allVaults && error.code == .itemNotFound {
+                logins = []  // another vault may hold one; none in any is the error (run)
+            }
+            items = .summaries(logins.map(\.summary).filter { $0.matches(folded: needle) && $0.hasTag(tag) })
         } else {
             items = try reader.listing(query ?? "", tag: tag)
         }
         if let kind { items = .summaries(items.summaries.filter { $0.kind.name == kind }) }
-        if json {
-            var out = ListingJSON.render(items)
-            Terminal.outBytes(&out)
-            return
+        return items
+    }
+
+    /// `--all-vaults`: each team vault one's identity names (spec/team.md §1.1), through its
+    /// agent or opened here; one that does not open is named on stderr and left out.
+    private func teamSections(besides own: inout VaultAccess, suffixes: PublicSuffixList?) throws -> [(vault: String, path: String, items: ListedItems)] {
+        guard let identity = try TeamVaults.identityItem(in: &own) else { return [] }
+        var sections: [(vault: String, path: String, items: ListedItems)] = []
+        for path in TeamIdentityItem.teamVaults(in: identity) {
+            var options = vaultOptions
+            options.vault = path
+            do {
+                var team = try VaultAccess(options)
+                defer { team.close() }
+                let name = String(path.split(separator: "/").last ?? "")
+                let label = name.hasSuffix(".coffer") ? String(name.dropLast(7)) : name
+                sections.append((label, path, try items(from: &team, suffixes: suffixes)))
+            } catch {
+                Terminal.warn("team vault \(path) not listed: \(error)")
+            }
         }
-        if items.isEmpty {
-            Terminal.note(query == nil && tag == nil && kind == nil ? "The vault is empty; `coffer add SERVICE` adds a login." : "No item matches.")
-            return
-        }
-        var table = Table(header: ["ID", "SERVICE", "USERNAME", "URL", "TAGS"], rows: items.count)
-        // Per row: the id's first 8 digits, the service, the username (or nothing), the first URL
-        // (or nothing), the tags joined by commas. Fields come in stored order: title, username,
-        // URLs, tags; a missing one's cell is written empty when a later field (or the row's end) comes.
+        return sections
+    }
+
+    /// One row per item: (the vault's label,) the id's first 8 digits, the service, the
+    /// username (or nothing), the first URL (or nothing), the tags joined by commas. Fields come
+    /// in stored order: title, username, URLs, tags; a missing one's cell is written empty when
+    /// a later field (or the row's end) comes.
+    private static func appendRows(_ items: ListedItems, vault: String?, to table: inout Table) {
         items.forEach { item in
+            if var vault { vault.withUTF8 { table.cell(UnsafeRawBufferPointer($0)) } }
             table.cell(id: item.id)
             var username = false, url = false, tags = 0
             item.forEachField { field, value in
@@ -104,8 +167,6 @@ struct ListCommand: ParsableCommand {
             if !url { table.cell(UnsafeRawBufferPointer(start: nil, count: 0)) }
             if tags == 0 { table.cell(UnsafeRawBufferPointer(start: nil, count: 0)) } else { table.endCell() }
         }
-        table.print(width: Terminal.stdoutIsTTY ? Terminal.columns : nil)
-        if Terminal.stdoutIsTTY { Terminal.note("\(items.count) item\(items.count == 1 ? "" : "s")") }
     }
 }
 

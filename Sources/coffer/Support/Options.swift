@@ -98,6 +98,24 @@ enum VaultOpening {
         guard VaultLocation.exists(path) else {
             throw CofferError.vaultMissing(at: path)
         }
+        // A team vault opens with the identity kept in one's own vault (spec/team.md §1.1): known
+        // from its header before a prompt would name it; with a file given, from the error its
+        // header gives (so a personal vault's open reads nothing more, spec/testing.md's cost gate).
+        func team() throws -> Vault {
+            try TeamVaults.open(team: path, passwordFile: passwordFile, usePIN: usePIN, pinFile: pinFile, mode: mode, allowPIN: allowPIN)
+        }
+        if given == nil && passwordFile == nil && pinFile == nil && Vault.teamMembers(at: path) != nil { return try team() }
+        do {
+            return try openPersonal(path: path, passwordFile: passwordFile, usePIN: usePIN, pinFile: pinFile, mode: mode,
+                                    allowPIN: allowPIN, password: given, memoryBudgetKiB: memoryBudgetKiB)
+        } catch let error as CofferError where given == nil && [.notAMember, .pinDisabled, .pinUnavailable].contains(error.code) {
+            guard Vault.teamMembers(at: path) != nil else { throw error }
+            return try team()
+        }
+    }
+
+    private static func openPersonal(path: String, passwordFile: String?, usePIN: Bool, pinFile: String?, mode: Vault.AccessMode,
+                                     allowPIN: Bool, password given: SecureBytes?, memoryBudgetKiB: UInt32?) throws -> Vault {
         let vault: Vault
         if usePIN || pinFile != nil {
             guard allowPIN else {

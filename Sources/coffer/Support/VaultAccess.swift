@@ -316,10 +316,16 @@ extension VaultAccess {
                 Terminal.note("coffer: \(label): the other side changed the master password; taking it needs this vault's master password (the agent changes no way in)")
             }
         }
-        let password = try OptionHelp.masterPassword(file: passwordFile, path: label)
-        // A merge driver keeps no device state: the master password opens unthrottled, as without a runtime directory.
-        let vault = try Progress.during("Unlocking") {
-            try VaultUnlock.open(at: ours, with: .masterPassword(password), mode: .readWrite)
+        let vault: Vault
+        if Vault.teamMembers(at: ours) != nil {
+            // A team vault: one's own vault's master password gives the identity that opens it (spec/team.md §1.1).
+            vault = try TeamVaults.open(team: ours, passwordFile: passwordFile, usePIN: false, pinFile: nil, mode: .readWrite, allowPIN: false)
+        } else {
+            let password = try OptionHelp.masterPassword(file: passwordFile, path: label)
+            // A merge driver keeps no device state: the master password opens unthrottled, as without a runtime directory.
+            vault = try Progress.during("Unlocking") {
+                try VaultUnlock.open(at: ours, with: .masterPassword(password), mode: .readWrite)
+            }
         }
         defer { vault.close() }
         let operations = LocalVaultOperations(vault)
