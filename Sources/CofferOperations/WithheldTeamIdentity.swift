@@ -11,12 +11,12 @@ package enum WithheldTeamIdentity {
     }
 
     /// `item` with a withheld identity secret replaced by the one the vault holds for the same
-    /// id. Throws `team.invalid-member-key` when the vault holds none: nothing is written.
+    /// id (an edit through the agent, tags changed or not). A note whose value merely reads as
+    /// the stand-in, with no identity stored under its id, is kept as it is.
     package static func restoring(_ item: Item, from vault: Vault) throws -> Item {
         guard TeamIdentityItem.isWithheld(item) else { return item }
         guard let stored = try? vault.get(item.id), TeamIdentityItem.isIdentity(stored), !TeamIdentityItem.isWithheld(stored) else {
-            throw CofferError.invalidMemberKey(
-                "the team identity \(item.title) was withheld by the agent and the vault no longer holds it; nothing was written")
+            return item
         }
         var restored = item
         restored.noteValue = stored.noteValue

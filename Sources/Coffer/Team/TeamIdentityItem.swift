@@ -28,9 +28,10 @@ public enum TeamIdentityItem {
     /// Whether `item` is an identity item (by its tag).
     public static func isIdentity(_ item: Item) -> Bool { item.kind == .secureNote && item.tags.contains(tag) }
 
-    /// Whether `item` is one whose secret an agent withheld.
+    /// Whether `item` carries the stand-in an agent sends for an identity's secret (by its value
+    /// alone: an edit through the agent may have changed the tags).
     package static func isWithheld(_ item: Item) -> Bool {
-        isIdentity(item) && item.noteValue.map { $0.bytes.withUnsafeBytes { $0.elementsEqual(withheldValue.utf8) } } == true
+        item.kind == .secureNote && item.noteValue.map { $0.bytes.withUnsafeBytes { $0.elementsEqual(withheldValue.utf8) } } == true
     }
 
     /// The identity the item keeps. `team.invalid-member-key` when its value is not one (or was

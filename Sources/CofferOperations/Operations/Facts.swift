@@ -50,6 +50,7 @@ package struct FactsReply: OperationReply {
         c.count(&facts.info.files, "files")
         c.count(&facts.info.fileBytes, "file bytes")
         c.count(&facts.info.deadFileBytes, "dead file bytes")
+        c.count(&facts.info.members, "members")
     }
 }
 

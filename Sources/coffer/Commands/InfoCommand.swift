@@ -38,6 +38,7 @@ struct InfoCommand: ParsableCommand {
                 ("deadFileBytes", .int(Int64(info.deadFileBytes))),
                 ("pinSlot", .bool(info.pinKDF != nil)),
                 ("pinKDF", info.pinKDF.map(kdf) ?? .null),
+                ("members", .int(Int64(info.members))),
             ]).render())
             return
         }
@@ -53,6 +54,11 @@ struct InfoCommand: ParsableCommand {
             ("file size", "\(info.fileSize) bytes"),
             ("pin slot", info.pinKDF.map { "present (\($0))" } ?? "none"),
         ]
+        if info.members > 0 {
+            // A team vault has no password (spec/team.md): its members open it.
+            rows[4] = ("members", "\(info.members) (a team vault, opened with a member's identity; `coffer team members`)")
+            rows.removeLast()
+        }
         if info.files > 0 || info.deadFileBytes > 0 {
             // spec/files.md §8.2: shown once the vault holds file content.
             rows.insert(("files", "\(info.files) (\(info.fileBytes) bytes stored)"), at: rows.count - 1)
