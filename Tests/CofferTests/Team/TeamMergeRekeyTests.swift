@@ -232,4 +232,60 @@ import CofferTestSupport
         }
         try team.expectMergingAgainIsANoOp(withBase: true)
     }
+
+    /// spec/merge.md §5.4 and §6 on the fault-injection disk: a crash at any I/O call of a merge
+    /// that takes their key leaves ours as it was (our key, Carol a member) or fully merged.
+    @Test func aCrashAtEveryCallOfAMergeTakingTheirKeyLeavesOursAsItWasOrMerged() throws {
+        let ours = "/v/ours.coffer", theirs = "/v/theirs.coffer"
+        let random = SeededRandom(seed: Array("team rekey merge".utf8))
+        let alice = try MemberIdentity.generate(using: random), bob = try MemberIdentity.generate(using: random)
+        let carol = try MemberIdentity.generate(using: random)
+        func diverged(on disk: SimulatedDisk) throws {
+            let random = SeededRandom(seed: Array("team rekey merge".utf8))
+            let vault = try Vault.createTeam(at: ours, firstMember: "Alice", key: alice.publicKey, fileSystem: disk, random: random)
+            try vault.addMember(name: "Bob", key: bob.publicKey)
+            try vault.addMember(name: "Carol", key: carol.publicKey)
+            try vault.addAll((0..<4).map { try TeamVaultTests.item("shared \($0)") })
+            vault.close()
+            disk.setContents(theirs, disk.contents(ours)!)
+            let asBob = try Vault.open(at: theirs, identity: bob, fileSystem: disk, random: random)
+            try asBob.removeMember(named: "Carol")
+            try asBob.add(try TeamVaultTests.item("bob's"))
+            asBob.close()
+            let asAlice = try Vault.open(at: ours, identity: alice, fileSystem: disk, random: random)
+            try asAlice.add(try TeamVaultTests.item("alice's"))
+            asAlice.close()
+        }
+        func state(on disk: SimulatedDisk) throws -> (titles: Set<String>, members: [String]) {
+            let vault = try Vault.open(at: ours, identity: alice, mode: .readOnly, fileSystem: disk)
+            defer { vault.close() }
+            _ = try vault.verify()
+            return (Set(try vault.allItems().values.map(\.title)), vault.members.map(\.name))
+        }
+        func merge(on disk: SimulatedDisk, faultAt point: Int? = nil) throws -> Int {
+            let vault = try Vault.open(at: ours, identity: alice, fileSystem: disk, random: SeededRandom(seed: [9]))
+            defer { vault.close() }
+            let start = disk.operations
+            if let point { (disk.faultAt, disk.fault) = (start + point, .crash) }
+            #expect(try vault.merge(from: theirs, otherIdentity: alice).vaultKey == .tookTheirs)
+            return disk.operations - start
+        }
+        let clean = SimulatedDisk()
+        try diverged(on: clean)
+        let before = try state(on: clean)
+        let calls = try merge(on: clean)
+        let merged = try state(on: clean)
+        #expect(before.members == ["Alice", "Bob", "Carol"] && merged.members == ["Alice", "Bob"])
+        #expect(merged.titles == before.titles.union(["bob's"]) && calls >= 2)
+        for point in 0..<calls {
+            for survival in [SimulatedDisk.Survival.nothingUnsynced, .everythingWritten] {
+                let disk = SimulatedDisk()
+                try diverged(on: disk)
+                #expect(throws: (any Error).self) { _ = try merge(on: disk, faultAt: point) }
+                disk.reboot(survival)
+                let found = try state(on: disk)
+                #expect(found == before || found == merged, "crash at merge call \(point), \(survival)")
+            }
+        }
+    }
 }
