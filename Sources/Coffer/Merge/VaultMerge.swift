@@ -317,8 +317,8 @@ extension Vault {
 
     /// spec/merge.md §5.4: the other copy's recipient slots whose key this team vault lacks (a
     /// member added there). Under one vault key they are sealed to it already and are taken as
-    /// they are; a name this copy gives another key is suffixed ` (2)`, ` (3)`… Members are only
-    /// ever added this way: a removal is a rekey, and a rekeyed copy does not open with our key.
+    /// they are; a name this copy gives another key is suffixed ` (2)`, ` (3)`… No member is
+    /// removed under one key: a removal is a rekey, merged by `rekeyedTeamPlan`.
     static func addedMembers(ours: VaultHeader, theirs: VaultHeader, otherKeyDiffers: Bool) throws -> [Keyslot] {
         guard ours.isTeam, theirs.isTeam, !otherKeyDiffers else { return [] }
         var keys = Set(ours.keyslots.compactMap { $0.recipient?.key })
