@@ -18,6 +18,21 @@ extension Vault {
         case tookTheirs
     }
 
+    /// The vault key a merge's result is under (spec/merge.md §5.4).
+    public enum VaultKeyOutcome: String, Sendable {
+        /// Both copies are under one key.
+        case same
+        /// The copies' keys differ; this file's stays (theirs was rekeyed, or a team vault's
+        /// removed members never held this one).
+        case keptOurs
+        /// A team vault rekeyed only on the other side: the result is under its key, every
+        /// record of this file sealed again.
+        case tookTheirs
+        /// A team vault rekeyed on both sides, each removing someone who held the other's key:
+        /// the result is under a new random key sealed to every merged member.
+        case fresh
+    }
+
     /// What a merge did or, for a dry run, would do.
     public struct MergeReport: Sendable, Equatable {
         /// Where the base came from: the copies' common frame prefix, a base file, or none (two-way).
@@ -42,8 +57,8 @@ extension Vault {
         public var deleted: [ItemID]
         public var conflicts: [Conflict]
         public var passwordSlot: PasswordSlotOutcome
-        /// True when the other copy is under another vault key (it was rekeyed) and was opened
-        /// with its own password.
+        /// True when the other copy is under another vault key (one side or both were rekeyed)
+        /// and was opened with its own password or, a team vault, a member's identity.
         public var otherWasRekeyed: Bool
         @_spi(CofferInternals) public var write: WriteKind
         /// Bytes at the end of the other copy left out as an incomplete write (format.md §7): a
@@ -56,6 +71,11 @@ extension Vault {
         /// A team vault's members the other copy added, by the name they have here (spec/merge.md
         /// §5.4): a name this copy already gives another key gets ` (2)`, ` (3)`… appended.
         public var membersAdded: [String] = []
+        /// A team vault's members this copy had that the result no longer has, by their names
+        /// here: removed on a rekeyed side (spec/merge.md §5.4).
+        public var membersRemoved: [String] = []
+        /// Which vault key the result is under (spec/merge.md §5.4).
+        public var vaultKey: VaultKeyOutcome = .same
         package init(base: Base, added: [ItemID], changed: [ItemID], deleted: [ItemID], conflicts: [Conflict],
                      passwordSlot: PasswordSlotOutcome, otherWasRekeyed: Bool, write: WriteKind, otherTornBytes: Int,
                      filesCopied: Int = 0, bytesCopied: Int = 0) {
@@ -76,13 +96,18 @@ extension Vault {
     ///   - otherPath: the other copy; only read.
     ///   - otherPassword: the other copy's master password, needed only when this vault's key
     ///     does not open it (it was rekeyed); without it that case throws `merge.other-password-needed`.
+    ///   - otherIdentity: for a team vault, a member's identity, needed only when this vault's key
+    ///     does not open the other copy (a member was removed on a side, which rekeys): it opens
+    ///     the copy (and a base file) through the recipient slot sealed to it. Without it that
+    ///     case throws `merge.other-password-needed`; not a member there, `team.not-a-member`.
     ///   - baseFile: a copy both sides descend from (git's `%O`), the base when the copies share
     ///     no frames (one side compacted or rekeyed).
     ///   - choice: which password slot the result keeps when the copies' differ (§5).
     ///   - dryRun: computes the report and writes nothing.
     /// - Returns: what was (or would be) added, changed and deleted, and every conflict.
-    public func merge(from otherPath: String, otherPassword: SecureBytes? = nil, baseFile: String? = nil,
-                       passwordSlot choice: PasswordSlotChoice = .automatic, dryRun: Bool = false) throws -> MergeReport {
+    public func merge(from otherPath: String, otherPassword: SecureBytes? = nil, otherIdentity: MemberIdentity? = nil,
+                       baseFile: String? = nil, passwordSlot choice: PasswordSlotChoice = .automatic,
+                       dryRun: Bool = false) throws -> MergeReport {
         try asWriter {
             let (oursHeader, oursHeaderLength) = try withOpenState { ($0.header, $0.headerLength) }
             try checkSameVault(otherPath, as: oursHeader.vaultID)
@@ -93,8 +118,15 @@ extension Vault {
             let theirsSize = try theirsHandle.size()
             let (theirsKeylessHeader, theirsHeaderBytes) = try Vault.readHeader(theirsHandle, fileSize: theirsSize)
             let theirsHeaderLength = theirsHeaderBytes.count
-            let baseCopy = try baseFile.flatMap { try openBaseCopy($0, vaultID: oursHeader.vaultID, otherPassword: otherPassword) }
+            // The base is opened once the other copy is: under a team vault's rekey it may be
+            // under the other copy's key (only this side rekeyed).
+            var baseCopy: Vault? = nil
             defer { baseCopy?.close() }
+            func openBase(otherKey: SecretKey?) throws {
+                baseCopy = try baseFile.flatMap {
+                    try openBaseCopy($0, vaultID: oursHeader.vaultID, otherPassword: otherPassword, otherIdentity: otherIdentity, otherKey: otherKey)
+                }
+            }
 
             var base: [ItemID: Item]? = nil
             var baseKind = MergeReport.Base.none
@@ -120,7 +152,8 @@ extension Vault {
                 resume.index.shiftOffsets(by: shift)
                 resume.blobs.shiftOffsets(by: shift)
                 resume.end += shift
-                (other, otherKeyDiffers) = try openCopy(otherPath, password: otherPassword, resume: resume)
+                (other, otherKeyDiffers) = try openCopy(otherPath, password: otherPassword, identity: otherIdentity, resume: resume)
+                try openBase(otherKey: nil)
                 // Only items a side wrote or deleted after the shared frames can differ from the
                 // base: an item whose last record is shared is that record on both sides. Changed
                 // on ours only: ours stands, nothing to read. On theirs only: theirs' item (or its
@@ -144,7 +177,8 @@ extension Vault {
                 }
                 baseKind = .commonPrefix
             } else {
-                (other, otherKeyDiffers) = try openCopy(otherPath, password: otherPassword)
+                (other, otherKeyDiffers) = try openCopy(otherPath, password: otherPassword, identity: otherIdentity)
+                try openBase(otherKey: otherKeyDiffers ? try other.withVaultKey { $0 } : nil)
                 current = try allItems()
                 theirs = try other.allItems()
                 if let baseCopy {
@@ -181,16 +215,34 @@ extension Vault {
                 // A password slot taken from the other copy is a new way in (spec/merge.md §5.3).
                 try requireMasterPassword(for: "taking the other copy's master password")
             }
-            let recipients = try Self.addedMembers(ours: oursHeader, theirs: theirHeader, otherKeyDiffers: otherKeyDiffers)
-            report.membersAdded = recipients.compactMap { $0.recipient?.name }
+            let recipients: [Keyslot]
+            var rekey: TeamRekey? = nil
+            if oursHeader.isTeam && theirHeader.isTeam && otherKeyDiffers {
+                let plan = try rekeyedTeamPlan(ours: oursHeader, theirs: theirHeader, other: other, base: baseCopy, dryRun: dryRun)
+                (report.vaultKey, report.membersAdded, report.membersRemoved) = (plan.outcome, plan.added, plan.removed)
+                recipients = plan.outcome == .keptOurs ? plan.slots : []
+                if plan.outcome != .keptOurs { rekey = plan.rekey }
+            } else {
+                recipients = try Self.addedMembers(ours: oursHeader, theirs: theirHeader, otherKeyDiffers: otherKeyDiffers)
+                report.membersAdded = recipients.compactMap { $0.recipient?.name }
+                report.vaultKey = otherKeyDiffers ? .keptOurs : .same
+            }
             let puts = (report.changed + report.added).map { outcome.items[$0]! }
-            report.write = Self.writeKind(puts: puts.count, deletes: report.deleted.count,
-                                          headerChanges: newSlot.slot != nil || !recipients.isEmpty)
+            report.write = report.vaultKey == .tookTheirs || report.vaultKey == .fresh
+                ? .rewrite
+                : Self.writeKind(puts: puts.count, deletes: report.deleted.count, headerChanges: newSlot.slot != nil || !recipients.isEmpty)
             guard !dryRun, report.write != .none else { return report }
             (report.filesCopied, report.bytesCopied) = try copyMissingContent(named: puts, from: other)
             try guarded.withLock { state in
                 try checkWritable(state)
-                try applyMerge(puts: puts, deletes: report.deleted, passwordSlot: newSlot.slot, recipients: recipients, state: &state)
+                if let rekey {
+                    // A new key: every record sealed again under it, with the merge's changes, in
+                    // one atomic replace (as removing a member does).
+                    try requireHeldContent(of: puts, state: state)
+                    try compact(&state, newKeys: rekey.keys, keyslots: rekey.slots, puts: puts, deletes: report.deleted)
+                } else {
+                    try applyMerge(puts: puts, deletes: report.deleted, passwordSlot: newSlot.slot, recipients: recipients, state: &state)
+                }
             }
             return report
         }
@@ -216,8 +268,10 @@ extension Vault {
     }
 
     /// Opens a copy read-only with this vault's key or, if that key does not open it (a rekey),
-    /// with `password`. Returns whether the copy's key differs.
-    func openCopy(_ path: String, password: SecureBytes?, resume: LogReplay.Outcome? = nil) throws -> (Vault, keyDiffers: Bool) {
+    /// with `password` or, a team vault, with `otherKey` (the other copy's, for a base file) and
+    /// then `identity`'s recipient slot. Returns whether the copy's key differs.
+    func openCopy(_ path: String, password: SecureBytes?, identity: MemberIdentity? = nil, otherKey: SecretKey? = nil,
+                  resume: LogReplay.Outcome? = nil) throws -> (Vault, keyDiffers: Bool) {
         let key = try withVaultKey { $0 }
         do {
             return (try Vault.open(at: path, mode: .readOnly, unlockedWith: .vaultKey, fileSystem: fileSystem, random: random,
@@ -225,8 +279,20 @@ extension Vault {
         } catch let error as CofferError where error.code == .tampered {
             // A header MAC that fails under our key: another vault key (a rekey), or tampering.
             if try withOpenState({ $0.header.isTeam }) {
-                throw CofferError.otherPasswordNeeded(
-                    "\(path) is under another vault key (a member was removed there, which rekeys; or it was altered): merging a rekeyed team vault is not supported yet (spec/merge.md §5.4)")
+                if let otherKey {
+                    do {
+                        return (try Vault.open(at: path, mode: .readOnly, unlockedWith: .vaultKey, fileSystem: fileSystem, random: random) { _ in
+                            otherKey
+                        }, true)
+                    } catch let error as CofferError where error.code == .tampered {}
+                }
+                guard let identity else {
+                    throw CofferError.otherPasswordNeeded(
+                        "\(path) is under another vault key (a member was removed on one side, which rekeys; or it was altered): merging a rekeyed team vault needs the identity of a member of that copy (spec/merge.md §5.4)")
+                }
+                return (try Vault.open(at: path, mode: .readOnly, unlockedWith: .memberIdentity, fileSystem: fileSystem, random: random) { header in
+                    try Vault.memberVaultKey(header, identity: identity)
+                }, true)
             }
             guard let password else {
                 throw CofferError.otherPasswordNeeded("\(path) is under another vault key (it was rekeyed, or it was altered); its own master password is needed")
@@ -239,19 +305,20 @@ extension Vault {
 
     /// The base copy (git's `%O`), or nil when there is none: git passes an empty file when the
     /// vault was added on both branches.
-    func openBaseCopy(_ path: String, vaultID: [UInt8], otherPassword: SecureBytes?) throws -> Vault? {
+    func openBaseCopy(_ path: String, vaultID: [UInt8], otherPassword: SecureBytes?, otherIdentity: MemberIdentity? = nil,
+                      otherKey: SecretKey? = nil) throws -> Vault? {
         guard let handle = try? fileSystem.open(path, writable: false) else { return nil }
         let size = try handle.size()
         handle.close()
         guard size > 0 else { return nil }
         try checkSameVault(path, as: vaultID)
-        return try openCopy(path, password: otherPassword).0
+        return try openCopy(path, password: otherPassword, identity: otherIdentity, otherKey: otherKey).0
     }
 
     /// spec/merge.md §5.4: the other copy's recipient slots whose key this team vault lacks (a
     /// member added there). Under one vault key they are sealed to it already and are taken as
-    /// they are; a name this copy gives another key is suffixed ` (2)`, ` (3)`… Members are only
-    /// ever added this way: a removal is a rekey, and a rekeyed copy does not open with our key.
+    /// they are; a name this copy gives another key is suffixed ` (2)`, ` (3)`… No member is
+    /// removed under one key: a removal is a rekey, merged by `rekeyedTeamPlan`.
     static func addedMembers(ours: VaultHeader, theirs: VaultHeader, otherKeyDiffers: Bool) throws -> [Keyslot] {
         guard ours.isTeam, theirs.isTeam, !otherKeyDiffers else { return [] }
         var keys = Set(ours.keyslots.compactMap { $0.recipient?.key })
@@ -259,18 +326,7 @@ extension Vault {
         var added: [Keyslot] = []
         for var slot in theirs.keyslots {
             guard let recipient = slot.recipient, keys.insert(recipient.key).inserted else { continue }
-            var name = recipient.name, n = 1
-            while !names.insert(name.lowercased()).inserted {
-                n += 1
-                let suffix = " (\(n))"
-                var prefix = ""  // whole characters only, so the name stays within its 64 bytes
-                for character in recipient.name {
-                    guard prefix.utf8.count + character.utf8.count + suffix.utf8.count <= Keyslot.nameBytes.upperBound else { break }
-                    prefix.append(character)
-                }
-                name = prefix + suffix
-            }
-            slot.recipient?.name = name
+            slot.recipient?.name = uniqueName(recipient.name, among: &names)
             added.append(slot)
         }
         guard ours.keyslots.count + added.count <= VaultHeader.maximumRecipients else {
@@ -278,6 +334,23 @@ extension Vault {
                 "the two copies have \(ours.keyslots.count + added.count) members together, over the \(VaultHeader.maximumRecipients) a team vault holds; nothing was merged")
         }
         return added
+    }
+
+    /// `name`, or when `names` (lowercased) has it, `name (2)`, `name (3)`… (whole characters cut
+    /// from its end to stay within 64 bytes); the name taken is inserted into `names`.
+    static func uniqueName(_ original: String, among names: inout Set<String>) -> String {
+        var name = original, n = 1
+        while !names.insert(name.lowercased()).inserted {
+            n += 1
+            let suffix = " (\(n))"
+            var prefix = ""  // whole characters only, so the name stays within its 64 bytes
+            for character in original {
+                guard prefix.utf8.count + character.utf8.count + suffix.utf8.count <= Keyslot.nameBytes.upperBound else { break }
+                prefix.append(character)
+            }
+            name = prefix + suffix
+        }
+        return name
     }
 
     /// §5: the PIN slot is this device's and always stays. The password slot: if the copies

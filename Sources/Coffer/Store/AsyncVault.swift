@@ -41,12 +41,14 @@ public final class AsyncVault: Sendable {
     /// Adds every item as one batch with one sync (imports).
     public func addAll(_ items: [Item]) async throws { try await serially { try $0.addAll(items) } }
 
-    /// Merges another copy of this vault into it (``Vault/merge(from:otherPassword:baseFile:passwordSlot:dryRun:)``,
+    /// Merges another copy of this vault into it (``Vault/merge(from:otherPassword:otherIdentity:baseFile:passwordSlot:dryRun:)``,
     /// a sync tool's conflict copy); returns once the result is durable.
-    public func merge(from otherPath: String, otherPassword: SecureBytes? = nil, baseFile: String? = nil,
-                      passwordSlot: Vault.PasswordSlotChoice = .automatic, dryRun: Bool = false) async throws -> Vault.MergeReport {
+    public func merge(from otherPath: String, otherPassword: SecureBytes? = nil, otherIdentity: MemberIdentity? = nil,
+                      baseFile: String? = nil, passwordSlot: Vault.PasswordSlotChoice = .automatic,
+                      dryRun: Bool = false) async throws -> Vault.MergeReport {
         try await serially {
-            try $0.merge(from: otherPath, otherPassword: otherPassword, baseFile: baseFile, passwordSlot: passwordSlot, dryRun: dryRun)
+            try $0.merge(from: otherPath, otherPassword: otherPassword, otherIdentity: otherIdentity, baseFile: baseFile,
+                         passwordSlot: passwordSlot, dryRun: dryRun)
         }
     }
 

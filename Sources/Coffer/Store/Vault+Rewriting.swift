@@ -113,20 +113,29 @@ extension Vault {
         }
     }
 
-    func compact(_ state: inout State, newKeys: VaultKeys?, keyslots: [Keyslot]? = nil) throws {
+    /// Rewrites the vault with only live items under a new log id, and under `newKeys` when
+    /// given (every record and file chunk sealed again). A merge that changes the key
+    /// (spec/merge.md §5.4) also passes its result: `puts` written as one batch after the
+    /// content, `deletes` and the older versions of `puts` left out, all in the one atomic replace.
+    func compact(_ state: inout State, newKeys: VaultKeys?, keyslots: [Keyslot]? = nil,
+                 puts: [Item] = [], deletes: [ItemID] = []) throws {
         guard let keys = state.keys else { throw closedError }
         let keys2 = newKeys ?? keys
         var header = state.header
         header.logID = random.bytes(16)
         if let keyslots { header.keyslots = keyslots }
+        if !puts.isEmpty { header.version = Swift.max(header.version, puts.lazy.map(ItemCodec.minimumVersion).max() ?? header.version) }
+        let replaced = Set(puts.map(\.id) + deletes)
         let headerBytes = try header.encode(keys: keys2)
         var chain = RecordChain(vaultID: header.vaultID, logID: header.logID, recordKey: keys2.recordKey)
         var index = ItemIndex()
         index.reserveCapacity(state.index.count)
         var offset = headerBytes.count
-        let live = state.index.entries.sorted { $0.offset < $1.offset }
+        let live = (replaced.isEmpty ? state.index.entries : state.index.entries.filter { !replaced.contains($0.id) })
+            .sorted { $0.offset < $1.offset }
         var blobs = BlobIndex()
         var blobRecords = 0
+        var putRecords = 0
         let sealScratch = try SecureScratch()
         try rewrite(state: &state) { [state] write in
             try write(headerBytes)
@@ -151,7 +160,7 @@ extension Vault {
             try write(buffer)
             // Then the live content, one blob per SHA-256, each one run re-sealed at its new place
             // (spec/files.md §8.2); dead blobs and second copies are dropped unread.
-            for old in Self.liveBlobs(state) {
+            for old in Self.liveBlobs(state, entries: live, puts: puts) {
                 let described = AttachedFile(unchecked: FileID(bytes: old.blobID)!, name: "the file content at offset \(old.start)",
                                              mediaType: "", size: old.size, sha256: old.sha256, created: Timestamp(millisecondsSince1970: 0))
                 var source = ReaderSource(reader: try FileReader(file: described, blob: old, handle: try fileSystem.open(path, writable: false),
@@ -162,6 +171,20 @@ extension Vault {
                 (chain, offset) = (writing.chain, writing.end)
                 blobRecords += writing.records
             }
+            // Then a merge's items, one batch naming content written above.
+            if !puts.isEmpty {
+                var staged = state
+                (staged.chain, staged.index, staged.records) = (chain, index, 0)
+                var frames = try RecordFrame.sealBatchHeader(count: puts.count, chain: &staged.chain, scratch: sealScratch, random: random)
+                defer { secureZero(&frames) }
+                staged.records += 1
+                for item in puts {
+                    frames += try stagePut(item, at: offset + frames.count, into: &staged, scratch: sealScratch)
+                }
+                try write(frames)
+                offset += frames.count
+                (chain, index, putRecords) = (staged.chain, staged.index, staged.records - puts.count)
+            }
         } commit: { state in
             state.header = header
             state.headerLength = headerBytes.count
@@ -169,7 +192,7 @@ extension Vault {
             state.chain = chain
             state.index = index
             state.blobs = blobs
-            state.records = index.count + blobRecords
+            state.records = index.count + blobRecords + putRecords
             state.end = offset
         }
     }
@@ -196,12 +219,16 @@ extension Vault {
 extension Vault {
     /// The blobs compaction keeps (spec/files.md §8.2): the first of each SHA-256 that a live
     /// item names, in the order they stand in the file.
-    static func liveBlobs(_ state: State) -> [BlobIndex.Blob] {
+    static func liveBlobs(_ state: State) -> [BlobIndex.Blob] { liveBlobs(state, entries: state.index.entries, puts: []) }
+
+    /// The blobs that `entries` (of `state.index`) and `puts` name.
+    static func liveBlobs(_ state: State, entries: some Sequence<ItemIndex.Entry>, puts: [Item]) -> [BlobIndex.Blob] {
         guard !state.blobs.isEmpty else { return [] }
         var named = Set<[UInt8]>()
-        for entry in state.index.entries {
+        for entry in entries {
             for file in state.index.withText(entry, ItemCodec.indexedFiles) { named.insert(file.sha256) }
         }
+        for file in puts.lazy.flatMap(\.files) { named.insert(file.sha256) }
         return named.compactMap { state.blobs.blob(holding: $0) }.sorted { $0.start < $1.start }
     }
 }

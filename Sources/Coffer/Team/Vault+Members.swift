@@ -59,15 +59,21 @@ extension Vault {
     package static func open(at path: String, identity: MemberIdentity, mode: AccessMode = .readWrite,
                              fileSystem: any VaultFileSystem, random: any RandomSource = SystemRandom()) throws -> Vault {
         try open(at: path, mode: mode, unlockedWith: .memberIdentity, fileSystem: fileSystem, random: random) { header in
-            guard header.isTeam else {
-                throw CofferError.notAMember("not a team vault: it opens with its master password, not a member's identity")
-            }
-            guard let slot = header.keyslots.first(where: { $0.recipient?.key == identity.publicKey }) else {
-                throw CofferError.notAMember(
-                    "this identity (\(identity.publicKey)) is not a member of the team vault: none of its \(header.keyslots.count) keyslots is sealed to it")
-            }
-            return try slot.unseal(with: identity)
+            try memberVaultKey(header, identity: identity)
         }
+    }
+
+    /// The vault key from the recipient slot of `header` sealed to `identity`'s key;
+    /// `team.not-a-member` if none is (a personal vault included).
+    static func memberVaultKey(_ header: VaultHeader, identity: MemberIdentity) throws -> SecretKey {
+        guard header.isTeam else {
+            throw CofferError.notAMember("not a team vault: it opens with its master password, not a member's identity")
+        }
+        guard let slot = header.keyslots.first(where: { $0.recipient?.key == identity.publicKey }) else {
+            throw CofferError.notAMember(
+                "this identity (\(identity.publicKey)) is not a member of the team vault: none of its \(header.keyslots.count) keyslots is sealed to it")
+        }
+        return try slot.unseal(with: identity)
     }
 
     /// Adds a member: the vault key sealed to `key`, in a new recipient keyslot named `name`.

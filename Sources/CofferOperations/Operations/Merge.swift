@@ -2,9 +2,11 @@
 
 extension VaultOperations {
     /// Merges another copy in (spec/merge.md), with the other copy's master password when it
-    /// was rekeyed.
-    package func merge(_ order: MergeOrder, otherPassword: SecureBytes? = nil) throws -> Vault.MergeReport {
-        try perform(Merge(order, otherPassword: otherPassword))
+    /// was rekeyed, or for a team vault a member's identity (spec/merge.md §5.4).
+    package func merge(_ order: MergeOrder, otherPassword: SecureBytes? = nil, otherIdentity: MemberIdentity? = nil) throws -> Vault.MergeReport {
+        var merge = Merge(order, otherPassword: otherPassword)
+        merge.otherIdentity = otherIdentity
+        return try perform(merge)
     }
 }
 
@@ -13,7 +15,16 @@ package struct Merge: VaultOperation {
     package var order: MergeOrder
     /// The other copy's password in this process; copied into `order` only to be sent.
     package var otherPassword: SecureBytes?
+    /// A team member's identity for a rekeyed team copy: used in this process only, never sent
+    /// in an agent frame (an agent's merge of a rekeyed team copy says the identity is needed).
+    package var otherIdentity: MemberIdentity?
     package init(_ order: MergeOrder, otherPassword: SecureBytes?) { (self.order, self.otherPassword) = (order, otherPassword) }
+
+    /// The identity compared by its public key (its secret key is not `Equatable`).
+    package static func == (lhs: Merge, rhs: Merge) -> Bool {
+        lhs.order == rhs.order && lhs.otherPassword == rhs.otherPassword
+            && lhs.otherIdentity?.publicKey == rhs.otherIdentity?.publicKey
+    }
 
     package static let code: UInt8 = 14
     package static let name = "merge"
@@ -58,7 +69,8 @@ package struct Merge: VaultOperation {
 
     package func run(on vault: LocalVaultOperations) throws -> Vault.MergeReport {
         func merging(into target: Vault) throws -> Vault.MergeReport {
-            try target.merge(from: order.other, otherPassword: otherPassword, baseFile: order.base.isEmpty ? nil : order.base,
+            try target.merge(from: order.other, otherPassword: otherPassword, otherIdentity: otherIdentity,
+                             baseFile: order.base.isEmpty ? nil : order.base,
                              passwordSlot: order.choice, dryRun: order.dryRun)
         }
         guard order.target.isEmpty else {
