@@ -115,12 +115,20 @@ struct CLITeamTests {
         }
         let beforeRemoval = try alice.git("rev-parse", "HEAD").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
 
+        // Meanwhile Bob adds an item under the old key, not yet pulled.
+        try bob.add("from-bob-meanwhile.example")
+        _ = try bob.git("commit", "-qam", "bob meanwhile")
+
         // Alice removes Carol: a new key, the items Carol could read listed, the note for audit.
         let removed = try alice.coffer(["team", "remove", "carol"] + alice.password)
         #expect(removed.stderr.contains("carol keeps every copy from before") && removed.stderr.contains("could read these 4 items"), "\(removed)")
         for service in everything { #expect(removed.stdout.contains(service), "\(service): \(removed)") }
         _ = try alice.git("commit", "-qam", "remove carol")
         _ = try alice.git("push", "-q", "origin", "HEAD")
+        // The removal locked her team vault's agent (it held the old key); her own stays unlocked,
+        // and `unlock` opens the team vault again under its new key.
+        #expect(try alice.coffer(["status", "--vault", alice.team]).stdout == "locked\n")
+        #expect(try alice.coffer(["unlock"] + alice.password).stderr.contains("Unlocked team vault"))
 
         // Carol pulls: her identity no longer opens the vault; the commit before still does (stated, not hidden).
         _ = try carol.coffer(["lock"])
@@ -142,14 +150,34 @@ struct CLITeamTests {
         let after = try alice.coffer(["audit", "--only", "exposed", "--vault", alice.team] + alice.password, expect: 1).stdout
         #expect(!after.contains("deploy.example") && after.contains("from-bob.example"), "\(after)")
 
-        // Bob, still a member, pulls the rekeyed vault and opens it (his agent held the old key: unlock again).
+        // Bob pulls the rekeyed vault onto his edit (merge.md §5.4): his agent cannot open their side,
+        // so the driver opens his own vault for his identity (here its password file, set in the
+        // driver's command; on a terminal it asks) and merges under a new key.
         _ = try alice.git("commit", "-qam", "rotate deploy")
         _ = try alice.git("push", "-q", "origin", "HEAD")
-        _ = try bob.coffer(["lock"])
-        _ = try bob.git("pull", "-q", "--no-rebase", "origin", "HEAD")
+        let installed = try #require(CLI.installedDirectory) + "/coffer"
+        _ = try bob.git("config", "merge.coffer.driver", "\(installed) git-merge --password-file \(bob.ws.file("pw")) %O %A %B %P")
+        let pull = try bob.git("pull", "--no-rebase", "--no-edit", "origin", "HEAD")
+        #expect(!(pull.stdout + pull.stderr).contains("CONFLICT") && (pull.stdout + pull.stderr).contains("under a new key"), "\(pull)")
+        // His agent held the old key: the next command locks it and opens the vault here.
+        let afterMerge = try bob.coffer(["ls", "--json", "--vault", bob.team] + bob.password).stdout
+        #expect(everything.union(["from-bob-meanwhile.example"]).allSatisfy(afterMerge.contains), "\(afterMerge)")
+        _ = try bob.git("push", "-q", "origin", "HEAD")
         _ = try bob.coffer(["unlock"] + bob.password)
-        #expect(try bob.teamServices().isSuperset(of: everything))
+        #expect(try bob.teamServices().isSuperset(of: everything.union(["from-bob-meanwhile.example"])))
         #expect(try bob.coffer(["team", "members"]).stdout.split(separator: "\n").count == 2)
+        // Carol, removed, opens neither the merge's result nor anything after it; Alice, after pulling, does
+        // (her agent held the removal's key, now replaced: it locks itself on first use, and the
+        // command then opens the vault here, which asks for her own password: none here, so 64).
+        _ = try carol.git("pull", "-q", "--no-rebase", "origin", "HEAD")
+        _ = try carol.coffer(["ls", "--vault", carol.team] + carol.password, expect: 77)
+        _ = try alice.git("pull", "-q", "--no-rebase", "origin", "HEAD")
+        let stale = try alice.coffer(["ls", "--vault", alice.team], expect: 64, "(no terminal to ask her own password on)")
+        #expect(stale.stderr.contains("the agent's key no longer opens this vault") && stale.stderr.contains("it was locked"), "\(stale)")
+        let again = try alice.coffer(["unlock"] + alice.password)
+        #expect(again.stderr.contains("Unlocked team vault"), "\(again)")
+        #expect(try alice.teamServices().contains("from-bob-meanwhile.example"))
+        #expect(try alice.coffer(["status", "--vault", alice.team]).stdout.hasPrefix("unlocked"))
         #expect(try bob.coffer(["info", "--vault", bob.team]).stdout.contains("members:      2"))
     }
 

@@ -22,14 +22,12 @@ extension Vault {
     public enum VaultKeyOutcome: String, Sendable {
         /// Both copies are under one key.
         case same
-        /// The copies' keys differ; this file's stays (theirs was rekeyed, or a team vault's
-        /// removed members never held this one).
+        /// The copies' keys differ; this file's stays (a personal copy rekeyed on the other side,
+        /// or a team vault whose removed members never held this file's key).
         case keptOurs
-        /// A team vault rekeyed only on the other side: the result is under its key, every
-        /// record of this file sealed again.
-        case tookTheirs
-        /// A team vault rekeyed on both sides, each removing someone who held the other's key:
-        /// the result is under a new random key sealed to every merged member.
+        /// A team vault from which a member who held this file's key was removed (on the other
+        /// side, or on both): the result is under a new random key sealed to every merged member,
+        /// every record sealed again. Never the other copy's key: it proves nothing about who wrote it.
         case fresh
     }
 
@@ -76,6 +74,9 @@ extension Vault {
         public var membersRemoved: [String] = []
         /// Which vault key the result is under (spec/merge.md §5.4).
         public var vaultKey: VaultKeyOutcome = .same
+        /// A team vault's members that only a copy under another key names, not taken: that copy
+        /// proves nothing about who wrote it (spec/merge.md §5.4); a member adds them again.
+        public var membersNotTaken: [String] = []
         package init(base: Base, added: [ItemID], changed: [ItemID], deleted: [ItemID], conflicts: [Conflict],
                      passwordSlot: PasswordSlotOutcome, otherWasRekeyed: Bool, write: WriteKind, otherTornBytes: Int,
                      filesCopied: Int = 0, bytesCopied: Int = 0) {
@@ -98,8 +99,9 @@ extension Vault {
     ///     does not open it (it was rekeyed); without it that case throws `merge.other-password-needed`.
     ///   - otherIdentity: for a team vault, a member's identity, needed only when this vault's key
     ///     does not open the other copy (a member was removed on a side, which rekeys): it opens
-    ///     the copy (and a base file) through the recipient slot sealed to it. Without it that
-    ///     case throws `merge.other-password-needed`; not a member there, `team.not-a-member`.
+    ///     the copy (and a base file) through the recipient slot sealed to it; nil takes the one
+    ///     this vault was opened with, if any. Without one that case throws
+    ///     `merge.other-password-needed`; not a member there, `team.not-a-member`.
     ///   - baseFile: a copy both sides descend from (git's `%O`), the base when the copies share
     ///     no frames (one side compacted or rekeyed).
     ///   - choice: which password slot the result keeps when the copies' differ (§5).
@@ -108,7 +110,9 @@ extension Vault {
     public func merge(from otherPath: String, otherPassword: SecureBytes? = nil, otherIdentity: MemberIdentity? = nil,
                        baseFile: String? = nil, passwordSlot choice: PasswordSlotChoice = .automatic,
                        dryRun: Bool = false) throws -> MergeReport {
-        try asWriter {
+        // A team vault opened with a member's identity opens a rekeyed copy with it too.
+        let otherIdentity = otherIdentity ?? memberIdentity
+        return try asWriter {
             let (oursHeader, oursHeaderLength) = try withOpenState { ($0.header, $0.headerLength) }
             try checkSameVault(otherPath, as: oursHeader.vaultID)
             // The other copy is never read whole (§6.1b): its header here, its frames in windows
@@ -219,16 +223,16 @@ extension Vault {
             var rekey: TeamRekey? = nil
             if oursHeader.isTeam && theirHeader.isTeam && otherKeyDiffers {
                 let plan = try rekeyedTeamPlan(ours: oursHeader, theirs: theirHeader, other: other, base: baseCopy, dryRun: dryRun)
-                (report.vaultKey, report.membersAdded, report.membersRemoved) = (plan.outcome, plan.added, plan.removed)
-                recipients = plan.outcome == .keptOurs ? plan.slots : []
-                if plan.outcome != .keptOurs { rekey = plan.rekey }
+                (report.vaultKey, report.membersRemoved, report.membersNotTaken) = (plan.outcome, plan.removed, plan.notTaken)
+                recipients = []
+                rekey = plan.rekey
             } else {
                 recipients = try Self.addedMembers(ours: oursHeader, theirs: theirHeader, otherKeyDiffers: otherKeyDiffers)
                 report.membersAdded = recipients.compactMap { $0.recipient?.name }
                 report.vaultKey = otherKeyDiffers ? .keptOurs : .same
             }
             let puts = (report.changed + report.added).map { outcome.items[$0]! }
-            report.write = report.vaultKey == .tookTheirs || report.vaultKey == .fresh
+            report.write = report.vaultKey == .fresh
                 ? .rewrite
                 : Self.writeKind(puts: puts.count, deletes: report.deleted.count, headerChanges: newSlot.slot != nil || !recipients.isEmpty)
             guard !dryRun, report.write != .none else { return report }

@@ -43,7 +43,7 @@ extension Vault {
     /// whose frames this file shares byte for byte); only the frames after it are replayed.
     static func open(
         at path: String, mode: AccessMode, unlockedWith: Credential, fileSystem: any VaultFileSystem, random: any RandomSource,
-        resume: LogReplay.Outcome? = nil, unlock: (VaultHeader) throws -> SecretKey
+        resume: LogReplay.Outcome? = nil, identity: MemberIdentity? = nil, unlock: (VaultHeader) throws -> SecretKey
     ) throws -> Vault {
         let path = fileSystem.canonicalPath(path)
         let lock = mode == .readWrite ? try fileSystem.lockExclusively(fileSystem.writerLockPath(forVault: path)) : nil
@@ -66,7 +66,8 @@ extension Vault {
             let state = try State(header: header, headerLength: headerBytes.count, keys: keys, chain: replay.chain,
                               index: replay.index, blobs: replay.blobs, records: replay.records, end: replay.end, handle: handle, lockHandle: lock)
             let report = OpenReport(recoveredTornBytes: torn, records: replay.records)
-            return Vault(path: path, mode: mode, unlockedWith: unlockedWith, fileSystem: fileSystem, random: random, state: state, report: report)
+            return Vault(path: path, mode: mode, unlockedWith: unlockedWith, fileSystem: fileSystem, random: random, state: state, report: report,
+                         memberIdentity: identity)
         } catch {
             lock?.unlock()
             throw error

@@ -120,6 +120,9 @@ public final class Vault: Sendable {
     public let openReport: OpenReport
     /// What unlocked this vault (see ``Credential``).
     public let unlockedWith: Credential
+    /// The member's identity a team vault was opened with (`open(at:identity:)`), which a merge
+    /// of a rekeyed copy opens that copy with (spec/merge.md §5.4); nil otherwise.
+    let memberIdentity: MemberIdentity?
     let fileSystem: any VaultFileSystem
     let random: any RandomSource
     /// Everything that changes, reachable only under its mutex; held briefly by readers and
@@ -132,10 +135,11 @@ public final class Vault: Sendable {
     package static let autoCompactionThreshold = 1024
 
     init(path: String, mode: AccessMode, unlockedWith: Credential, fileSystem: any VaultFileSystem, random: any RandomSource,
-                 state: State, report: OpenReport) {
+                 state: State, report: OpenReport, memberIdentity: MemberIdentity? = nil) {
         self.path = path
         self.mode = mode
         self.unlockedWith = unlockedWith
+        self.memberIdentity = memberIdentity
         self.fileSystem = fileSystem
         self.random = random
         self.guarded = Locked(state)

@@ -58,7 +58,7 @@ extension Vault {
     /// `open(at:identity:mode:)` on an injected file system and random source.
     package static func open(at path: String, identity: MemberIdentity, mode: AccessMode = .readWrite,
                              fileSystem: any VaultFileSystem, random: any RandomSource = SystemRandom()) throws -> Vault {
-        try open(at: path, mode: mode, unlockedWith: .memberIdentity, fileSystem: fileSystem, random: random) { header in
+        try open(at: path, mode: mode, unlockedWith: .memberIdentity, fileSystem: fileSystem, random: random, identity: identity) { header in
             try memberVaultKey(header, identity: identity)
         }
     }

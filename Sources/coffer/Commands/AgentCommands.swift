@@ -25,7 +25,11 @@ struct UnlockCommand: ParsableCommand {
         let path = try vaultOptions.path()
         let socketPath = try AgentSocket.path(forVault: path)
         if case .status? = AgentSocket.ask(.status, socketPath: socketPath) {
-            Terminal.note("already unlocked (coffer lock ends it)")
+            // Unlocked already; a team vault whose agent was locked since (a removal pulled) opens again.
+            guard try TeamUnlock.reopenLockedTeams(vaultOptions, path: path, socketPath: socketPath, seconds: seconds) else {
+                Terminal.note("already unlocked (coffer lock ends it)")
+                return
+            }
             return
         }
         let vault = try vaultOptions.open(mode: .readOnly)

@@ -40,6 +40,7 @@ struct GitMergeCommand: ParsableCommand {
         if report.passwordSlot == .keptOurs {
             Terminal.warn("both sides changed the master password of \(label); this side's was kept")
         }
+        for line in MergeRun.teamLines(report) { Terminal.note("coffer: \(label): " + line) }
     }
 }
 

@@ -155,6 +155,20 @@ enum MergeRun {
         case .tookTheirs:
             Terminal.warn("the vault now opens with the other copy's master password")
         }
+        for line in teamLines(report) { Terminal.note(line) }
+    }
+
+    /// What a team vault's merge did to its members and key (spec/merge.md §5.4), one line each.
+    static func teamLines(_ report: Vault.MergeReport) -> [String] {
+        var lines: [String] = []
+        if !report.membersAdded.isEmpty { lines.append("members added: \(report.membersAdded.joined(separator: ", "))") }
+        if !report.membersRemoved.isEmpty { lines.append("members removed (on the other side): \(report.membersRemoved.joined(separator: ", "))") }
+        if !report.membersNotTaken.isEmpty {
+            lines.append("members not taken (named only by a copy under another key, which proves nothing about who wrote it; "
+                         + "add them again if they belong): \(report.membersNotTaken.joined(separator: ", "))")
+        }
+        if report.vaultKey == .fresh { lines.append("the team vault is under a new key: no removed member can open it") }
+        return lines
     }
 
     static func json(_ report: Vault.MergeReport, copy: String, removed: Bool) -> JSON {

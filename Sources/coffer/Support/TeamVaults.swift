@@ -133,11 +133,34 @@ enum TeamUnlock {
                 Terminal.warn("team vault \(team.path) not unlocked: \(error)")
             }
         }
-        let list = unlocked.joined(separator: "\n") + "\n"
+        // Added to those an earlier unlock recorded (`reopenLockedTeams`).
+        let earlier = (try? String(contentsOfFile: listPath(besides: socketPath), encoding: .utf8))?.split(separator: "\n").map(String.init) ?? []
+        let list = (earlier + unlocked.filter { !earlier.contains($0) }).joined(separator: "\n") + "\n"
         let fd = open(listPath(besides: socketPath), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return }
         defer { close(fd) }
         _ = list.utf8CString.withUnsafeBufferPointer { write(fd, $0.baseAddress, $0.count - 1) }
+    }
+
+    /// With one's own vault unlocked already: the team vaults its identity names whose agents are
+    /// not running (locked since, or joined since) are opened, which takes one's own vault opened
+    /// here (the agent never gives out the identity). False when there is none to open.
+    static func reopenLockedTeams(_ options: VaultOptions, path: String, socketPath: String, seconds: Int) throws -> Bool {
+        var access = try VaultAccess(options)
+        let item = try TeamVaults.identityItem(in: &access)
+        access.close()
+        let locked = (item.map(TeamIdentityItem.teamVaults) ?? []).filter { team in
+            guard VaultLocation.exists(team), let teamSocket = try? AgentSocket.path(forVault: team) else { return false }
+            if case .status? = AgentSocket.ask(.status, socketPath: teamSocket) { return false }
+            return true
+        }
+        guard !locked.isEmpty else { return false }
+        Terminal.note("your vault is unlocked already; unlocking its team vaults \(locked.joined(separator: ", "))")
+        let vault = try options.open(mode: .readOnly)
+        let teams = openTeams(namedIn: vault, path: path).filter { locked.contains($0.path) }
+        vault.close()
+        try start(teams, beside: socketPath, seconds: seconds)
+        return true
     }
 
     /// Locks the team vaults the unlock of the vault at `socketPath` opened.

@@ -144,9 +144,19 @@ struct VaultAccess {
                 Terminal.note("the other copy's master password is to be taken, which needs this vault's master password (the agent changes no way in)")
                 self.agent = nil
                 return try opened(allowPIN: false).merge(order, otherPassword: otherPassword)
+            } catch let error as CofferError where error.code == .otherPasswordNeeded && Vault.teamMembers(at: path) != nil {
+                // A team copy under another key (a member removed there) opens with the member's
+                // identity, which the agent never holds: the team vault is opened here with it.
+                Terminal.note("the other copy is under another key (a member was removed there): it opens with your team identity, read from your own vault")
+                self.agent = nil
             }
         }
-        return try opened().merge(order, otherPassword: otherPassword)
+        let report = try opened().merge(order, otherPassword: otherPassword)
+        if report.vaultKey == .fresh && !dryRun {
+            // The team vault's agent holds the key the merge replaced (spec/merge.md §5.4).
+            try Self.lockAgent(of: path)
+        }
+        return report
     }
 
     // MARK: Files (spec/agent.md §3.4)
@@ -314,6 +324,10 @@ extension VaultAccess {
                 // Their side changed the master password: taking it is a new way in, which the
                 // agent never makes (spec/agent.md §5). The master password is asked for below.
                 Terminal.note("coffer: \(label): the other side changed the master password; taking it needs this vault's master password (the agent changes no way in)")
+            } catch let error as CofferError where error.code == .otherPasswordNeeded && Vault.teamMembers(at: ours) != nil {
+                // A team vault rekeyed on their side: it opens with the member's identity, which
+                // the agent never holds; one's own vault gives it below (spec/merge.md §5.4).
+                Terminal.note("coffer: \(label): the other side is under another key (a member was removed there); merging it takes your team identity, from your own vault")
             }
         }
         let vault: Vault
@@ -330,9 +344,14 @@ extension VaultAccess {
         defer { vault.close() }
         let operations = LocalVaultOperations(vault)
         let order = MergeOrder(target: "", other: theirs, base: base, choice: .automatic, dryRun: false, otherPassword: nil)
-        return try MergeRun.merge(theirs, otherPasswordFile: otherPasswordFile) { password in
+        let report = try MergeRun.merge(theirs, otherPasswordFile: otherPasswordFile) { password in
             try operations.merge(order, otherPassword: password)
         }
+        if report.vaultKey == .fresh, let pathname {
+            // The working tree's team vault is under a new key now: its agent holds the old one.
+            try lockAgent(of: pathname)
+        }
+        return report
     }
 }
 
