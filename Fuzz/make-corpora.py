@@ -472,7 +472,7 @@ AGENT = {
     "reply-changes": frame(R, 10, NONE + struct.pack(">I", 1) + b"\x02" + text32(ITEMS["login"])),
     "reply-info": frame(R, 11, text32(b"/v/v.coffer") + text32(b"1.0") + text32(b"00" * 16) + struct.pack(">q", 1767225600000)
                         + struct.pack(">II", 3, 65536) + b"\x00" + struct.pack(">QQQQ", 2, 3, 1, 4096)
-                        + struct.pack(">QQQ", 1, 2048, 512)),
+                        + struct.pack(">QQQQ", 1, 2048, 512, 0)),  # files, file bytes, dead file bytes, members
     "reply-items": frame(R, 15, NONE + struct.pack(">I", 2) + text32(ITEMS["login"]) + text32(ITEMS["secure-note"])),
     "reply-verified": frame(R, 12, struct.pack(">QQQQ", 3, 2, 1, 0) + struct.pack(">QQ", 2, 3145733)),
     "reply-compacted": frame(R, 13, struct.pack(">QQQ", 4096, 2048, 5)),

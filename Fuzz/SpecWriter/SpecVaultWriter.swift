@@ -30,11 +30,44 @@ package struct SpecVaultWriter: Sendable {
         /// Argon2id could not derive here either.
         package var password: String?
         package var kdf: KDFParameters
+        /// A recipient slot instead (§3.1, kind 3): the member's name (written as given, even
+        /// when §3.1 forbids it) and X25519 public key.
+        package var recipient: (name: String, publicKey: [UInt8])?
 
         package init(password: String? = SpecVaultWriter.password, kdf: KDFParameters = SpecVaultWriter.kdf) {
             self.password = password
             self.kdf = kdf
         }
+
+        /// A recipient slot (§3.1) for a member.
+        package static func recipient(name: String, publicKey: [UInt8]) -> Keyslot {
+            var slot = Keyslot(password: nil)
+            slot.recipient = (name, publicKey)
+            return slot
+        }
+    }
+
+    /// §3.1's sealed box, from libsodium's primitives and this writer's random stream (so a
+    /// vector is reproducible, which `crypto_box_seal`'s own ephemeral key is not): an ephemeral
+    /// key pair, the nonce `BLAKE2b-192(epk ‖ pk)`, then `epk ‖ crypto_box_easy(message)`.
+    static func sealedBox(_ message: [UInt8], to publicKey: [UInt8], random: any RandomSource) -> [UInt8] {
+        var esk = random.bytes(32)
+        defer { secureZero(&esk) }
+        var epk = [UInt8](repeating: 0, count: 32)
+        precondition(crypto_scalarmult_base(&epk, esk) == 0)
+        var nonce = [UInt8](repeating: 0, count: 24)
+        let input = epk + publicKey
+        precondition(crypto_generichash(&nonce, 24, input, UInt64(input.count), nil, 0) == 0)
+        var box = [UInt8](repeating: 0, count: message.count + 16)
+        precondition(crypto_box_easy(&box, message, UInt64(message.count), nonce, publicKey, esk) == 0)
+        return epk + box
+    }
+
+    /// The X25519 public key of a secret key (for the vectors' identities).
+    package static func publicKey(ofSecretKey secretKey: [UInt8]) -> [UInt8] {
+        var publicKey = [UInt8](repeating: 0, count: 32)
+        precondition(crypto_scalarmult_base(&publicKey, secretKey) == 0)
+        return publicKey
     }
 
     package let vaultID: [UInt8]
@@ -88,6 +121,14 @@ package struct SpecVaultWriter: Sendable {
         // §3: each keyslot wraps the vault key, bound to its own fields.
         var slots: [UInt8] = []
         for slot in keyslots {
+            if let (name, publicKey) = slot.recipient {
+                // §3.1: kind 3, the name, the key, the vault key sealed to it; bound by the header MAC alone.
+                let nameBytes = Array(name.utf8)
+                var key = vaultKey.bytes.withUnsafeBytes { Array($0) }
+                slots += [3, UInt8(nameBytes.count)] + nameBytes + publicKey + Self.sealedBox(key, to: publicKey, random: random)
+                secureZero(&key)
+                continue
+            }
             let salt = random.bytes(Argon2id.saltCount)
             let fields = [1] + le32(slot.kdf.iterations) + le32(slot.kdf.memoryKiB) + salt
             let kek = try slot.password.map {

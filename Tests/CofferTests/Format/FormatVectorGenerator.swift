@@ -17,6 +17,9 @@ struct FormatVectorGenerator {
         var description: String
         var expect: String
         var password: String
+        /// A team vault's vector (spec/format.md §3.1): the X25519 secret key that opens it, in
+        /// place of `password` (hex, 64 digits).
+        var identity: [UInt8]? = nil
         var bytes: [UInt8]
         /// For `success` and `torn tail recovered`: the §6 encodings of the items a reader must return.
         var items: [[UInt8]] = []
@@ -495,6 +498,7 @@ struct FormatVectorGenerator {
         add("060-unknown-kind", "version 2.0: an item of kind 6, which no 2.0 reader knows", expect: "malformed item", bytes: unknownKind.file)
         try out += fileScenarios()
         try out += zeroedTailScenarios()
+        try out += teamScenarios()
         return out
     }
 
@@ -526,7 +530,7 @@ struct FormatVectorGenerator {
         var lines = [
             "description: \(s.description)",
             "expect: \(s.expect)",
-            "password: \(s.password)",
+            s.identity.map { "identity: \(hex($0))" } ?? "password: \(s.password)",
         ]
         if s.expect == "success" || s.expect == "torn tail recovered" {
             lines.append("item count: \(s.items.count)")

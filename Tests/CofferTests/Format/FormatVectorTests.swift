@@ -18,6 +18,7 @@ struct FormatVectorTests {
         "header corrupted": .headerCorrupted, "truncated": .truncated, "tampered": .tampered,
         "record tampered": .tampered, "kdf parameters refused": .kdfParametersRefused,
         "record corrupted": .recordCorrupted, "limit exceeded": .limitExceeded, "malformed item": .malformedItem,
+        "not a member": .notAMember,
     ]
 
     struct Vector {
@@ -75,9 +76,18 @@ struct FormatVectorTests {
             let path = temp.file(vector.name)
             try Data(vector.bytes).write(to: URL(fileURLWithPath: path))
             let password = try SecureBytes(utf8: vector.fields["password"] ?? "")
+            // A team vault's vector names the identity that opens it (spec/format.md §3.1).
+            let identity = try vector.fields["identity"].map { text -> MemberIdentity in
+                let bytes = try #require([UInt8](hexDigits: text))
+                return try MemberIdentity(secretKey: try bytes.withUnsafeBytes { try SecureBytes(copying: $0) })
+            }
+            func open() throws -> Vault {
+                if let identity { return try Vault.open(at: path, identity: identity, mode: .readOnly) }
+                return try Vault.open(at: path, password: password, mode: .readOnly)
+            }
             switch expect {
             case "success", "torn tail recovered":
-                let vault = try Vault.open(at: path, password: password, mode: .readOnly)
+                let vault = try open()
                 var items: [Item] = []
                 try vault.forEachItem { items.append($0) }
                 #expect(items.count == Int(vector.fields["item count"] ?? ""), "\(vector.name)")
@@ -95,7 +105,7 @@ struct FormatVectorTests {
                 }
             case _ where Self.fileDamage(expect) != nil:
                 let error = #expect(throws: CofferError.self, "\(vector.name)") {
-                    _ = try Vault.open(at: path, password: password, mode: .readOnly)
+                    _ = try open()
                 }
                 #expect(error?.code == .fileDamaged && error?.detail == Self.fileDamage(expect), "\(vector.name): \(error?.description ?? "no error")")
                 seen.insert("file damaged")
@@ -105,7 +115,7 @@ struct FormatVectorTests {
                     continue
                 }
                 let error = #expect(throws: CofferError.self, "\(vector.name)") {
-                    _ = try Vault.open(at: path, password: password, mode: .readOnly)
+                    _ = try open()
                 }
                 #expect(error?.code == code, "\(vector.name): \(error?.description ?? "no error")")
             }
