@@ -402,3 +402,23 @@ struct JSONShape {
             + "name the format with --from if it is one"
     }
 }
+
+extension ImportResult {
+    /// A team identity is never taken from an import (spec/team.md §1.1): an item tagged as one
+    /// may hold a key pair whoever wrote the file knows, and a team vault created with it would
+    /// be theirs to open. Its tag is removed (the item is imported as an ordinary note) and the
+    /// summary says so. Returns how many items had it.
+    @discardableResult
+    public mutating func disarmTeamIdentities() -> Int {
+        var count = 0
+        for index in items.indices where items[index].tags.contains(TeamIdentityItem.tag) {
+            items[index].tags.removeAll { $0 == TeamIdentityItem.tag }
+            count += 1
+        }
+        if count > 0 {
+            ignored["tag \(TeamIdentityItem.tag)"] = "\(count) item(s): a team identity is never taken from an import; "
+                + "if this is your own backup, `coffer edit ITEM --tag \(TeamIdentityItem.tag)` makes it yours again"
+        }
+        return count
+    }
+}

@@ -222,5 +222,13 @@ struct CLITeamTests {
         #expect(local.contains("coffer-secret1"), "the secret key survived an edit through the agent: \(local)")
         // And the identity still opens the team vault.
         _ = try alice.coffer(["ls", "--vault", alice.team] + alice.password)
+
+        // An import never plants an identity (whoever wrote the file would know its key): Alice's
+        // export, imported by Mallory, is an ordinary note there, and Mallory's key stays hers.
+        _ = try alice.coffer(["export", "--format", "json", "--output", alice.ws.file("export.json")] + alice.password)
+        let imported = try mallory.coffer(["import", alice.ws.file("export.json")] + mallory.password)
+        #expect(imported.stderr.contains("a team identity is never taken from an import"), "\(imported)")
+        let malloryKey = try mallory.coffer(["team", "key"] + mallory.password).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(malloryKey.hasPrefix("coffer1") && malloryKey != key)
     }
 }

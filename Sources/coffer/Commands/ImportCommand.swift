@@ -73,6 +73,7 @@ struct ImportCommand: ParsableCommand {
             result.reportMissingAttachments(whereLooked: "give the directory of attachments with --attachments DIR")
         }
         result.limitAttachmentsPerItem()
+        result.disarmTeamIdentities()
         ImportSummary.printDetails(of: result)
         if !result.isComplete && (strict || result.items.isEmpty) {
             let why = strict ? "--strict: nothing imported" : "nothing could be imported"
