@@ -64,26 +64,50 @@ enum TeamCommandSupport {
         return team
     }
 
-    /// Opens the team vault at `path` for a member change: one's own vault here with its
-    /// master password or PIN (never the agent, which withholds the identity), then the team vault.
-    static func openForChange(_ path: String, options: VaultOptions) throws -> Vault {
+    /// The team vault a command works on (`--team`, else the one team vault the identity names)
+    /// and, when one's own vault had to be opened here to tell (no agent serves it), that vault:
+    /// the identity is then read from it, so one's own password is asked once per command.
+    struct Choice {
+        let path: String
+        let own: Vault?
+        let ownPath: String
+    }
+
+    static func choose(_ given: String?, options: VaultOptions) throws -> Choice {
+        let ownPath = try options.path()
+        if let given { return Choice(path: given, own: nil, ownPath: ownPath) }
+        var own = try ownVault(options, mode: .readOnly)
+        let path = try TeamVaults.chosen(nil, identity: try TeamVaults.identityItem(in: &own))
+        // The vault opened here stays open for the identity: the access is dropped without closing it.
+        return Choice(path: path, own: own.openedHere, ownPath: ownPath)
+    }
+
+    /// Opens the chosen team vault with the identity itself, for a member change: from one's own
+    /// vault opened here with its master password or PIN (never the agent, which withholds it),
+    /// once per command.
+    static func openForChange(_ choice: Choice, options: VaultOptions) throws -> Vault {
+        let path = choice.path
         guard Vault.teamMembers(at: path) != nil else {
             guard VaultLocation.exists(path) else { throw CofferError.vaultMissing(at: path) }
             throw CLIError.usage("\(path) is not a team vault (a personal vault takes no members)")
         }
-        let ownPath = try TeamVaults.ownVaultPath(besides: path)
+        return try Vault.open(at: path, identity: try identity(choice, options: options))
+    }
+
+    /// The identity, from the own vault the choice opened, else from one's own vault opened now.
+    static func identity(_ choice: Choice, options: VaultOptions) throws -> MemberIdentity {
+        if let own = choice.own { return try TeamVaults.identity(in: own, path: choice.ownPath) }
+        let ownPath = try TeamVaults.ownVaultPath(besides: choice.path)
         let own = try VaultOpening.open(path: ownPath, passwordFile: options.passwordFile, usePIN: options.usePIN, pinFile: options.pinFile,
                                         mode: .readOnly, allowPIN: true, password: nil)
         defer { own.close() }
-        return try Vault.open(at: path, identity: try TeamVaults.identity(in: own, path: ownPath))
+        return try TeamVaults.identity(in: own, path: ownPath)
     }
 
-    /// The team vault a command works on: `--team`, else the one team vault the identity names.
-    static func chosenTeam(_ given: String?, options: VaultOptions) throws -> String {
-        if let given { return given }
-        var own = try ownVault(options, mode: .readOnly)
-        defer { own.close() }
-        return try TeamVaults.chosen(nil, identity: try TeamVaults.identityItem(in: &own))
+    /// Whether an agent is unlocked for the vault at `path`.
+    static func servedByAgent(_ path: String) -> Bool {
+        guard let socket = try? AgentSocket.path(forVault: path), case .status? = AgentSocket.ask(.status, socketPath: socket) else { return false }
+        return true
     }
 
     static let teamHelp = ArgumentHelp("The team vault (default: the one team vault you created or joined).", valueName: "path")
@@ -234,9 +258,17 @@ struct TeamMembersCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        let path = try TeamCommandSupport.chosenTeam(team, options: vaultOptions)
-        // Opened first (through its agent or here), which checks the header's MAC, so the names
-        // printed are the members', not what someone wrote into the file since.
+        let choice = try TeamCommandSupport.choose(team, options: vaultOptions)
+        defer { choice.own?.close() }
+        let path = choice.path
+        // Opened first (its agent, else with the identity), which checks the header's MAC, so the
+        // names printed are the members', not what someone wrote into the file since.
+        if choice.own != nil && !TeamCommandSupport.servedByAgent(path) {
+            let vault = try Vault.open(at: path, identity: try TeamCommandSupport.identity(choice, options: vaultOptions), mode: .readOnly)
+            defer { vault.close() }
+            for member in vault.members { Terminal.out("\(member.name)\t\(member.key)") }
+            return
+        }
         var access = try VaultAccess(TeamCommandSupport.teamOptions(vaultOptions, team: path))
         defer { access.close() }
         let count = try access.info().info.members
@@ -266,8 +298,10 @@ struct TeamAddCommand: ParsableCommand {
 
     func run() throws {
         let memberKey = try MemberPublicKey(text: key)
-        let path = try TeamCommandSupport.chosenTeam(team, options: vaultOptions)
-        let vault = try TeamCommandSupport.openForChange(path, options: vaultOptions)
+        let choice = try TeamCommandSupport.choose(team, options: vaultOptions)
+        defer { choice.own?.close() }
+        let path = choice.path
+        let vault = try TeamCommandSupport.openForChange(choice, options: vaultOptions)
         defer { vault.close() }
         try vault.addMember(name: name, key: memberKey)
         Terminal.note("Added \(name) to \(path) (\(vault.members.count) members); share the file (commit and push), then they run `coffer team join PATH`")
@@ -294,8 +328,10 @@ struct TeamRemoveCommand: ParsableCommand {
     @OptionGroup var vaultOptions: VaultOptions
 
     func run() throws {
-        let path = try TeamCommandSupport.chosenTeam(team, options: vaultOptions)
-        let vault = try TeamCommandSupport.openForChange(path, options: vaultOptions)
+        let choice = try TeamCommandSupport.choose(team, options: vaultOptions)
+        defer { choice.own?.close() }
+        let path = choice.path
+        let vault = try TeamCommandSupport.openForChange(choice, options: vaultOptions)
         defer { vault.close() }
         let titles = Dictionary(uniqueKeysWithValues: try vault.search("").map { ($0.id, $0) })
         let removal = try Progress.during("Rekeying") { try vault.removeMember(named: name) }

@@ -17,6 +17,9 @@ struct VaultAccess {
     private var agent: AgentVaultOperations?
     private var local: LocalVaultOperations?
     private var vault: Vault?
+    /// The vault as opened here, when the agent did not serve the command (nil otherwise): what
+    /// a team command reads one's identity from, so one's own password is asked once.
+    var openedHere: Vault? { vault }
     /// A torn tail is warned about once per command.
     private var warnedAboutTail = false
 
