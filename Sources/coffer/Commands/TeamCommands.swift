@@ -97,17 +97,8 @@ enum TeamCommandSupport {
     /// The identity, from the own vault the choice opened, else from one's own vault opened now.
     static func identity(_ choice: Choice, options: VaultOptions) throws -> MemberIdentity {
         if let own = choice.own { return try TeamVaults.identity(in: own, path: choice.ownPath) }
-        let ownPath = try TeamVaults.ownVaultPath(besides: choice.path)
-        let own = try VaultOpening.open(path: ownPath, passwordFile: options.passwordFile, usePIN: options.usePIN, pinFile: options.pinFile,
-                                        mode: .readOnly, allowPIN: true, password: nil)
-        defer { own.close() }
-        return try TeamVaults.identity(in: own, path: ownPath)
-    }
-
-    /// Whether an agent is unlocked for the vault at `path`.
-    static func servedByAgent(_ path: String) -> Bool {
-        guard let socket = try? AgentSocket.path(forVault: path), case .status? = AgentSocket.ask(.status, socketPath: socket) else { return false }
-        return true
+        return try TeamVaults.identity(besides: choice.path, passwordFile: options.passwordFile, usePIN: options.usePIN,
+                                       pinFile: options.pinFile, allowPIN: true)
     }
 
     static let teamHelp = ArgumentHelp("The team vault (default: the one team vault you created or joined).", valueName: "path")
@@ -236,9 +227,7 @@ struct TeamListCommand: ParsableCommand {
             let members = Vault.teamMembers(at: path)
             let you = members?.first { $0.key == key }?.name ?? (members == nil ? "" : "(not a member)")
             var status = members == nil ? (VaultLocation.exists(path) ? "not a team vault" : "missing") : "locked"
-            if members != nil, let socket = try? AgentSocket.path(forVault: path), case .status? = AgentSocket.ask(.status, socketPath: socket) {
-                status = "unlocked"
-            }
+            if members != nil && TeamVaults.isUnlocked(path) { status = "unlocked" }
             for text in [path, members.map { String($0.count) } ?? "", you, status] {
                 var text = text
                 text.withUTF8 { table.cell(UnsafeRawBufferPointer($0)) }
@@ -263,7 +252,7 @@ struct TeamMembersCommand: ParsableCommand {
         let path = choice.path
         // Opened first (its agent, else with the identity), which checks the header's MAC, so the
         // names printed are the members', not what someone wrote into the file since.
-        if choice.own != nil && !TeamCommandSupport.servedByAgent(path) {
+        if choice.own != nil && !TeamVaults.isUnlocked(path) {
             let vault = try Vault.open(at: path, identity: try TeamCommandSupport.identity(choice, options: vaultOptions), mode: .readOnly)
             defer { vault.close() }
             for member in vault.members { Terminal.out("\(member.name)\t\(member.key)") }

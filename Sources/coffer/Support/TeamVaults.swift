@@ -47,12 +47,24 @@ enum TeamVaults {
     /// the team vault with that identity.
     static func open(team path: String, passwordFile: String?, usePIN: Bool, pinFile: String?, mode: Vault.AccessMode,
                      allowPIN: Bool) throws -> Vault {
-        let own = try ownVaultPath(besides: path)
+        let identity = try identity(besides: path, passwordFile: passwordFile, usePIN: usePIN, pinFile: pinFile, allowPIN: allowPIN)
+        return try Vault.open(at: path, identity: identity, mode: mode)
+    }
+
+    /// The identity in one's own vault, opened here with the credential given (never the agent,
+    /// which withholds it) for the team vault at `team`, and closed again.
+    static func identity(besides team: String, passwordFile: String?, usePIN: Bool, pinFile: String?, allowPIN: Bool) throws -> MemberIdentity {
+        let own = try ownVaultPath(besides: team)
         let ownVault = try VaultOpening.open(path: own, passwordFile: passwordFile, usePIN: usePIN, pinFile: pinFile, mode: .readOnly,
                                              allowPIN: allowPIN, password: nil)
         defer { ownVault.close() }
-        let identity = try identity(in: ownVault, path: own)
-        return try Vault.open(at: path, identity: identity, mode: mode)
+        return try identity(in: ownVault, path: own)
+    }
+
+    /// Whether an agent is unlocked for the vault at `path` (it answers `status`).
+    static func isUnlocked(_ path: String) -> Bool {
+        guard let socket = try? AgentSocket.path(forVault: path), case .status? = AgentSocket.ask(.status, socketPath: socket) else { return false }
+        return true
     }
 
     /// The team vault a team command works on: `given`, else the one team vault the identity
@@ -150,9 +162,8 @@ enum TeamUnlock {
         let item = try TeamVaults.identityItem(in: &access)
         access.close()
         let locked = (item.map(TeamIdentityItem.teamVaults) ?? []).filter { team in
-            guard VaultLocation.exists(team), let teamSocket = try? AgentSocket.path(forVault: team) else { return false }
-            if case .status? = AgentSocket.ask(.status, socketPath: teamSocket) { return false }
-            return true
+            guard VaultLocation.exists(team), (try? AgentSocket.path(forVault: team)) != nil else { return false }
+            return !TeamVaults.isUnlocked(team)
         }
         guard !locked.isEmpty else { return false }
         Terminal.note("your vault is unlocked already; unlocking its team vaults \(locked.joined(separator: ", "))")
